@@ -1,0 +1,21 @@
+# The same installation as `make install`: Python 3.11 and `pip install .` of pyproject.toml.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+# WeasyPrint renders the Step 9 report with Pango; fonts are local (no downloads at runtime).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core curl \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY apps ./apps
+COPY deidweb ./deidweb
+RUN pip install .
+COPY . .
+RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local python manage.py collectstatic --noinput
+
+RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
+USER deidweb
+EXPOSE 8000
+CMD ["gunicorn", "deidweb.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "300"]

@@ -1,0 +1,80 @@
+# deidweb — every command a developer or operator needs. `make` alone lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml 2>/dev/null | sha256sum | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export DJANGO_SETTINGS_MODULE ?= deidweb.settings.local
+
+.PHONY: help install browser run web worker migrate demo test test-fast lint format bench up down schema clean
+
+help: ## List the targets
+	@echo "deidweb make targets:"
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "} {printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install deidweb with its dependencies (idempotent)
+	@mkdir -p var/media var/broker/queue var/broker/processed
+
+browser: ## Install Debian's Chromium for the browser tests if it is missing
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "Chromium is missing: run 'sudo apt-get install chromium'"; exit 1; fi; \
+	fi
+
+migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_URL is set)
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate ## Load the demo organization, users and data set (prints the logins)
+	$(BIN)/python manage.py seed_demo
+
+run: demo ## Set up everything, then serve the app and a worker on http://127.0.0.1:8000 (Ctrl-C stops both)
+	@HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) bash bin/run
+
+web: install ## Serve the web app only
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: install ## Start a Celery worker only
+	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
+
+test: install browser ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
+	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
+
+test-fast: install ## Run the tests without the browser and worker tests
+	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services"
+
+lint: install ## Ruff (lint + format check) and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy apps/engine
+	$(BIN)/mypy apps deidweb
+
+format: install ## Format the code with ruff
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: install ## Run the benchmarks and write docs/benchmarks.md
+	$(BIN)/python bench/run.py
+
+schema: install ## Write the OpenAPI schema to docs/openapi.yaml
+	$(BIN)/python manage.py spectacular --file docs/openapi.yaml
+
+up: ## Start the deployment stack with docker compose (PostgreSQL, Redis, web, worker)
+	docker compose up --build
+
+down: ## Stop the docker compose stack
+	docker compose down
+
+clean: ## Remove the embedded database, stored files and the broker folder (var/)
+	rm -rf var

@@ -1,0 +1,72 @@
+"""Organizations (data custodians) and the roles their members hold."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import BaseModel
+
+
+class Role(models.TextChoices):
+    ANALYST = "analyst", "Analyst (privacy officer)"
+    REVIEWER = "reviewer", "Reviewer"
+    ADMIN = "admin", "Administrator"
+
+
+class Organization(BaseModel):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=60, unique=True)
+    keep_original_uploads = models.BooleanField(
+        default=False,
+        help_text="Keep the uploaded file as received, next to its Parquet copy. Off by default: "
+        "one copy of personal data is easier to protect than two.",
+    )
+    upload_limit_bytes = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Largest upload accepted; empty means the site-wide limit.",
+    )
+    require_two_approvals = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(BaseModel):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization"], name="one_membership_per_org")
+        ]
+        ordering = ["organization__name"]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.organization} ({self.role})"
+
+    # Capabilities, in the method's terms. Kept here so pages, API and services agree.
+    @property
+    def can_edit(self) -> bool:
+        """Upload data, classify variables and run jobs: the privacy officer's work."""
+        return self.role in {Role.ANALYST, Role.ADMIN}
+
+    @property
+    def can_see_raw_values(self) -> bool:
+        """Sample and top values of columns may contain direct identifiers."""
+        return self.role in {Role.ANALYST, Role.ADMIN}
+
+    @property
+    def can_review(self) -> bool:
+        return self.role in {Role.REVIEWER, Role.ADMIN}
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == Role.ADMIN

@@ -1,0 +1,36 @@
+"""Reads that decide who sees what. Anything outside a user's organizations is a 404."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.accounts.models import Membership, Organization
+
+
+def organizations_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Organization]:
+    if not user.is_authenticated:
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user=user).order_by("name")
+
+
+def membership_get(
+    *, user: AbstractBaseUser | AnonymousUser, organization: Organization | None = None,
+    slug: str | None = None,
+) -> Membership:
+    """The user's membership in an organization, or 404 — never 403, which would confirm
+    that the organization exists to someone outside it."""
+    if not user.is_authenticated:
+        raise Http404("No such organization.")
+    memberships = Membership.objects.select_related("organization").filter(user=user)
+    if organization is not None:
+        memberships = memberships.filter(organization=organization)
+    elif slug is not None:
+        memberships = memberships.filter(organization__slug=slug)
+    else:
+        raise ValueError("membership_get needs an organization or a slug")
+    membership = memberships.first()
+    if membership is None:
+        raise Http404("No such organization.")
+    return membership

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from apps.accounts.decorators import org_view
+from apps.accounts.models import Organization
+from apps.accounts.selectors import organizations_for
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    organizations = list(organizations_for(user=request.user))
+    if len(organizations) == 1:
+        return redirect("org-home", org=organizations[0].slug)
+    return render(request, "accounts/home.html", {"organizations": organizations, "help_topic": "start"})
+
+
+@org_view()
+def org_home(request: HttpRequest, organization: Organization) -> HttpResponse:
+    from apps.datasets.selectors import datasets_of
+    from apps.jobs.models import Job
+
+    return render(
+        request,
+        "accounts/org_home.html",
+        {
+            "datasets": datasets_of(organization=organization)[:10],
+            "jobs": Job.objects.filter(organization=organization)[:10],
+            "members": organization.memberships.select_related("user"),
+            "help_topic": "start",
+        },
+    )

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.selectors import membership_get
+from apps.classification.models import ClassificationChange, Variable, VariableRole
+from apps.classification.selectors import classification_changes_of, classification_status
+from apps.classification.services import RoleDecision, variables_accept_suggestions, variables_classify
+from apps.core.api_permissions import OrganizationRole
+from apps.datasets.models import Dataset
+
+RAW_KEYS = ("top_values", "sample_values", "min", "max", "histogram")
+
+
+class VariableSerializer(serializers.ModelSerializer[Variable]):
+    dataset = serializers.PrimaryKeyRelatedField(read_only=True)
+    profile = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Variable
+        fields = [
+            "id", "dataset", "name", "position", "inferred_type", "profile", "suggested_role",
+            "suggested_reason", "suggestion_confidence", "suggestion_evidence", "needs_review",
+            "role", "reason", "keep_for_analysis", "confirmed_by", "confirmed_at",
+        ]
+        read_only_fields = fields
+
+    def get_profile(self, obj: Variable) -> dict[str, object]:
+        if self.context.get("can_see_raw_values", False):
+            return obj.profile
+        return {k: v for k, v in obj.profile.items() if k not in RAW_KEYS}
+
+
+class RoleDecisionSerializer(serializers.Serializer[RoleDecision]):
+    role = serializers.ChoiceField(choices=VariableRole.choices)
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    keep_for_analysis = serializers.BooleanField(required=False, default=False)
+
+
+class BulkDecisionSerializer(RoleDecisionSerializer):
+    variable = serializers.UUIDField()
+
+
+class ClassificationChangeSerializer(serializers.ModelSerializer[ClassificationChange]):
+    variable_name = serializers.CharField(source="variable.name", read_only=True)
+    changed_by = serializers.CharField(source="changed_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = ClassificationChange
+        fields = ["id", "variable", "variable_name", "changed_by", "created_at", "from_role",
+                  "to_role", "reason", "keep_for_analysis"]
+        read_only_fields = fields
+
+
+class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Variable]):
+    """Step 2: the columns of a data set with suggested and confirmed roles.
+
+    Filter by data set with ``?dataset=<id>``. Change a role with ``POST …/{id}/classify/``."""
+
+    serializer_class = VariableSerializer
+    permission_classes = [OrganizationRole]
+    pagination_class = None
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        queryset = Variable.objects.filter(organization__memberships__user=self.request.user)
+        dataset = self.request.query_params.get("dataset")
+        return queryset.filter(dataset_id=dataset) if dataset else queryset
+
+    def get_serializer_context(self) -> dict[str, object]:
+        context = super().get_serializer_context()
+        context["can_see_raw_values"] = self.request.user.memberships.filter(  # type: ignore[union-attr]
+            role__in=["analyst", "admin"]
+        ).exists() if self.request.user.is_authenticated else False
+        return context
+
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        queryset = self.get_queryset()
+        raw_orgs = set(
+            request.user.memberships.filter(role__in=["analyst", "admin"]).values_list(  # type: ignore[union-attr]
+                "organization_id", flat=True
+            )
+        )
+        data = [
+            VariableSerializer(v, context={"can_see_raw_values": v.organization_id in raw_orgs}).data
+            for v in queryset
+        ]
+        return Response(data)
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        variable = self.get_object()
+        membership = membership_get(user=request.user, organization=variable.organization)
+        return Response(VariableSerializer(
+            variable, context={"can_see_raw_values": membership.can_see_raw_values}).data)
+
+    @extend_schema(request=RoleDecisionSerializer, responses=VariableSerializer)
+    @action(detail=True, methods=["post"])
+    def classify(self, request: Request, pk: str | None = None) -> Response:
+        variable = self.get_object()
+        payload = RoleDecisionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        variables_classify(
+            dataset=variable.dataset,
+            user=request.user,
+            decisions=[RoleDecision(variable_id=str(variable.id), **payload.validated_data)],
+        )
+        variable.refresh_from_db()
+        return Response(VariableSerializer(variable, context={"can_see_raw_values": True}).data)
+
+
+class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
+    """Step 2 for a whole data set: status and warnings, bulk decisions, history."""
+
+    permission_classes = [OrganizationRole]
+    queryset = Dataset.objects.none()
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return Dataset.objects.filter(organization__memberships__user=self.request.user)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def status(self, request: Request, pk: str | None = None) -> Response:
+        return Response(classification_status(dataset=self.get_object()))
+
+    @extend_schema(request=BulkDecisionSerializer(many=True), responses=ClassificationChangeSerializer(many=True))
+    @action(detail=True, methods=["post"])
+    def decisions(self, request: Request, pk: str | None = None) -> Response:
+        dataset = self.get_object()
+        payload = BulkDecisionSerializer(data=request.data, many=True)
+        payload.is_valid(raise_exception=True)
+        changes = variables_classify(
+            dataset=dataset,
+            user=request.user,
+            decisions=[
+                RoleDecision(
+                    variable_id=str(item["variable"]), role=item["role"], reason=item["reason"],
+                    keep_for_analysis=item["keep_for_analysis"],
+                )
+                for item in payload.validated_data
+            ],
+        )
+        return Response(ClassificationChangeSerializer(changes, many=True).data, status=status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=ClassificationChangeSerializer(many=True))
+    @action(detail=True, methods=["post"], url_path="accept-suggestions")
+    def accept_suggestions(self, request: Request, pk: str | None = None) -> Response:
+        changes = variables_accept_suggestions(dataset=self.get_object(), user=request.user)
+        return Response(ClassificationChangeSerializer(changes, many=True).data)
+
+    @extend_schema(responses=ClassificationChangeSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        changes = classification_changes_of(dataset=self.get_object())
+        return Response(ClassificationChangeSerializer(changes, many=True).data)
+
+

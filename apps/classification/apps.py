@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ClassificationConfig(AppConfig):
+    name = "apps.classification"
+    label = "classification"

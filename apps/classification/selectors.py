@@ -1,0 +1,43 @@
+"""Reads for Step 2: the variables of a data set, their history, and the method's warnings."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from apps.classification.detectors import classification_warnings
+from apps.classification.models import ClassificationChange, Variable
+from apps.datasets.models import Dataset
+
+
+def variables_of(*, dataset: Dataset) -> QuerySet[Variable]:
+    return Variable.objects.filter(dataset=dataset).order_by("position")
+
+
+def classification_changes_of(*, dataset: Dataset) -> QuerySet[ClassificationChange]:
+    return (
+        ClassificationChange.objects.filter(variable__dataset=dataset)
+        .select_related("variable", "changed_by")
+        .order_by("-created_at")
+    )
+
+
+def classification_status(*, dataset: Dataset, release_model: str | None = None) -> dict[str, object]:
+    variables = list(variables_of(dataset=dataset))
+    roles = {v.name: (v.role or v.suggested_role) for v in variables}
+    confirmed = {v.name: v.role for v in variables if v.role}
+    keep = {v.name for v in variables if v.keep_for_analysis}
+    warnings = classification_warnings(
+        roles, release_model=release_model or dataset.intended_release_model or None,
+        keep_for_analysis=keep,
+    )
+    counts: dict[str, int] = {}
+    for role in confirmed.values():
+        counts[role] = counts.get(role, 0) + 1
+    return {
+        "total": len(variables),
+        "confirmed": len(confirmed),
+        "complete": bool(variables) and len(confirmed) == len(variables),
+        "counts": counts,
+        "needs_review": [v.name for v in variables if v.needs_review and not v.role],
+        "warnings": warnings,
+    }

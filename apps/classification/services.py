@@ -1,0 +1,143 @@
+"""Writes for Step 2: creating variables with suggestions, and confirming roles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import polars as pl
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from apps.classification.detectors import suggest_roles
+from apps.classification.models import ClassificationChange, Variable, VariableRole
+from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset
+from apps.datasets.profiling import DatasetProfile
+
+
+def variables_create_from_profile(
+    *, dataset: Dataset, profile: DatasetProfile, sample: pl.DataFrame
+) -> list[Variable]:
+    """One Variable per column with its computed suggestion.
+
+    Safe to run again (a retried profiling job): suggestions and profiles are refreshed, while
+    roles a person already confirmed are left exactly as they were.
+    """
+    suggestions = {s.column: s for s in suggest_roles(profile, sample)}
+    variables = []
+    for column in profile.columns:
+        suggestion = suggestions.get(column.name)
+        column_profile = _column_dict(column)
+        defaults = {
+            "organization": dataset.organization,
+            "position": column.position,
+            "inferred_type": column.inferred_type,
+            "profile": column_profile,
+            "suggested_role": suggestion.role if suggestion else VariableRole.OTHER,
+            "suggested_reason": suggestion.reason if suggestion else "No identifying pattern found.",
+            "suggestion_confidence": suggestion.confidence if suggestion else "low",
+            "suggestion_evidence": list(suggestion.evidence) if suggestion else [],
+            "needs_review": bool(suggestion and suggestion.needs_review),
+        }
+        variable, _ = Variable.objects.update_or_create(
+            dataset=dataset, name=column.name, defaults=defaults
+        )
+        variables.append(variable)
+    return variables
+
+
+def _column_dict(column: object) -> dict[str, object]:
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(column) and not isinstance(column, type):
+        return asdict(column)
+    return dict(vars(column))
+
+
+@dataclass(frozen=True)
+class RoleDecision:
+    variable_id: str
+    role: str
+    reason: str = ""
+    keep_for_analysis: bool = False
+
+
+@transaction.atomic
+def variables_classify(
+    *, dataset: Dataset, user: AbstractBaseUser, decisions: Iterable[RoleDecision]
+) -> list[ClassificationChange]:
+    """Confirm or change roles. Each real change is recorded with who, when, from → to, why.
+
+    A decision that merely confirms the suggestion may leave the reason empty (the suggestion's
+    reason is recorded); a decision that departs from the suggestion, or from a role already
+    confirmed, must say why.
+    """
+    by_id = {str(v.id): v for v in Variable.objects.select_for_update().filter(dataset=dataset)}
+    changes = []
+    now = timezone.now()
+    for decision in decisions:
+        variable = by_id.get(str(decision.variable_id))
+        if variable is None:
+            raise ApplicationError(
+                f"Variable {decision.variable_id} is not a column of data set '{dataset.name}'."
+            )
+        if decision.role not in VariableRole.values:
+            raise ApplicationError(
+                f"'{decision.role}' is not a role (column '{variable.name}').",
+                {"column": variable.name, "roles": list(VariableRole.values)},
+            )
+        unchanged = (
+            variable.role == decision.role
+            and variable.keep_for_analysis == decision.keep_for_analysis
+            and (not decision.reason.strip() or decision.reason.strip() == variable.reason)
+        )
+        if unchanged:
+            continue
+        reason = decision.reason.strip()
+        departs = decision.role != (variable.role or variable.suggested_role)
+        if not reason:
+            if departs:
+                raise ApplicationError(
+                    f"Column '{variable.name}': say why it is "
+                    f"{VariableRole(decision.role).label.lower()} rather than "
+                    f"{VariableRole(variable.role or variable.suggested_role).label.lower()}.",
+                    {"column": variable.name, "field": "reason"},
+                )
+            reason = variable.reason or variable.suggested_reason
+        changes.append(
+            ClassificationChange(
+                organization=dataset.organization,
+                variable=variable,
+                changed_by=user,
+                from_role=variable.role,
+                to_role=decision.role,
+                reason=reason,
+                keep_for_analysis=decision.keep_for_analysis,
+            )
+        )
+        variable.role = decision.role
+        variable.reason = reason
+        variable.keep_for_analysis = decision.keep_for_analysis
+        variable.confirmed_by = user
+        variable.confirmed_at = now
+        variable.save(
+            update_fields=["role", "reason", "keep_for_analysis", "confirmed_by", "confirmed_at",
+                           "updated_at"]
+        )
+    ClassificationChange.objects.bulk_create(changes)
+    return changes
+
+
+def variables_accept_suggestions(
+    *, dataset: Dataset, user: AbstractBaseUser, only_unconfirmed: bool = True
+) -> list[ClassificationChange]:
+    variables = Variable.objects.filter(dataset=dataset)
+    if only_unconfirmed:
+        variables = variables.filter(role="")
+    decisions = [
+        RoleDecision(variable_id=str(v.id), role=v.suggested_role, reason=v.suggested_reason)
+        for v in variables
+    ]
+    return variables_classify(dataset=dataset, user=user, decisions=decisions)

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import org_view
+from apps.accounts.models import Organization
+from apps.classification.models import VariableRole
+from apps.classification.selectors import (
+    classification_changes_of,
+    classification_status,
+    variables_of,
+)
+from apps.classification.services import (
+    RoleDecision,
+    variables_accept_suggestions,
+    variables_classify,
+)
+from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset, ReleaseModel
+from apps.datasets.selectors import dataset_get
+
+
+def _page(request: HttpRequest, dataset: Dataset, *, status: int = 200,
+          errors: dict[str, str] | None = None, posted: dict[str, dict[str, str]] | None = None
+          ) -> HttpResponse:
+    variables = list(variables_of(dataset=dataset))
+    for variable in variables:
+        entry = (posted or {}).get(str(variable.id))
+        variable.form_role = entry["role"] if entry else (variable.role or variable.suggested_role)  # type: ignore[attr-defined]
+        variable.form_reason = entry["reason"] if entry else variable.reason  # type: ignore[attr-defined]
+        variable.form_keep = entry["keep"] == "on" if entry else variable.keep_for_analysis  # type: ignore[attr-defined]
+        variable.form_error = (errors or {}).get(variable.name, "")  # type: ignore[attr-defined]
+    return render(
+        request,
+        "classification/classify.html",
+        {
+            "dataset": dataset,
+            "variables": variables,
+            "roles": VariableRole.choices,
+            "release_models": ReleaseModel.choices,
+            "status": classification_status(dataset=dataset),
+            "changes": classification_changes_of(dataset=dataset)[:50],
+            "help_topic": "classification",
+        },
+        status=status,
+    )
+
+
+@org_view()
+def classify(request: HttpRequest, organization: Organization, dataset_id: UUID) -> HttpResponse:
+    dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    if request.method != "POST":
+        return _page(request, dataset)
+    if not request.membership.can_edit:  # type: ignore[attr-defined]
+        return _page(request, dataset, status=403)
+    posted = {
+        str(v.id): {
+            "role": request.POST.get(f"role-{v.id}", ""),
+            "reason": request.POST.get(f"reason-{v.id}", ""),
+            "keep": request.POST.get(f"keep-{v.id}", ""),
+        }
+        for v in variables_of(dataset=dataset)
+    }
+    release_model = request.POST.get("intended_release_model", "")
+    if release_model in ReleaseModel.values or release_model == "":
+        if dataset.intended_release_model != release_model:
+            dataset.intended_release_model = release_model
+            dataset.save(update_fields=["intended_release_model", "updated_at"])
+    decisions = [
+        RoleDecision(
+            variable_id=variable_id, role=entry["role"], reason=entry["reason"],
+            keep_for_analysis=entry["keep"] == "on",
+        )
+        for variable_id, entry in posted.items()
+        if entry["role"]
+    ]
+    try:
+        changes = variables_classify(dataset=dataset, user=request.user, decisions=decisions)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        column = str(exc.extra.get("column", ""))
+        return _page(request, dataset, status=400, errors={column: exc.message}, posted=posted)
+    messages.success(request, f"Classification saved ({len(changes)} change(s) recorded).")
+    return redirect("dataset-classify", org=organization.slug, dataset_id=dataset.id)
+
+
+@require_POST
+@org_view(edit=True)
+def accept_suggestions(
+    request: HttpRequest, organization: Organization, dataset_id: UUID
+) -> HttpResponse:
+    dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    changes = variables_accept_suggestions(dataset=dataset, user=request.user)
+    messages.success(request, f"{len(changes)} suggestion(s) confirmed; review every row.")
+    return redirect("dataset-classify", org=organization.slug, dataset_id=dataset.id)

@@ -1,0 +1,36 @@
+"""API plumbing shared by every app: error format and organization-scoped permissions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from apps.core.errors import ApplicationError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Every error leaves the API as ``{"message": ..., "extra": {...}}``."""
+    if isinstance(exc, ApplicationError):
+        return Response(
+            {"message": exc.message, "extra": exc.extra}, status=status.HTTP_400_BAD_REQUEST
+        )
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "message_dict") else exc.messages)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = {"message": "Validation error", "extra": {"fields": response.data}}
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        response.data = {"message": str(response.data["detail"]), "extra": {}}
+    return response

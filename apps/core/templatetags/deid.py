@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django import template
+from django.urls import reverse
+
+register = template.Library()
+
+
+@register.simple_tag
+def help_url(topic: str | None) -> str:
+    return reverse("help", kwargs={"topic": topic or "start"})
+
+
+@register.filter
+def percent(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def get_item(mapping: dict[str, object] | None, key: str) -> object:
+    return (mapping or {}).get(key)

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.models import Organization
+from apps.accounts.selectors import membership_get
+from apps.core.api_permissions import OrganizationRole
+from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset
+from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
+
+
+class DatasetSerializer(serializers.ModelSerializer[Dataset]):
+    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    profile_job = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id", "organization", "name", "description", "original_filename", "source_format",
+            "size_bytes", "sha256", "parquet_sha256", "rows", "column_count", "delimiter",
+            "encoding", "sheet", "ingest_warnings", "status", "profile_job",
+            "intended_release_model", "created_at",
+        ]
+        read_only_fields = fields
+
+
+class DatasetUploadSerializer(serializers.Serializer[Dataset]):
+    organization = serializers.SlugField(help_text="Short name (slug) of the organization.")
+    file = serializers.FileField(allow_empty_file=True)
+    name = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    delimiter = serializers.CharField(required=False, allow_blank=True, default="", max_length=4)
+    encoding = serializers.CharField(required=False, allow_blank=True, default="", max_length=40)
+    sheet = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+
+
+class DatasetViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[Dataset],
+):
+    """Data sets of the caller's organizations. Upload with multipart/form-data."""
+
+    serializer_class = DatasetSerializer
+    permission_classes = [OrganizationRole]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        queryset = Dataset.objects.filter(
+            organization__memberships__user=self.request.user
+        ).select_related("organization")
+        org = self.request.query_params.get("organization")
+        return queryset.filter(organization__slug=org) if org else queryset
+
+    @extend_schema(request={"multipart/form-data": DatasetUploadSerializer}, responses={201: DatasetSerializer})
+    def create(self, request: Request) -> Response:
+        request.data  # noqa: B018  # parse the body: the upload handler may refuse the file
+        refused = getattr(request._request, "upload_refused", None)
+        if refused:
+            return Response(
+                {"message": "The file is larger than the upload limit; nothing was saved.",
+                 "extra": {"code": "too_large", **refused}},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        payload = DatasetUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        organization = Organization.objects.filter(slug=data["organization"]).first()
+        if organization is None:
+            raise NotFound("No such organization.")
+        membership = membership_get(user=request.user, organization=organization)
+        if not membership.can_edit:
+            raise PermissionDenied("Only analysts and administrators can upload data sets.")
+        dataset = dataset_upload(
+            organization=organization,
+            user=request.user,
+            upload=data["file"],
+            name=data["name"],
+            description=data["description"],
+            delimiter=data["delimiter"],
+            encoding=data["encoding"],
+            sheet=data["sheet"],
+        )
+        return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: Dataset) -> None:
+        dataset_delete(dataset=instance)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def profile(self, request: Request, pk: str | None = None) -> Response:
+        """The profile: rows, and per column type, missing, distinct, extremes, histogram.
+
+        Sample and top values are left out for callers who may not see raw values."""
+        dataset = self.get_object()
+        if dataset.profile is None:
+            raise ApplicationError("The profile is not ready yet; poll the profiling job.",
+                                   {"job": str(dataset.profile_job_id)})
+        membership = membership_get(user=request.user, organization=dataset.organization)
+        profile = dataset.profile
+        if not membership.can_see_raw_values:
+            profile = redact_profile(profile)
+        return Response(profile)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, pk: str | None = None) -> Response:
+        """The first 100 rows, for analysts and administrators only."""
+        dataset = self.get_object()
+        membership = membership_get(user=request.user, organization=dataset.organization)
+        if not membership.can_see_raw_values:
+            raise PermissionDenied("Only analysts and administrators may see raw values.")
+        frame = dataset_preview(dataset=dataset, limit=100)
+        return Response({"columns": frame.columns, "rows": [list(map(_jsonable, row)) for row in frame.rows()]})
+
+
+def _jsonable(value: object) -> object:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+RAW_KEYS = ("top_values", "sample_values", "min", "max", "histogram")
+
+
+def redact_profile(profile: dict[str, object]) -> dict[str, object]:
+    columns = []
+    for column in profile.get("columns", []):  # type: ignore[attr-defined]
+        columns.append({k: v for k, v in column.items() if k not in RAW_KEYS})
+    return {**profile, "columns": columns}

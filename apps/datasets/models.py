@@ -1,0 +1,58 @@
+"""Uploaded data sets: stored once as Parquet, profiled by a job."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import OrganizationOwned
+
+
+class DatasetStatus(models.TextChoices):
+    PROFILING = "profiling", "Profiling"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Profiling failed"
+
+
+class ReleaseModel(models.TextChoices):
+    PUBLIC = "public", "Public"
+    SEMI_PUBLIC = "semi_public", "Semi-public"
+    NON_PUBLIC = "non_public", "Non-public"
+
+
+class Dataset(OrganizationOwned):
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    original_filename = models.CharField(max_length=255)
+    source_format = models.CharField(max_length=20)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64, help_text="Digest of the file as uploaded.")
+    parquet_sha256 = models.CharField(max_length=64)
+    parquet_path = models.CharField(max_length=300)
+    original_path = models.CharField(max_length=300, blank=True)
+    rows = models.BigIntegerField()
+    column_count = models.PositiveIntegerField()
+    delimiter = models.CharField(max_length=4, blank=True)
+    encoding = models.CharField(max_length=40, blank=True)
+    sheet = models.CharField(max_length=100, blank=True)
+    ingest_warnings = models.JSONField(default=list, blank=True)
+    status = models.CharField(
+        max_length=12, choices=DatasetStatus.choices, default=DatasetStatus.PROFILING
+    )
+    profile = models.JSONField(null=True, blank=True)
+    profile_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    intended_release_model = models.CharField(
+        max_length=12,
+        choices=ReleaseModel.choices,
+        blank=True,
+        help_text="Used for Step 2 warnings until an assessment sets the release model.",
+    )
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name

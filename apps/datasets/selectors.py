@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.accounts.models import Organization
+from apps.datasets.models import Dataset
+
+
+def datasets_of(*, organization: Organization) -> QuerySet[Dataset]:
+    return Dataset.objects.filter(organization=organization).select_related("profile_job")
+
+
+def dataset_get(*, organization: Organization, dataset_id: object) -> Dataset:
+    dataset = datasets_of(organization=organization).filter(id=dataset_id).first()
+    if dataset is None:
+        raise Http404("No such data set.")
+    return dataset

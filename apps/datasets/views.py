@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.decorators import org_view
+from apps.accounts.models import Organization
+from apps.core.errors import ApplicationError
+from apps.datasets.forms import DatasetUploadForm
+from apps.datasets.selectors import dataset_get, datasets_of
+from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload, upload_limit_for
+
+
+@org_view()
+def dataset_list(request: HttpRequest, organization: Organization) -> HttpResponse:
+    return render(
+        request,
+        "datasets/list.html",
+        {"datasets": datasets_of(organization=organization), "help_topic": "datasets"},
+    )
+
+
+def _refused_message(refused: dict[str, int]) -> str:
+    from django.template.defaultfilters import filesizeformat
+
+    return (
+        f"The file is larger than this organization's upload limit of "
+        f"{filesizeformat(refused['limit'])}; nothing was saved."
+    )
+
+
+@org_view(edit=True)
+def dataset_upload_view(request: HttpRequest, organization: Organization) -> HttpResponse:
+    limit = upload_limit_for(organization)
+    if request.method == "POST":
+        form = DatasetUploadForm(request.POST, request.FILES)
+        refused = getattr(request, "upload_refused", None)  # set while parsing the body
+        if refused:
+            form = DatasetUploadForm(initial=request.POST.dict())
+            refused_message = _refused_message(refused)
+        elif form.is_valid():
+            try:
+                dataset = dataset_upload(
+                    organization=organization,
+                    user=request.user,
+                    upload=form.cleaned_data["file"],
+                    name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
+                    delimiter=form.cleaned_data["delimiter"],
+                    encoding=form.cleaned_data["encoding"],
+                    sheet=form.cleaned_data["sheet"],
+                )
+            except ApplicationError as exc:
+                form.add_error("file", exc.message)
+            else:
+                messages.success(request, f"'{dataset.name}' was uploaded; profiling has started.")
+                return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)
+        return render(
+            request,
+            "datasets/upload.html",
+            {"form": form, "limit": limit, "help_topic": "upload",
+             "refused_message": refused_message if refused else ""},
+            status=413 if refused else 400,
+        )
+    return render(
+        request,
+        "datasets/upload.html",
+        {"form": DatasetUploadForm(), "limit": limit, "help_topic": "upload"},
+    )
+
+
+@org_view()
+def dataset_detail(request: HttpRequest, organization: Organization, dataset_id: UUID) -> HttpResponse:
+    dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    return render(
+        request,
+        "datasets/detail.html",
+        {
+            "dataset": dataset,
+            "job": dataset.profile_job,
+            "columns": (dataset.profile or {}).get("columns", []),
+            "help_topic": "profile",
+        },
+    )
+
+
+@org_view(edit=True)
+def dataset_preview_view(
+    request: HttpRequest, organization: Organization, dataset_id: UUID
+) -> HttpResponse:
+    dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    frame = dataset_preview(dataset=dataset, limit=100)
+    return render(
+        request,
+        "datasets/preview.html",
+        {"dataset": dataset, "columns": frame.columns, "rows": frame.rows(), "help_topic": "profile"},
+    )
+
+
+@require_POST
+@org_view(edit=True)
+def dataset_delete_view(
+    request: HttpRequest, organization: Organization, dataset_id: UUID
+) -> HttpResponse:
+    dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    name = dataset.name
+    dataset_delete(dataset=dataset)
+    messages.success(request, f"'{name}' and its files were deleted.")
+    return redirect("dataset-list", org=organization.slug)

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.api_permissions import OrganizationRole
+from apps.jobs.models import Job
+from apps.jobs.services import job_cancel, job_retry
+
+
+class JobSerializer(serializers.ModelSerializer[Job]):
+    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "organization", "kind", "status", "progress", "message", "subject", "params",
+            "result", "error", "created_at", "started_at", "finished_at", "attempts",
+        ]
+        read_only_fields = fields
+
+
+class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Job]):
+    """Jobs of the caller's organizations. Poll a job until its status is finished."""
+
+    serializer_class = JobSerializer
+    permission_classes = [OrganizationRole]
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return Job.objects.filter(organization__memberships__user=self.request.user).select_related(
+            "organization"
+        )
+
+    @extend_schema(request=None, responses=JobSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        job = job_cancel(job=self.get_object())
+        return Response(JobSerializer(job).data)
+
+    @extend_schema(request=None, responses=JobSerializer)
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str | None = None) -> Response:
+        job = job_retry(job=self.get_object(), user=request.user)
+        return Response(JobSerializer(job).data, status=201)

@@ -1,0 +1,55 @@
+"""Background work (profiling, risk, search, apply) as rows that pages and the API can follow."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import OrganizationOwned
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINISHED = {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED}
+
+
+class Job(OrganizationOwned):
+    kind = models.CharField(max_length=40, db_index=True)
+    status = models.CharField(
+        max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True
+    )
+    progress = models.PositiveSmallIntegerField(default=0)
+    message = models.CharField(max_length=300, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    # What the job works on, as "<app>.<model>:<uuid>" so any app can own jobs.
+    subject = models.CharField(max_length=120, blank=True, db_index=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "kind", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None

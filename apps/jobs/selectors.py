@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django.http import Http404
+
+from apps.accounts.models import Organization
+from apps.jobs.models import Job
+
+
+def job_get(*, organization: Organization, job_id: object) -> Job:
+    job = Job.objects.filter(organization=organization, id=job_id).first()
+    if job is None:
+        raise Http404("No such job.")
+    return job
+
+
+def job_subject_url(job: Job) -> str | None:
+    """Where the job's result is shown, for the link on the job page."""
+    from django.urls import reverse
+
+    if job.subject.startswith("datasets.dataset:"):
+        return reverse(
+            "dataset-detail",
+            kwargs={"org": job.organization.slug, "dataset_id": job.subject.split(":", 1)[1]},
+        )
+    return None

@@ -1,0 +1,172 @@
+"""Creating, claiming, running and cancelling jobs.
+
+A job is claimed with a conditional update (queued → running): if the update touches no row,
+another worker already has it, so delivering the same message twice is harmless. Progress is
+written at most about once a second, and each write also notices a cancellation.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from apps.accounts.models import Organization
+from apps.core.errors import ApplicationError
+from apps.jobs.models import FINISHED, Job, JobStatus
+
+logger = logging.getLogger(__name__)
+
+# kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
+JOB_HANDLERS: dict[str, str] = {
+    "profile": "apps.datasets.services.dataset_profile_handler",
+}
+
+
+class JobCancelled(Exception):
+    """Raised inside a handler when the job was cancelled; unwinds the work cleanly."""
+
+
+class JobContext:
+    """Handed to a handler: report progress, learn about cancellation."""
+
+    def __init__(self, job: Job, *, min_interval: float = 1.0) -> None:
+        self.job = job
+        self._min_interval = min_interval
+        self._last_write = 0.0
+
+    def progress(self, percent: float, message: str = "", *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_write < self._min_interval:
+            return
+        self._last_write = now
+        updated = Job.objects.filter(id=self.job.id, status=JobStatus.RUNNING).update(
+            progress=max(0, min(100, int(percent))),
+            message=message[:300],
+            heartbeat_at=timezone.now(),
+        )
+        if not updated:
+            raise JobCancelled()
+
+    def check_cancelled(self) -> None:
+        if Job.objects.filter(id=self.job.id, status=JobStatus.CANCELLED).exists():
+            raise JobCancelled()
+
+
+def job_create(
+    *,
+    organization: Organization,
+    kind: str,
+    subject: str = "",
+    params: dict[str, Any] | None = None,
+    created_by: AbstractBaseUser | None = None,
+    enqueue: bool = True,
+) -> Job:
+    if kind not in JOB_HANDLERS:
+        raise ApplicationError(f"Unknown job kind '{kind}'.")
+    job = Job.objects.create(
+        organization=organization,
+        kind=kind,
+        subject=subject,
+        params=params or {},
+        created_by=created_by,
+        message="Waiting for a worker",
+    )
+    if enqueue:
+        job_enqueue(job=job)
+    return job
+
+
+def job_enqueue(*, job: Job) -> None:
+    from apps.jobs.tasks import run_job
+
+    job_id = str(job.id)
+    # Only after the row is committed, or the worker could look for a job that is not there.
+    transaction.on_commit(lambda: run_job.delay(job_id))
+
+
+def job_execute(*, job_id: str) -> bool:
+    """Run a queued job to completion. Returns False if it was not ours to run."""
+    now = timezone.now()
+    claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
+        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, message="Started"
+    )
+    if not claimed:
+        logger.info("job %s not claimed: missing, already running or finished", job_id)
+        return False
+    job = Job.objects.get(id=job_id)
+    Job.objects.filter(id=job.id).update(attempts=job.attempts + 1)
+    handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(JOB_HANDLERS[job.kind])
+    context = JobContext(job)
+    try:
+        result = handler(job, context)
+    except JobCancelled:
+        _finish(job, JobStatus.CANCELLED, message="Cancelled")
+        return True
+    except ApplicationError as exc:
+        _finish(job, JobStatus.FAILED, message="Failed", error=exc.message)
+        return True
+    except Exception as exc:  # the worker must survive any handler bug and say so on the job
+        logger.exception("job %s failed", job_id)
+        _finish(
+            job,
+            JobStatus.FAILED,
+            message="Failed",
+            error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=8)}",
+        )
+        return True
+    _finish(job, JobStatus.SUCCEEDED, message="Finished", result=result, progress=100)
+    return True
+
+
+def _finish(
+    job: Job,
+    status: str,
+    *,
+    message: str,
+    error: str = "",
+    result: dict[str, Any] | None = None,
+    progress: int | None = None,
+) -> None:
+    fields: dict[str, Any] = {
+        "status": status,
+        "message": message,
+        "error": error,
+        "finished_at": timezone.now(),
+    }
+    if result is not None:
+        fields["result"] = result
+    if progress is not None:
+        fields["progress"] = progress
+    # A cancellation that raced the end of the work wins: the user asked for it.
+    Job.objects.filter(id=job.id, status=JobStatus.RUNNING).update(**fields)
+
+
+def job_cancel(*, job: Job) -> Job:
+    if job.status in FINISHED:
+        raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
+    Job.objects.filter(id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+        status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job
+
+
+def job_retry(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
+    """A failed or cancelled job is re-run as a new job with the same inputs."""
+    if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
+        raise ApplicationError("Only a failed or cancelled job can be retried.")
+    return job_create(
+        organization=job.organization,
+        kind=job.kind,
+        subject=job.subject,
+        params=job.params,
+        created_by=user,
+    )

@@ -1,0 +1,57 @@
+"""Test settings.
+
+The suite runs against real PostgreSQL and Redis (and a real Celery worker, started by the
+test fixtures) whenever they answer. Where they do not, the suite falls back to SQLite and
+skips the service-bound tests — unless DEIDWEB_REQUIRE_SERVICES is set (CI sets it), in
+which case an unreachable service fails the run instead of silently narrowing it.
+"""
+
+import socket
+from pathlib import Path
+import tempfile
+from urllib.parse import urlsplit
+
+from .base import *  # noqa: F403
+from .env import env_bool, env_str, parse_database_url
+
+
+def _reachable(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or default_port), 1):
+            return True
+    except OSError:
+        return False
+
+
+TEST_DATABASE_URL = env_str("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/deidweb")
+TEST_BROKER_URL = env_str("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+DEIDWEB_REQUIRE_SERVICES = env_bool("DEIDWEB_REQUIRE_SERVICES", False)
+DEIDWEB_SERVICES = {
+    "postgres": _reachable(TEST_DATABASE_URL, 5432),
+    "redis": _reachable(TEST_BROKER_URL, 6379),
+}
+
+if DEIDWEB_SERVICES["postgres"]:
+    DATABASES = {"default": parse_database_url(TEST_DATABASE_URL, name="TEST_DATABASE_URL")}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+else:
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+CELERY_BROKER_URL = TEST_BROKER_URL if DEIDWEB_SERVICES["redis"] else "memory://"
+CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_TASK_ALWAYS_EAGER = False
+
+SECRET_KEY = "test-secret-key-not-for-production-0123456789abcdef"
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", tempfile.mkdtemp(prefix="deidweb-test-media-")))
+STORAGES = {
+    **STORAGES,
+    "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(MEDIA_ROOT)},
+    },
+}
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+LOGGING = {"version": 1, "disable_existing_loggers": False}

@@ -1,0 +1,54 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.routers import DefaultRouter
+
+from apps.accounts import views as account_views
+from apps.accounts.api import OrganizationViewSet
+from apps.classification import views as classification_views
+from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
+from apps.core import views as core_views
+from apps.datasets import views as dataset_views
+from apps.datasets.api import DatasetViewSet
+from apps.jobs import views as job_views
+from apps.jobs.api import JobViewSet
+
+router = DefaultRouter()
+router.register("organizations", OrganizationViewSet, basename="organization")
+router.register("datasets", DatasetViewSet, basename="dataset")
+router.register("classification", DatasetClassificationViewSet, basename="classification")
+router.register("variables", VariableViewSet, basename="variable")
+router.register("jobs", JobViewSet, basename="job")
+
+org_patterns = [
+    path("", account_views.org_home, name="org-home"),
+    path("datasets/", dataset_views.dataset_list, name="dataset-list"),
+    path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
+    path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
+    path("datasets/<uuid:dataset_id>/preview/", dataset_views.dataset_preview_view, name="dataset-preview"),
+    path("datasets/<uuid:dataset_id>/delete/", dataset_views.dataset_delete_view, name="dataset-delete"),
+    path("datasets/<uuid:dataset_id>/classify/", classification_views.classify, name="dataset-classify"),
+    path(
+        "datasets/<uuid:dataset_id>/classify/accept/",
+        classification_views.accept_suggestions,
+        name="dataset-accept-suggestions",
+    ),
+    path("jobs/<uuid:job_id>/", job_views.job_detail, name="job-detail"),
+    path("jobs/<uuid:job_id>/progress/", job_views.job_progress, name="job-progress"),
+    path("jobs/<uuid:job_id>/cancel/", job_views.job_cancel_view, name="job-cancel"),
+    path("jobs/<uuid:job_id>/retry/", job_views.job_retry_view, name="job-retry"),
+]
+
+urlpatterns = [
+    path("", account_views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("o/<slug:org>/", include(org_patterns)),
+    path("help/", core_views.help_page, name="help-index"),
+    path("help/<slug:topic>/", core_views.help_page, name="help"),
+    path("health/", core_views.health, name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/", include(router.urls)),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,183 @@
+"""Shared fixtures: personas, the services check and a real Celery worker.
+
+Personas follow healthchecks' tests: a custodian organization with an analyst (privacy
+officer), a reviewer and an admin, and an outsider who belongs to another organization.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+ADULT = SHARED / "data" / "arx" / "adult.csv"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    services = getattr(settings, "DEIDWEB_SERVICES", {})
+    missing = [name for name, up in services.items() if not up]
+    if not missing:
+        return
+    if getattr(settings, "DEIDWEB_REQUIRE_SERVICES", False):
+        raise pytest.UsageError(
+            f"DEIDWEB_REQUIRE_SERVICES is set but {', '.join(missing)} is unreachable "
+            "(PostgreSQL on 127.0.0.1:5432, Redis on 127.0.0.1:6379)."
+        )
+    marker = pytest.mark.skip(reason=f"needs {', '.join(missing)} (not reachable here)")
+    for item in items:
+        if "services" in item.keywords or "browser" in item.keywords:
+            item.add_marker(marker)
+
+
+@pytest.fixture
+def org_factory(db):  # type: ignore[no-untyped-def]
+    from apps.accounts.services import organization_create
+
+    def make(name: str = "Custodian", **options: object):  # type: ignore[no-untyped-def]
+        return organization_create(
+            name=name, slug=f"{name.lower()}-{uuid.uuid4().hex[:6]}", **options
+        )
+
+    return make
+
+
+@pytest.fixture
+def user_factory(db):  # type: ignore[no-untyped-def]
+    from django.contrib.auth import get_user_model
+
+    def make(username: str, organization=None, role: str | None = None):  # type: ignore[no-untyped-def]
+        from apps.accounts.services import membership_set
+
+        user = get_user_model().objects.create_user(username=username, password="pw-" + username)
+        if organization is not None and role is not None:
+            membership_set(organization=organization, user=user, role=role)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def custodian(org_factory):  # type: ignore[no-untyped-def]
+    return org_factory("Custodian")
+
+
+@pytest.fixture
+def analyst(user_factory, custodian):  # type: ignore[no-untyped-def]
+    return user_factory("analyst", custodian, "analyst")
+
+
+@pytest.fixture
+def reviewer(user_factory, custodian):  # type: ignore[no-untyped-def]
+    return user_factory("reviewer", custodian, "reviewer")
+
+
+@pytest.fixture
+def admin_user(user_factory, custodian):  # type: ignore[no-untyped-def]
+    return user_factory("orgadmin", custodian, "admin")
+
+
+@pytest.fixture
+def outsider(user_factory, org_factory):  # type: ignore[no-untyped-def]
+    return user_factory("outsider", org_factory("Elsewhere"), "admin")
+
+
+@pytest.fixture
+def client_for(client):  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    def make(user) -> Client:  # type: ignore[no-untyped-def]
+        c = Client()
+        c.force_login(user)
+        return c
+
+    return make
+
+
+# --- a real Celery worker ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+    """A `celery worker` subprocess on real Redis, using the test database and media root.
+
+    The queue name is unique to this run so a worker left over from elsewhere can never take
+    these jobs. Tests that use it must commit their data (``transaction=True``)."""
+    from django.db import connection
+
+    if not (settings.DEIDWEB_SERVICES["redis"] and settings.DEIDWEB_SERVICES["postgres"]):
+        pytest.skip("a real worker needs PostgreSQL and Redis")
+    db = connection.settings_dict
+    queue = f"deidweb-test-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "deidweb.settings.test",
+        "TEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "TEST_BROKER_URL": settings.CELERY_BROKER_URL,
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+    }
+    log = open(Path(settings.MEDIA_ROOT).parent / f"{queue}.log", "wb")  # noqa: SIM115
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "deidweb",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "-Q",
+            queue,
+            "-n",
+            f"{queue}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    from deidweb.celery import app
+
+    app.conf.task_default_queue = queue
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the Celery worker exited early; see {log.name}")
+        replies = app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0)
+        if replies:
+            break
+    else:
+        process.terminate()
+        raise RuntimeError(f"the Celery worker did not answer within 60 s; see {log.name}")
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+def wait_for_job(job_id: object, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    from apps.jobs.models import Job
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(id=job_id)
+        if job.is_finished:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not finish within {timeout} s (status {job.status})")

@@ -1,0 +1,54 @@
+"""Docker does not run on the development machines, so the stack's shape is checked here."""
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load():
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_services_and_their_commands():
+    services = load()["services"]
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
+    assert services["migrate"]["restart"] == "no"
+    assert services["web"]["command"][0] == "gunicorn"
+    assert services["web"]["command"][1] == "deidweb.wsgi:application"
+    assert services["worker"]["command"][:4] == ["celery", "-A", "deidweb", "worker"]
+
+
+def test_one_service_definition_is_reused_for_web_worker_and_migrate():
+    services = load()["services"]
+    for name in ("web", "worker", "migrate"):
+        assert services[name]["build"] == "."
+        assert services[name]["image"] == "deidweb:latest"
+        env = services[name]["environment"]
+        for key in ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"):
+            assert key in env, (name, key)
+        assert env["DJANGO_SETTINGS_MODULE"] == "deidweb.settings.production"
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379")
+
+
+def test_healthchecks_and_start_order():
+    services = load()["services"]
+    assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
+    assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+    assert "/health/" in " ".join(services["web"]["healthcheck"]["test"])
+    for name in ("web", "worker"):
+        depends = services[name]["depends_on"]
+        assert depends["postgres"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
+        assert depends["migrate"]["condition"] == "service_completed_successfully"
+
+
+def test_dockerfile_installs_what_make_install_installs():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "FROM python:3.11" in dockerfile
+    assert "pip install ." in dockerfile  # the same pyproject.toml dependencies
+    assert 'pip install --quiet -e ".[dev]"' in makefile

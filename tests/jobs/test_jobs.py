@@ -1,0 +1,85 @@
+import pytest
+
+from apps.core.errors import ApplicationError
+from apps.jobs import services
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.services import JobCancelled, job_cancel, job_create, job_execute, job_retry
+
+
+@pytest.fixture
+def handlers(monkeypatch):
+    """Test handlers registered under their own kinds, resolved like real ones."""
+    monkeypatch.setitem(services.JOB_HANDLERS, "t-ok", "tests.jobs.handlers.ok")
+    monkeypatch.setitem(services.JOB_HANDLERS, "t-boom", "tests.jobs.handlers.boom")
+    monkeypatch.setitem(services.JOB_HANDLERS, "t-rule", "tests.jobs.handlers.rule")
+    monkeypatch.setitem(services.JOB_HANDLERS, "t-cancel", "tests.jobs.handlers.cancel_midway")
+
+
+def make(custodian, kind, **params):
+    return job_create(organization=custodian, kind=kind, params=params, enqueue=False)
+
+
+def test_a_job_runs_once_even_when_delivered_twice(db, custodian, handlers):
+    job = make(custodian, "t-ok", n=3)
+    assert job_execute(job_id=str(job.id)) is True
+    assert job_execute(job_id=str(job.id)) is False  # already claimed: harmless
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.result == {"squares": [0, 1, 4]}
+    assert job.progress == 100
+    assert job.attempts == 1
+    assert job.started_at <= job.finished_at
+
+
+def test_unexpected_exception_marks_the_job_failed_with_its_message(db, custodian, handlers):
+    job = make(custodian, "t-boom")
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert job.error.startswith("ZeroDivisionError: division by zero")
+
+
+def test_rule_violation_is_reported_as_plain_message(db, custodian, handlers):
+    job = make(custodian, "t-rule")
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, "The column 'age' is empty.")
+
+
+def test_cancellation_while_running_stops_at_the_next_progress_report(db, custodian, handlers):
+    job = make(custodian, "t-cancel")
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED
+    assert job.result is None
+
+
+def test_cancel_queued_then_retry(db, custodian, handlers):
+    job = make(custodian, "t-ok", n=2)
+    job_cancel(job=job)
+    assert job.status == JobStatus.CANCELLED
+    assert job_execute(job_id=str(job.id)) is False  # a cancelled job is never started
+    with pytest.raises(ApplicationError, match="already cancelled"):
+        job_cancel(job=job)
+    again = job_retry(job=job)
+    assert again.id != job.id and again.status == JobStatus.QUEUED and again.params == {"n": 2}
+    job_execute(job_id=str(again.id))
+    again.refresh_from_db()
+    assert again.result == {"squares": [0, 1]}
+
+
+def test_unknown_kind_is_refused(db, custodian):
+    with pytest.raises(ApplicationError, match="Unknown job kind 'nope'"):
+        job_create(organization=custodian, kind="nope")
+
+
+def test_job_cancelled_exception_is_raised_by_progress_after_cancel(db, custodian, handlers):
+    job = make(custodian, "t-ok")
+    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING)
+    context = services.JobContext(job, min_interval=0)
+    context.progress(10, "working")
+    job.refresh_from_db()
+    assert (job.progress, job.message) == (10, "working")
+    Job.objects.filter(id=job.id).update(status=JobStatus.CANCELLED)
+    with pytest.raises(JobCancelled):
+        context.progress(20, "more")
