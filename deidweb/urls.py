@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
+from apps.assessments import views as assessment_views
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views
@@ -33,6 +34,23 @@ org_patterns = [
         "datasets/<uuid:dataset_id>/classify/accept/",
         classification_views.accept_suggestions,
         name="dataset-accept-suggestions",
+    ),
+    path("assessments/", assessment_views.assessment_list, name="assessment-list"),
+    path(
+        "datasets/<uuid:dataset_id>/assessments/new/",
+        assessment_views.assessment_create,
+        name="assessment-create",
+    ),
+    path("assessments/<uuid:assessment_id>/", assessment_views.assessment_detail, name="assessment-detail"),
+    path(
+        "assessments/<uuid:assessment_id>/steps/<slug:slug>/",
+        assessment_views.assessment_step,
+        name="assessment-step",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/steps/<slug:slug>/cancel/",
+        assessment_views.assessment_job_cancel,
+        name="assessment-job-cancel",
     ),
     path("jobs/<uuid:job_id>/", job_views.job_detail, name="job-detail"),
     path("jobs/<uuid:job_id>/progress/", job_views.job_progress, name="job-progress"),

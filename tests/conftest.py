@@ -23,6 +23,8 @@ ADULT = SHARED / "data" / "arx" / "adult.csv"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not settings.configured:  # e.g. `pytest -p no:django tests/engine`
+        return
     services = getattr(settings, "DEIDWEB_SERVICES", {})
     missing = [name for name, up in services.items() if not up]
     if not missing:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -30,6 +31,7 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
         ]
         read_only_fields = fields
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_profile(self, obj: Variable) -> dict[str, object]:
         if self.context.get("can_see_raw_values", False):
             return obj.profile
@@ -65,6 +67,7 @@ class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     serializer_class = VariableSerializer
     permission_classes = [OrganizationRole]
     pagination_class = None
+    queryset = Variable.objects.none()  # for the schema; get_queryset scopes every request
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         queryset = Variable.objects.filter(organization__memberships__user=self.request.user)

@@ -51,6 +51,7 @@ class DatasetViewSet(
 
     serializer_class = DatasetSerializer
     permission_classes = [OrganizationRole]
+    queryset = Dataset.objects.none()  # for the schema; get_queryset scopes every request
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get_queryset(self):  # type: ignore[no-untyped-def]

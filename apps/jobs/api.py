@@ -28,6 +28,7 @@ class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.Gene
 
     serializer_class = JobSerializer
     permission_classes = [OrganizationRole]
+    queryset = Job.objects.none()  # for the schema; get_queryset scopes every request
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         return Job.objects.filter(organization__memberships__user=self.request.user).select_related(

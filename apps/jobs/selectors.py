@@ -4,13 +4,16 @@ from django.http import Http404
 
 from apps.accounts.models import Organization
 from apps.jobs.models import Job
+from apps.jobs.services import job_refresh
+
+__all__ = ["job_get", "job_refresh", "job_subject_url"]
 
 
 def job_get(*, organization: Organization, job_id: object) -> Job:
     job = Job.objects.filter(organization=organization, id=job_id).first()
     if job is None:
         raise Http404("No such job.")
-    return job
+    return job_refresh(job)
 
 
 def job_subject_url(job: Job) -> str | None:
@@ -22,4 +25,11 @@ def job_subject_url(job: Job) -> str | None:
             "dataset-detail",
             kwargs={"org": job.organization.slug, "dataset_id": job.subject.split(":", 1)[1]},
         )
+    if job.subject.startswith("assessments.assessment:"):
+        slug = {"assessment-risk": "data-risk", "assessment-search": "deidentify",
+                "assessment-apply": "deidentify"}.get(job.kind, "")
+        kwargs = {"org": job.organization.slug, "assessment_id": job.subject.split(":", 1)[1]}
+        if slug:
+            return reverse("assessment-step", kwargs={**kwargs, "slug": slug})
+        return reverse("assessment-detail", kwargs=kwargs)
     return None

@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_handler",
+    "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
+    "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
+    "assessment-apply": "apps.assessments.deidentify.assessment_apply_handler",
 }
 
 
@@ -170,3 +173,31 @@ def job_retry(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
         params=job.params,
         created_by=user,
     )
+
+
+def job_refresh(job: Job) -> Job:
+    """Notice a job whose worker died: running, but no progress report for too long.
+
+    Handlers report progress at least every few seconds while they work, so silence past
+    ``DEIDWEB_JOB_STALE_SECONDS`` means the worker process is gone (killed, restarted, out of
+    memory). The job is marked failed with a plain explanation, so it can be run again."""
+    from datetime import timedelta
+
+    from django.conf import settings
+
+    if job.status != JobStatus.RUNNING:
+        return job
+    last = job.heartbeat_at or job.started_at
+    limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
+    if last is not None and timezone.now() - last > limit:
+        Job.objects.filter(id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at).update(
+            status=JobStatus.FAILED,
+            message="Worker lost",
+            error=(
+                "The worker stopped while running this job (it was restarted, killed or ran out "
+                f"of memory): no progress for more than {int(limit.total_seconds())} s. Run it again."
+            ),
+            finished_at=timezone.now(),
+        )
+        job.refresh_from_db()
+    return job

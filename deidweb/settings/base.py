@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.datasets",
     "apps.classification",
+    "apps.assessments",
 ]
 
 MIDDLEWARE = [
@@ -143,6 +144,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"VariableRoleEnum": "apps.classification.models.VariableRole"},
 }
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -1,0 +1,145 @@
+"""An assessment: one planned release of one data set, taken through the method's steps.
+
+Each step's inputs are stored as entered and its computed result as JSON holding every input
+and intermediate figure, so a page, the API and the Step 9 report all show the same
+derivation without recomputing it.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import OrganizationOwned
+from apps.datasets.models import ReleaseModel
+
+
+class AssessmentStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted for review"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class AgreementKind(models.TextChoices):
+    NONE = "", "None recorded"
+    DATA_SHARING_AGREEMENT = "dsa", "Data sharing agreement"
+    TERMS_OF_USE = "terms_of_use", "Terms of use"
+
+
+class ThresholdMode(models.TextChoices):
+    PROFILE = "profile", "From the invasion-of-privacy assessment"
+    PRESET = "preset", "A published preset"
+    CUSTOM = "custom", "Custom, with a written justification"
+
+
+class Assessment(OrganizationOwned):
+    dataset = models.ForeignKey(
+        "datasets.Dataset", on_delete=models.PROTECT, related_name="assessments"
+    )
+    title = models.CharField(max_length=200)
+    status = models.CharField(
+        max_length=12, choices=AssessmentStatus.choices, default=AssessmentStatus.DRAFT
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    # Step 1 — release model and recipient
+    release_model = models.CharField(max_length=12, choices=ReleaseModel.choices, blank=True)
+    recipient_organization = models.CharField(max_length=200, blank=True)
+    recipient_contact = models.CharField(max_length=200, blank=True)
+    purpose = models.TextField(blank=True)
+    agreement_kind = models.CharField(
+        max_length=16, choices=AgreementKind.choices, blank=True, default=AgreementKind.NONE
+    )
+    agreement_reference = models.CharField(max_length=300, blank=True)
+    agreement_date = models.DateField(null=True, blank=True)
+
+    # Step 3 — threshold
+    threshold_profile = models.CharField(max_length=40, default="ontario_ipc_2016")
+    threshold_mode = models.CharField(
+        max_length=10, choices=ThresholdMode.choices, default=ThresholdMode.PROFILE
+    )
+    threshold_answers = models.JSONField(default=dict, blank=True)
+    threshold_preset = models.CharField(max_length=40, blank=True)
+    threshold_custom_value = models.FloatField(null=True, blank=True)
+    threshold_justification = models.TextField(blank=True)
+    threshold_result = models.JSONField(null=True, blank=True)
+
+    # Step 4 — data risk (a job)
+    risk_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    risk_result = models.JSONField(null=True, blank=True)
+
+    # Step 5 — context risk
+    context_answers = models.JSONField(default=dict, blank=True)
+    context_result = models.JSONField(null=True, blank=True)
+
+    # Step 7 — de-identification: configuration, search, choice and output
+    deid_config = models.JSONField(default=dict, blank=True)
+    search_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    search_result = models.JSONField(null=True, blank=True)
+    chosen_levels = models.JSONField(null=True, blank=True)
+    apply_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    apply_result = models.JSONField(null=True, blank=True)
+    output_parquet_path = models.CharField(max_length=300, blank=True)
+    output_csv_path = models.CharField(max_length=300, blank=True)
+    secrets_path = models.CharField(
+        max_length=300, blank=True, help_text="Keys and linking tables, stored apart from the data."
+    )
+
+    # Step 8 — utility accepted for the purpose
+    utility_note = models.TextField(blank=True)
+    utility_accepted = models.BooleanField(default=False)
+
+    # slug → {"done": bool, "stale": bool, "at": iso time}; see steps.py
+    step_state = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def effective_release_model(self) -> str:
+        """A non-public release without a recorded data sharing agreement is handled as
+        semi-public (IPC guideline, step 1): nothing binds the recipient to the controls."""
+        if (
+            self.release_model == ReleaseModel.NON_PUBLIC
+            and self.agreement_kind != AgreementKind.DATA_SHARING_AGREEMENT
+        ):
+            return ReleaseModel.SEMI_PUBLIC
+        return self.release_model
+
+
+class HierarchySpec(OrganizationOwned):
+    """How one quasi-identifier is generalized: the builder's settings and the hierarchy they
+    produced, kept in ARX's CSV form so the report and a re-run use exactly the same table."""
+
+    class Kind(models.TextChoices):
+        INTERVAL = "interval", "Numeric intervals"
+        DATE = "date", "Dates"
+        PREFIX = "prefix", "Prefix masking"
+        CATEGORICAL = "categorical", "Categorical groups"
+        ARX = "arx", "Imported ARX hierarchy"
+        SUPPRESS = "suppress", "Keep or suppress only (*)"
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="hierarchies")
+    column = models.CharField(max_length=300)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    params = models.JSONField(default=dict, blank=True)
+    arx_csv = models.TextField(help_text="The hierarchy in ARX format (value;level1;…).")
+    height = models.PositiveSmallIntegerField()
+    level_labels = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assessment", "column"], name="one_hierarchy_per_column")
+        ]
+        ordering = ["column"]

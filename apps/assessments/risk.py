@@ -1,0 +1,111 @@
+"""Step 4 as a job: the data risk of the classified quasi-identifiers, and why it is high."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import polars as pl
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.models import Assessment
+from apps.assessments.selectors import data_risk_of, overall_risk
+from apps.assessments.services import quasi_identifiers, sensitive_columns
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+from apps.engine.attribute import l_diversity
+from apps.engine.frame import COUNT_COLUMN, EncodedData, encode, read_table
+from apps.engine.risk import records_at_risk, risk_profile
+from apps.engine.smallcells import small_cells
+from apps.jobs.models import Job
+from apps.jobs.services import JobContext
+
+
+def class_sizes(encoded: EncodedData, columns: list[str] | None = None) -> pl.Series:
+    """Equivalence class sizes on all quasi-identifiers, or on a subset of them — regrouping
+    the distinct-tuple table, never the raw rows."""
+    if columns is None or list(columns) == list(encoded.quasi):
+        return encoded.counts()
+    if not columns:
+        return pl.Series([encoded.rows], dtype=pl.UInt64)
+    return (
+        encoded.tuples.group_by(columns)
+        .agg(pl.col(COUNT_COLUMN).cast(pl.UInt64).sum())
+        .get_column(COUNT_COLUMN)
+    )
+
+
+def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization
+    )
+    quasi = quasi_identifiers(assessment)
+    if not quasi:
+        raise ApplicationError("No confirmed quasi-identifier: finish Step 2 first.")
+    sensitive = sensitive_columns(assessment)
+    model = assessment.effective_release_model or "public"
+    context.progress(5, "Encoding the quasi-identifiers", force=True)
+    with local_path(assessment.dataset.parquet_path) as path:
+        frame = read_table(path)
+        encoded = encode(frame, quasi)
+        context.progress(40, "Measuring equivalence classes", force=True)
+        profile = risk_profile(class_sizes(encoded).to_numpy())
+        data_risk = profile.data_risk(model)
+        overall = overall_risk(assessment)
+        threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+        target = overall["data_risk_target"] if overall else threshold
+        at_risk = asdict(records_at_risk(class_sizes(encoded).to_numpy(), target)) if target else None
+
+        context.progress(55, "Which quasi-identifiers drive the risk", force=True)
+        drivers = []
+        for column in quasi:
+            rest = [q for q in quasi if q != column]
+            without = risk_profile(class_sizes(encoded, rest).to_numpy())
+            drivers.append({
+                "left_out": column,
+                "max_risk": without.max_risk,
+                "average_risk": without.average_risk,
+                "strict_average_risk": without.strict_average_risk,
+                "data_risk": without.data_risk(model),
+                "uniques": without.uniques,
+                "reduction": data_risk - without.data_risk(model),
+            })
+        drivers.sort(key=lambda d: (-d["reduction"], d["left_out"]))
+
+        context.progress(70, "Small cells", force=True)
+        cells = small_cells(encoded)
+        context.progress(85, "Attribute disclosure", force=True)
+        diversity = l_diversity(frame, quasi, sensitive) if sensitive else ()
+
+    result = {
+        "release_model": model,
+        "quasi_identifiers": quasi,
+        "sensitive": sensitive,
+        "profile": profile.to_dict(),
+        "max_risk": profile.max_risk,
+        "average_risk": profile.average_risk,
+        "strict_average_risk": profile.strict_average_risk,
+        "data_risk": data_risk,
+        "risk_measure": "strict average risk" if model == "non_public" else "max risk",
+        "target": target,
+        "records_at_risk": at_risk,
+        "drivers": drivers,
+        "small_cells": {
+            "min_count": cells.min_count,
+            "min_share": cells.min_share,
+            "univariate": [asdict(c) for c in cells.univariate[:200]],
+            "bivariate": [asdict(c) for c in cells.bivariate[:200]],
+            "univariate_total": len(cells.univariate),
+            "bivariate_total": len(cells.bivariate),
+        },
+        "attribute_disclosure": [asdict(d) for d in diversity],
+    }
+    with transaction.atomic():
+        locked = Assessment.objects.select_for_update().get(id=assessment.id)
+        locked.risk_result = result
+        steps.mark_changed(locked, "data-risk")
+        locked.save(update_fields=["risk_result", "step_state", "updated_at"])
+    return {"data_risk": data_risk, "rows": profile.rows,
+            "equivalence_classes": profile.equivalence_classes,
+            "measure": data_risk_of(result, model)}

@@ -1,0 +1,307 @@
+"""Writes for an assessment, Steps 1–6 (Steps 7–8 are in ``deidentify.py``).
+
+Every save stores the inputs as entered and the computed result with all its intermediate
+figures, then marks the steps that depend on it stale (``steps.mark_changed``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from apps.accounts.models import Organization
+from apps.assessments import steps
+from apps.assessments.models import AgreementKind, Assessment, AssessmentStatus, ThresholdMode
+from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
+from apps.engine import context as engine_context
+from apps.engine import threshold as engine_threshold
+from apps.engine.errors import EngineError
+from apps.jobs.models import Job
+from apps.jobs.services import job_create
+
+
+def _editable(assessment: Assessment) -> None:
+    if assessment.status not in (AssessmentStatus.DRAFT, AssessmentStatus.REJECTED):
+        raise ApplicationError(
+            f"This assessment is {assessment.get_status_display().lower()} and frozen; "
+            "start a new version to change it."
+        )
+
+
+def _engine(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """Engine input errors become rule violations with the engine's own one-line message."""
+    try:
+        return call(*args, **kwargs)
+    except EngineError as exc:
+        raise ApplicationError(str(exc)) from None
+
+
+def _save(assessment: Assessment, slug: str, fields: list[str]) -> list[str]:
+    stale = steps.mark_changed(assessment, slug)
+    assessment.save(update_fields=[*fields, "step_state", "updated_at"])
+    return stale
+
+
+@transaction.atomic
+def assessment_create(
+    *, organization: Organization, dataset: Dataset, user: AbstractBaseUser, title: str = ""
+) -> Assessment:
+    if dataset.organization_id != organization.id:
+        raise ApplicationError("The data set belongs to another organization.")
+    if dataset.status != DatasetStatus.READY:
+        raise ApplicationError(
+            f"'{dataset.name}' is not profiled yet; wait for its profiling job to finish."
+        )
+    return Assessment.objects.create(
+        organization=organization,
+        dataset=dataset,
+        title=title.strip() or f"Release of {dataset.name}",
+        created_by=user,
+        release_model=dataset.intended_release_model,
+    )
+
+
+# --------------------------------------------------------------------------- Step 1
+
+
+@transaction.atomic
+def assessment_set_release(
+    *,
+    assessment: Assessment,
+    release_model: str,
+    recipient_organization: str = "",
+    recipient_contact: str = "",
+    purpose: str = "",
+    agreement_kind: str = "",
+    agreement_reference: str = "",
+    agreement_date: dt.date | None = None,
+) -> list[str]:
+    """Step 1. A non-public release without a data sharing agreement is accepted but handled
+    as semi-public (``Assessment.effective_release_model``), and the page says so."""
+    _editable(assessment)
+    if release_model not in ReleaseModel.values:
+        raise ApplicationError(f"'{release_model}' is not a release model.",
+                               {"field": "release_model"})
+    if agreement_kind not in AgreementKind.values:
+        raise ApplicationError(f"'{agreement_kind}' is not a kind of agreement.",
+                               {"field": "agreement_kind"})
+    if release_model != ReleaseModel.PUBLIC and not recipient_organization.strip():
+        raise ApplicationError(
+            "Name the recipient: a semi-public or non-public release goes to someone identifiable.",
+            {"field": "recipient_organization"},
+        )
+    if agreement_kind and not agreement_reference.strip():
+        raise ApplicationError(
+            "Give the agreement's reference (title, number or file) so it can be found again.",
+            {"field": "agreement_reference"},
+        )
+    assessment.release_model = release_model
+    assessment.recipient_organization = recipient_organization.strip()
+    assessment.recipient_contact = recipient_contact.strip()
+    assessment.purpose = purpose.strip()
+    assessment.agreement_kind = agreement_kind
+    assessment.agreement_reference = agreement_reference.strip()
+    assessment.agreement_date = agreement_date
+    fields = ["release_model", "recipient_organization", "recipient_contact", "purpose",
+              "agreement_kind", "agreement_reference", "agreement_date"]
+    # The context risk depends on the release model: recompute it when it can be.
+    # The context risk depends on the release model: recompute it from the stored answers,
+    # or drop it when those answers do not suffice for the new model.
+    if assessment.context_result is not None:
+        try:
+            assessment.context_result = _context_result(assessment, assessment.context_answers)
+        except ApplicationError:
+            assessment.context_result = None
+        fields.append("context_result")
+    return _save(assessment, "release", fields)
+
+
+# --------------------------------------------------------------------------- Step 3
+
+
+@transaction.atomic
+def assessment_set_threshold(
+    *,
+    assessment: Assessment,
+    profile: str,
+    answers: dict[str, Any],
+    mode: str = ThresholdMode.PROFILE,
+    preset: str = "",
+    custom_value: float | None = None,
+    justification: str = "",
+) -> list[str]:
+    """Step 3: the invasion-of-privacy questionnaire scored into a level, the level into a
+    threshold by the chosen profile — or a preset, or a custom value that needs a written
+    justification (it goes into the report)."""
+    _editable(assessment)
+    profile_data = _engine(engine_threshold.get_profile, profile)
+    invasion = _engine(engine_threshold.invasion_of_privacy, answers)
+    from_profile = engine_threshold.threshold_for(invasion.level, profile)
+    if mode == ThresholdMode.PROFILE:
+        chosen = from_profile
+    elif mode == ThresholdMode.PRESET:
+        chosen = _engine(engine_threshold.preset_threshold, preset)
+        if not justification.strip():
+            raise ApplicationError(
+                "Using a preset instead of the questionnaire's threshold needs a written "
+                "justification.", {"field": "justification"},
+            )
+    elif mode == ThresholdMode.CUSTOM:
+        if custom_value is None:
+            raise ApplicationError("Enter the custom threshold (a probability, e.g. 0.05).",
+                                   {"field": "custom_value"})
+        chosen = _engine(engine_threshold.custom_threshold, custom_value, justification)
+    else:
+        raise ApplicationError(f"'{mode}' is not a way to set the threshold.")
+    assessment.threshold_profile = profile
+    assessment.threshold_answers = answers
+    assessment.threshold_mode = mode
+    assessment.threshold_preset = preset if mode == ThresholdMode.PRESET else ""
+    assessment.threshold_custom_value = custom_value if mode == ThresholdMode.CUSTOM else None
+    assessment.threshold_justification = justification.strip() if mode != ThresholdMode.PROFILE else ""
+    assessment.threshold_result = {
+        "value": chosen.value,
+        "minimum_class_size": chosen.minimum_class_size,
+        "origin": chosen.origin,
+        "source": chosen.source,
+        "profile": profile,
+        "profile_name": profile_data.name,
+        "justification": assessment.threshold_justification,
+        "invasion_of_privacy": {
+            "level": invasion.level,
+            "total": invasion.total,
+            "maximum": invasion.maximum,
+            "rule": invasion.rule,
+            "explanation": invasion.explanation,
+            "scores": [asdict(score) for score in invasion.scores],
+        },
+        "profile_threshold": from_profile.value,
+        "cell_size_equivalent": from_profile.cell_size_equivalent,
+        "table": dict(profile_data.thresholds),
+    }
+    return _save(assessment, "threshold", [
+        "threshold_profile", "threshold_answers", "threshold_mode", "threshold_preset",
+        "threshold_custom_value", "threshold_justification", "threshold_result",
+    ])
+
+
+# --------------------------------------------------------------------------- Step 5
+
+
+def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str, Any]:
+    model = assessment.effective_release_model
+    if not model:
+        raise ApplicationError("Choose the release model (Step 1) first.")
+    profile = assessment.threshold_profile
+    controls = motives = None
+    if model == ReleaseModel.NON_PUBLIC:
+        controls = _engine(engine_context.controls_level, answers.get("controls", {}), profile=profile)
+        motives = _engine(engine_context.motives_level, answers.get("motives", {}))
+    prevalence = answers.get("prevalence")
+    if model != ReleaseModel.PUBLIC and prevalence is None:
+        raise ApplicationError(
+            "Give the prevalence of the data set's condition in the population (T2), with its "
+            "source; use 1 when everyone in the population is in such a data set.",
+            {"field": "prevalence"},
+        )
+    if model != ReleaseModel.PUBLIC and not str(answers.get("prevalence_source", "")).strip():
+        raise ApplicationError("Cite the source of the prevalence.", {"field": "prevalence_source"})
+    result = _engine(
+        engine_context.context_risk,
+        model,
+        profile=profile,
+        controls=controls.level if controls else None,
+        motives=motives.level if motives else None,
+        prevalence=float(prevalence) if prevalence is not None else None,
+        acquaintances=int(answers.get("acquaintances") or engine_context.DEFAULT_ACQUAINTANCES),
+        single_sex=bool(answers.get("single_sex", False)),
+        breach_rate=float(answers.get("breach_rate", engine_context.DEFAULT_BREACH_RATE)),
+        breach_source=answers.get("breach_source") or None,
+    )
+    return {
+        "release_model": model,
+        "declared_release_model": assessment.release_model,
+        "profile": profile,
+        "value": result.value,
+        "deciding_attack": result.deciding_attack,
+        "explanation": result.explanation,
+        "insider": asdict(result.insider) if result.insider else None,
+        "acquaintance": asdict(result.acquaintance) if result.acquaintance else None,
+        "breach": asdict(result.breach) if result.breach else None,
+        "controls": asdict(controls) if controls else None,
+        "motives": asdict(motives) if motives else None,
+        "prevalence_source": answers.get("prevalence_source", ""),
+    }
+
+
+@transaction.atomic
+def assessment_set_context(*, assessment: Assessment, answers: dict[str, Any]) -> list[str]:
+    """Step 5: the context risk — 1 for public; max(T1, T2, T3) otherwise, T1 fixed at
+    low controls × high motives for semi-public (IPC 2016, step 5)."""
+    _editable(assessment)
+    assessment.context_result = _context_result(assessment, answers)
+    assessment.context_answers = answers
+    return _save(assessment, "context-risk", ["context_answers", "context_result"])
+
+
+# --------------------------------------------------------------------------- Step 4
+
+
+def assessment_start_risk(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+    _editable(assessment)
+    quasi = quasi_identifiers(assessment)
+    if not quasi:
+        raise ApplicationError(
+            "No confirmed quasi-identifier: finish Step 2 (classification) first.",
+            {"step": "classification"},
+        )
+    job = job_create(
+        organization=assessment.organization,
+        kind="assessment-risk",
+        subject=f"assessments.assessment:{assessment.id}",
+        params={"assessment_id": str(assessment.id)},
+        created_by=user,
+    )
+    Assessment.objects.filter(id=assessment.id).update(risk_job=job)
+    assessment.risk_job = job
+    return job
+
+
+def quasi_identifiers(assessment: Assessment) -> list[str]:
+    from apps.classification.models import Variable
+
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="quasi")
+        .order_by("position").values_list("name", flat=True)
+    )
+
+
+def sensitive_columns(assessment: Assessment) -> list[str]:
+    from apps.classification.models import Variable
+
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="sensitive")
+        .order_by("position").values_list("name", flat=True)
+    )
+
+
+# --------------------------------------------------------------------------- Step 8
+
+
+@transaction.atomic
+def assessment_accept_utility(*, assessment: Assessment, note: str) -> list[str]:
+    _editable(assessment)
+    if assessment.apply_result is None:
+        raise ApplicationError("Apply a de-identification (Step 7) first.", {"step": "deidentify"})
+    if not note.strip():
+        raise ApplicationError(
+            "Say why the remaining utility is acceptable for the purpose.", {"field": "note"}
+        )
+    assessment.utility_note = note.strip()
+    assessment.utility_accepted = True
+    return _save(assessment, "utility", ["utility_note", "utility_accepted"])

@@ -1,0 +1,828 @@
+"""Step 2 suggestions: a role for every column, with the reasons and the evidence behind it.
+
+A suggestion is only a starting point; a person confirms every role (IPC Step 2). Evidence
+comes from two places:
+
+- the column name, in English or French, snake_case, camelCase or abbreviated
+  ("DOB", "code_postal", "healthCardNumber"), matched against ordered rules: the first rule
+  that matches wins, so "email_address" is an e-mail and not a street address, and
+  "drug_name" a medication and not a person's name;
+- the values: a sample of rows checked for e-mail addresses, phone numbers, SINs and
+  health numbers (with their check digits), postal codes, names, sex codes, ICD-10 codes,
+  and the column profile (dates, free text, values unique per row).
+
+Values decide over names when they clearly show a direct identifier. Confidence:
+high when at least 85 % of the sampled values pass a check (or a name and the values agree),
+medium for a name alone or a weaker match (60–85 %), low when nothing points anywhere or the
+values contradict the name.
+
+Sources: IPC *De-identification Guidelines for Structured Data* (2016), Step 2 (lists of
+direct and quasi-identifiers); Portage *De-identification Guidance* (2020): exact dates and
+ages over 89 identifying, free text to be read by a person; El Emam, *A de-identification
+protocol for open data*: no more than about 8 quasi-identifiers in a public release.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from apps.classification.validators import (
+    is_canadian_postal_code,
+    is_email,
+    is_fsa,
+    is_icd10_code,
+    is_ip_address,
+    is_nanp_phone,
+    is_ontario_health_number,
+    is_plain_digits,
+    is_sin,
+    is_ssn,
+    is_street_address,
+    is_url,
+    is_us_zip,
+    strip_accents,
+)
+from apps.datasets.namelists import FIRST_NAMES, LAST_NAMES
+from apps.datasets.profiling import ColumnProfile, DatasetProfile
+
+__all__ = [
+    "CONFIDENCES",
+    "PUBLIC_QUASI_IDENTIFIER_LIMIT",
+    "RELEASE_MODELS",
+    "ROLES",
+    "Suggestion",
+    "classification_warnings",
+    "name_tokens",
+    "reclassify_note",
+    "suggest_roles",
+]
+
+ROLES = ("direct", "quasi", "sensitive", "other")
+CONFIDENCES = ("high", "medium", "low")
+RELEASE_MODELS = ("public", "semi_public", "non_public")
+PUBLIC_QUASI_IDENTIFIER_LIMIT = 8  # El Emam, open-data protocol: "six to eight" at most
+HIGH_SHARE = 0.85
+MEDIUM_SHARE = 0.6
+MAX_SAMPLE_VALUES = 1000
+TOP_CODE_AGE = 89  # Portage: ages over 89 are identifying
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    column: str
+    role: str  # direct | quasi | sensitive | other
+    reason: str
+    confidence: str  # high | medium | low
+    needs_review: bool
+    evidence: tuple[str, ...]
+    # What kind of variable this is ("email", "date_of_birth", "age", "postal_code", ...):
+    # lets Step 7 offer the right default (remove, top-code at 90+, month/year, FSA).
+    kind: str = ""
+
+
+# --------------------------------------------------------------------------- reasons
+
+_R = {
+    "name": "Names and initials point to a person directly (IPC Step 2; Portage). Remove "
+    "the column or replace it with a pseudonym (Step 7.1).",
+    "email": "An e-mail address leads to one person: a direct identifier (IPC Step 2). "
+    "Remove it or replace it with a pseudonym.",
+    "phone": "A telephone or fax number reaches one person or household: a direct "
+    "identifier (IPC Step 2).",
+    "address": "A street address locates one household: a direct identifier (IPC Step 2; "
+    "Portage lists addresses and small-area geography).",
+    "sin": "A Social Insurance Number belongs to one person: a direct identifier (IPC Step 2).",
+    "ssn": "A US Social Security Number belongs to one person: a direct identifier.",
+    "health_number": "A health card number belongs to one person: a direct identifier "
+    "(IPC Step 2).",
+    "record_number": "A record, chart or patient number links each row back to the source "
+    "system: a direct identifier (IPC Step 2). If rows must stay linkable, replace it with a "
+    "new pseudonym (Step 7.1).",
+    "account": "Account and card numbers belong to one person: direct identifiers (IPC Step "
+    "2; Portage).",
+    "licence": "Licence, permit, passport and certificate numbers belong to one person: "
+    "direct identifiers (IPC Step 2; Portage).",
+    "plate": "A licence plate number leads to a vehicle's owner: a direct identifier (IPC Step 2).",
+    "vin": "A vehicle identification number leads to a vehicle's owner: a direct "
+    "identifier (IPC Step 2).",
+    "device": "Device identifiers and serial numbers lead to the person who uses the "
+    "device: direct identifiers (IPC Step 2).",
+    "ip": "An IP address can be traced to a subscriber: a direct identifier (IPC Step 2).",
+    "url": "A web address can point to a personal page or profile: a direct identifier "
+    "(IPC Step 2).",
+    "online_handle": "User names and social media handles point to one person online: "
+    "direct identifiers (Portage).",
+    "biometric": "Biometric data (photographs, fingerprints, voice, genome) identifies a "
+    "person directly (IPC Step 2; Portage).",
+    "coordinates": "Exact coordinates can place a person at their home, like a street "
+    "address: treat them as a direct identifier, or round them heavily and reclassify as a "
+    "quasi-identifier if the analysis needs location.",
+    "date_of_birth": "Date of birth is a quasi-identifier (IPC Step 2). Portage treats exact "
+    "dates as identifying: generalize to month and year, year, or an age band.",
+    "birth_year": "Year of birth reveals age, a quasi-identifier (IPC Step 2).",
+    "event_date": "Dates of events such as admission, discharge, visits or death are "
+    "quasi-identifiers (IPC Step 2). Portage treats exact dates as identifying: generalize to "
+    "month and year.",
+    "event_year": "A year tied to a person (graduation, immigration, an event) can reveal age "
+    "or another quasi-identifier, so it is one too (IPC Step 2).",
+    "age": "Age is a quasi-identifier (IPC Step 2). Portage treats ages over 89 as "
+    "identifying: top-code them at 90+.",
+    "sex": "Sex, gender and sexual orientation are quasi-identifiers (IPC Step 2; Portage).",
+    "postal_code": "Postal codes are quasi-identifiers (IPC Step 2). A full six-character "
+    "code covers only a few households, which Portage treats as identifying: keep at most the "
+    "first three characters (the forward sortation area).",
+    "geography": "Where a person lives, was born or was treated is a quasi-identifier (IPC "
+    "Step 2; Portage).",
+    "country_of_birth": "Country or place of birth is a quasi-identifier (IPC Step 2).",
+    "ethnicity": "Ethnic origin, visible-minority and Indigenous status are "
+    "quasi-identifiers (IPC Step 2; Portage).",
+    "immigration": "Immigration status and citizenship are quasi-identifiers (Portage).",
+    "language": "Languages spoken are quasi-identifiers (IPC Step 2).",
+    "marital_status": "Marital status is a quasi-identifier (IPC Step 2).",
+    "education": "Level of education and years of schooling are quasi-identifiers (IPC Step 2).",
+    "income": "Income is a quasi-identifier (IPC Step 2).",
+    "occupation": "Profession, occupation and place of work are quasi-identifiers (IPC "
+    "Step 2; Portage).",
+    "religion": "Religious denomination is a quasi-identifier (IPC Step 2).",
+    "household": "Household and family composition (children, pregnancies, household size) "
+    "are quasi-identifiers (Portage).",
+    "criminal_history": "Criminal history can be matched to public court records: a "
+    "quasi-identifier (IPC Step 2; Portage).",
+    "length_of_stay": "Length of stay can be known to family and neighbours and, with one "
+    "event date, gives away the other: treat it as a quasi-identifier (IPC Step 2, variables "
+    "that predict a quasi-identifier).",
+    "health_information": "Health information (diagnoses, treatments, medications, test "
+    "results) is sensitive: it is not how a person is found, but its disclosure can harm "
+    "them, so it is checked for attribute disclosure. A rare or permanent condition that "
+    "others could know acts as a quasi-identifier (Portage): reclassify it if so.",
+    "free_text": "Free text can hold names, dates, places and other identifiers anywhere in a "
+    "sentence, and no automatic check can clear it. A person must read it and edit it, or "
+    "it should be left out of the release (Portage, qualitative data).",
+    "unique_values": "Values are unique, or nearly, from row to row: the column works as a "
+    "record number that can link back to the source, so treat it as a direct identifier "
+    "(IPC Step 2).",
+    "shared_code": "A code that several rows share (for example a site or provider number) "
+    "is not a direct identifier, but check whether it reveals where or by whom people were "
+    "treated; if so, it is a quasi-identifier.",
+    "other": "No identifying pattern was found in the column name or its values. Confirm: "
+    "anything an adversary could know about a person is a quasi-identifier (IPC Step 2).",
+    "empty": "The column holds no values; it identifies no one. Consider leaving it out.",
+}
+
+
+# --------------------------------------------------------------------------- names
+
+
+def name_tokens(name: str) -> tuple[str, ...]:
+    """'healthCardNumber' → ('health', 'card', 'number'); 'Date de naissance' → (date, de,
+    naissance); 'ZIPCode' → ('zip', 'code'); accents removed, lower case."""
+    text = strip_accents(name)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Za-z])(\d)", r"\1_\2", text)
+    text = re.sub(r"(\d)([A-Za-z])", r"\1_\2", text)
+    return tuple(token for token in re.split(r"[^a-z0-9]+", text.lower()) if token)
+
+
+@dataclass(frozen=True)
+class _NameRule:
+    kind: str
+    role: str
+    label: str
+    phrases: tuple[tuple[str, ...], ...]  # token sequences; a one-token "stem*" also matches
+    # the start or end of a token ("homephone", "emailaddr")
+    unless: frozenset[str] = frozenset()  # tokens that cancel this rule
+
+
+def _rule(kind: str, role: str, label: str, phrases: str, unless: Iterable[str] = ()) -> _NameRule:
+    return _NameRule(
+        kind=kind,
+        role=role,
+        label=label,
+        phrases=tuple(tuple(p.split()) for p in phrases.split(",") if p.strip()),
+        unless=frozenset(unless),
+    )
+
+
+# Order matters: the first matching rule wins.
+_NAME_RULES: tuple[_NameRule, ...] = (
+    _rule("email", "direct", "an e-mail address",
+          "email*, e mail, mail, courriel*, emailaddress, adresse courriel, mel"),
+    _rule("ip", "direct", "an IP address", "ip, ip address, ipaddress, ipaddr, ipv4, ipv6, adresse ip"),
+    _rule("url", "direct", "a web address",
+          "url, urls, uri, website*, web site, homepage, home page, web page, site web, web"),
+    _rule("device", "direct", "a device identifier",
+          "mac address, macaddress, mac, imei, udid, device*, serial*, no serie, numero serie, appareil"),
+    _rule("online_handle", "direct", "a user name or social media handle",
+          "username, user name, login, handle, twitter, instagram, facebook, social media, "
+          "linkedin, pseudo"),
+    _rule("sin", "direct", "a Social Insurance Number",
+          "sin, nas, social insurance, assurance sociale, socialinsurance"),
+    _rule("ssn", "direct", "a Social Security Number", "ssn, social security, socialsecurity"),
+    _rule("health_number", "direct", "a health card number",
+          "health card, healthcard*, health number, health no, health num, hcn, ohip, phn, ramq, "
+          "carte sante, health insurance number, assurance maladie, hin"),
+    _rule("record_number", "direct", "a record or chart number",
+          "mrn, medical record, chart, chart no, chart number, dossier, patient id, patientid, "
+          "patient number, patient no, hospital number, client id, clientid, member id, "
+          "memberid, case id, caseid, encounter id, record id, recordid, record number, "
+          "study id, participant id, participantid, subject id, subjectid, person id, personid, "
+          "user id, userid"),
+    _rule("plate", "direct", "a licence plate", "plate*, plaque, immatriculation"),
+    _rule("vin", "direct", "a vehicle identification number",
+          "vin, vehicle id, vehicle identification"),
+    _rule("account", "direct", "an account or card number",
+          "account*, acct, compte, credit card, creditcard, card number, carte credit, iban, "
+          "bank account, transit number"),
+    _rule("licence", "direct", "a licence, passport or certificate number",
+          "licence*, license*, permis, passport*, passeport, certificate*, certificat"),
+    _rule("biometric", "direct", "biometric data",
+          "fingerprint*, biometric*, photo, photograph, photos, face, voice, retina, "
+          "iris scan, empreinte, genome, dna"),
+    _rule("phone", "direct", "a telephone or fax number",
+          "phone*, telephone*, tel, tel no, mobile, cell, cellphone, cellulaire, fax, "
+          "telecopieur, pager"),
+    _rule("coordinates", "direct", "exact coordinates",
+          "latitude*, longitude*, lat, lon, lng, geocode*, coordinates, coord, coords, xy"),
+    _rule("country_of_birth", "quasi", "a country or place of birth",
+          "country of birth, birth country, birthplace, place of birth, pays naissance, "
+          "pays de naissance, lieu naissance, lieu de naissance, birth place, cob"),
+    _rule("date_of_birth", "quasi", "a date of birth",
+          "dob, date of birth, birth date, birthdate*, birthday, date naissance, "
+          "date de naissance, ddn, naissance, born, birth dt, dateofbirth"),
+    _rule("birth_year", "quasi", "a year of birth",
+          "birth year, year of birth, yob, annee naissance, annee de naissance, birthyear"),
+    _rule("event_date", "quasi", "a date of death", "date of death, death date, dod, deces, death"),
+    _rule("length_of_stay", "quasi", "a length of stay",
+          "length of stay, los, duree sejour, duree de sejour, days in hospital, lengthofstay"),
+    _rule("event_date", "quasi", "an event date",
+          "date, dates, dt, dte, datetime, timestamp, admitted, admit, jour"),
+    _rule("event_year", "quasi", "a year tied to a person",
+          "graduation year, grad year, year of graduation, immigration year, year of immigration, "
+          "arrival year, annee, year"),
+    _rule("age", "quasi", "an age",
+          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs"),
+    _rule("sex", "quasi", "sex or gender",
+          "sex, gender*, sexe, genre, sexual orientation, orientation"),
+    _rule("postal_code", "quasi", "a postal code",
+          "postal code, postalcode, postcode, post code, zip, zipcode, zip code, code postal, "
+          "codepostal, fsa, postal cd"),
+    _rule("geography", "quasi", "a place",
+          "city, ville, town, municipality, municipalite, province, prov, state, region, county, "
+          "comte, district, neighbourhood, neighborhood, quartier, lhin, census, cma, csd, "
+          "dissemination area, country, pays, residence, rural, urban, community, village, "
+          "territory, hospital, hopital, facility, institution, clinic, clinique, school, "
+          "ecole, etablissement, site, location, lieu, geography, geo"),
+    _rule("address", "direct", "a street address",
+          "address*, adresse*, street*, rue, addr, civic, apartment, apt, suite, po box, "
+          "mailing, domicile"),
+    _rule("ethnicity", "quasi", "an ethnic origin or Indigenous status",
+          "ethnicity, ethnic*, ethnie, origine ethnique, race, visible minority, "
+          "minorite visible, aboriginal*, indigenous*, autochtone*, first nations, metis, "
+          "inuit, ancestry"),
+    _rule("immigration", "quasi", "an immigration or citizenship status",
+          "immigration*, immigrant*, citizenship, citoyennete, nationality, nationalite, "
+          "refugee, landed"),
+    _rule("language", "quasi", "a language",
+          "language*, langue*, lang, mother tongue, first language, home language"),
+    _rule("marital_status", "quasi", "a marital status",
+          "marital*, etat civil, civil status, married, relationship status"),
+    _rule("education", "quasi", "a level of education",
+          "education*, scolarite, degree, diplome, schooling, years of school, "
+          "highest level, niveau scolarite, niveau etudes"),
+    _rule("income", "quasi", "an income", "income*, revenu*, salary, salaire, wage, wages, "
+          "earnings, remuneration"),
+    _rule("occupation", "quasi", "an occupation or employer",
+          "occupation*, profession*, job, job title, emploi, metier, employer*, employeur, "
+          "workplace, industry, noc, naics"),
+    _rule("religion", "quasi", "a religion", "religion*, religious, confession, denomination, faith"),
+    _rule("household", "quasi", "a household or family composition",
+          "household*, menage, children, number of children, nb enfants, enfants, family size, "
+          "dependents, dependants, pregnancies, grossesses, parity, gravida"),
+    _rule("criminal_history", "quasi", "a criminal history",
+          "criminal*, conviction*, offence*, offense*, casier, arrest*, incarceration"),
+    _rule("health_information", "sensitive", "health information",
+          "diagnosis*, diagnoses, diagnostic*, dx, icd, icd 10, icd10, cim, condition*, "
+          "disease*, maladie*, disorder*, medication*, medicament*, drug*, prescription*, rx, "
+          "hiv, vih, aids, sida, hepatitis, test result, result, results, resultat, lab, labs, "
+          "procedure*, cci, intervention*, treatment*, traitement*, therapy, mental health, "
+          "psychiatric, psych, substance, overdose, opioid*, sti, std, sexual, cancer, tumour, "
+          "tumor, allergy, allergies, symptom*, cause of death, disability, handicap, pregnant, "
+          "abortion, genetic*, covid*, vaccin*"),
+    _rule("free_text", "other", "free text",
+          "note, notes, comment, comments, commentaire*, remarks, remarque*, description, "
+          "narrative, text, free text, freetext, observation, observations, memo, details, "
+          "summary, resume, reason, raison, history, histoire"),
+    _rule("name", "direct", "a person's name",
+          "name, names, nom, noms, prenom*, surname*, firstname, lastname, fullname, givenname, "
+          "familyname, middlename, maidenname, fname, lname, initials, initial, initiales, "
+          "next of kin, nok, emergency contact, contact, mother, father, spouse, guardian",
+          unless=("file", "product", "company", "organization", "organisation", "brand", "item",
+                  "variable", "column", "field", "dataset", "table", "program", "project",
+                  "sheet", "document", "form", "course", "team", "department", "ward",
+                  "service", "vendor", "supplier", "host", "domain", "host")),
+    _rule("identifier", "direct", "an identifier",
+          "id, identifier, uuid, guid, no, num, number, numero, nbr, nr, key, ident"),
+)  # fmt: skip
+
+
+def _phrase_matches(tokens: Sequence[str], phrase: tuple[str, ...]) -> bool:
+    if len(phrase) == 1 and phrase[0].endswith("*"):
+        stem = phrase[0][:-1]
+        return any(token.startswith(stem) or token.endswith(stem) for token in tokens)
+    width = len(phrase)
+    return any(tuple(tokens[i : i + width]) == phrase for i in range(len(tokens) - width + 1))
+
+
+def _match_name(name: str) -> _NameRule | None:
+    tokens = name_tokens(name)
+    for rule in _NAME_RULES:
+        if rule.unless and rule.unless.intersection(tokens):
+            continue
+        if any(_phrase_matches(tokens, phrase) for phrase in rule.phrases):
+            return rule
+    return None
+
+
+# --------------------------------------------------------------------------- values
+
+_FIRST = frozenset(strip_accents(n).lower() for n in FIRST_NAMES)
+_LAST = frozenset(strip_accents(n).lower() for n in LAST_NAMES)
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
+
+_SEX_VALUES = frozenset(
+    {"m", "f", "male", "female", "man", "woman", "men", "women", "h", "homme", "femme",
+     "masculin", "feminin", "x", "other", "autre", "u", "unknown", "inconnu", "nonbinary",
+     "non-binary", "non binaire", "intersex", "boy", "girl"}
+)  # fmt: skip
+_SEX_CORE = frozenset({"m", "f", "male", "female", "h", "homme", "femme", "man", "woman"})
+_PROVINCES = frozenset(
+    {"on", "qc", "bc", "ab", "mb", "sk", "ns", "nb", "nl", "pe", "pei", "yt", "nt", "nu",
+     "ontario", "quebec", "british columbia", "colombie-britannique", "alberta", "manitoba",
+     "saskatchewan", "nova scotia", "nouvelle-ecosse", "new brunswick", "nouveau-brunswick",
+     "newfoundland and labrador", "terre-neuve-et-labrador", "prince edward island",
+     "ile-du-prince-edouard", "yukon", "northwest territories", "territoires du nord-ouest",
+     "nunavut"}
+)  # fmt: skip
+
+_EMBEDDED = (
+    ("e-mail addresses", re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")),
+    ("phone numbers",
+     re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?[2-9]\d{2}\)?[ .-]?[2-9]\d{2}[ .-]?\d{4}(?!\d)")),
+    ("postal codes", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z] ?\d[ABCEGHJ-NPRSTV-Z]\d\b")),
+    ("exact dates", re.compile(r"\b(?:19|20)\d{2}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d{2}\b")),
+    ("titles followed by a name", re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mme|Mlle|M)\.? [A-Z][a-z]+")),
+    ("numbers shaped like SIN or health numbers",
+     re.compile(r"(?<!\d)(?:\d{3}[ -]\d{3}[ -]\d{3}|\d{4}[ -]?\d{3}[ -]?\d{3})(?!\d)")),
+)  # fmt: skip
+
+
+def _values(sample: pl.DataFrame, column: str) -> list[str]:
+    if column not in sample.columns:
+        return []
+    series = sample.get_column(column).drop_nulls().head(MAX_SAMPLE_VALUES)
+    if series.dtype != pl.String:
+        try:
+            series = series.cast(pl.String)
+        except pl.exceptions.PolarsError:
+            return []  # nested or binary values: judged on name and profile alone
+    return [v.strip() for v in series.to_list() if v is not None and v.strip()]
+
+
+def _share(values: Sequence[str], check: Callable[[str], bool]) -> float:
+    if not values:
+        return 0.0
+    return sum(1 for value in values if check(value)) / len(values)
+
+
+def _is_person_name(value: str) -> bool:
+    if any(ch.isdigit() for ch in value) or "@" in value:
+        return False
+    words = _NAME_WORD.findall(strip_accents(value))
+    if not 1 <= len(words) <= 4:
+        return False
+    lowered = [w.lower() for w in words]
+    if value == value.lower() and len(words) > 1:
+        return False  # a lower-case phrase, not a name
+    return any(w in _FIRST or w in _LAST for w in lowered)
+
+
+def _pct(share: float) -> str:
+    return f"{round(share * 100)} %"
+
+
+def _counted(share: float, total: int, what: str) -> str:
+    return f"{_pct(share)} of {total} sampled values {what}"
+
+
+@dataclass(frozen=True)
+class _ValueCheck:
+    kind: str
+    role: str
+    what: str  # completes "92 % of 50 sampled values ..."
+    check: Callable[[str], bool]
+
+
+def _formatted_ssn(value: str) -> bool:
+    """SSN by value only when written AAA-GG-SSSS: nine plain digits are too ambiguous."""
+    return is_ssn(value) and not is_plain_digits(value, 9)
+
+
+# Ordered: the first check reaching the threshold names the column.
+_VALUE_CHECKS: tuple[_ValueCheck, ...] = (
+    _ValueCheck("email", "direct", "are valid e-mail addresses", is_email),
+    _ValueCheck("url", "direct", "are web addresses (URLs)", is_url),
+    _ValueCheck("ip", "direct", "are IP addresses", is_ip_address),
+    _ValueCheck("sin", "direct", "are valid SINs (9 digits, Luhn check digit)", is_sin),
+    _ValueCheck(
+        "health_number",
+        "direct",
+        "are valid Ontario health numbers (10 digits, Luhn check digit)",
+        is_ontario_health_number,
+    ),
+    _ValueCheck(
+        "ssn", "direct", "follow the US SSN pattern (AAA-GG-SSSS, issuing rules)", _formatted_ssn
+    ),
+    _ValueCheck("phone", "direct", "are North American phone numbers", is_nanp_phone),
+    _ValueCheck("address", "direct", "look like street addresses", is_street_address),
+    _ValueCheck(
+        "postal_code", "quasi", "are Canadian postal codes (A1A 1A1)", is_canadian_postal_code
+    ),
+    _ValueCheck("postal_code", "quasi", "are forward sortation areas (A1A)", is_fsa),
+    _ValueCheck("health_information", "sensitive", "start with an ICD-10 code", is_icd10_code),
+)
+
+
+# --------------------------------------------------------------------------- suggestion building
+
+
+@dataclass
+class _Draft:
+    kind: str
+    role: str
+    confidence: str
+    evidence: list[str]
+    needs_review: bool = False
+
+
+def _value_match(values: Sequence[str]) -> tuple[_ValueCheck, float] | None:
+    if not values:
+        return None
+    for check in _VALUE_CHECKS:
+        share = _share(values, check.check)
+        if share >= MEDIUM_SHARE:
+            # Ten plain digits pass a phone check more often than a Luhn check by chance;
+            # health numbers are tested first, so a phone column reaching here failed Luhn.
+            return check, share
+    return None
+
+
+def _sex_share(values: Sequence[str]) -> float:
+    distinct = {v.lower() for v in values}
+    if not distinct or len(distinct) > 6 or not distinct & _SEX_CORE:
+        return 0.0
+    return _share(values, lambda v: v.lower() in _SEX_VALUES)
+
+
+def _age_evidence(profile: ColumnProfile, values: Sequence[str]) -> list[str]:
+    numbers = []
+    for value in values:
+        try:
+            numbers.append(float(value))
+        except ValueError:
+            continue
+    top = _as_float(profile.max)
+    over = sum(1 for n in numbers if n > TOP_CODE_AGE)
+    if (top is not None and top > TOP_CODE_AGE) or over:
+        shown = f" (highest {profile.max})" if top is not None else ""
+        count = f"; {over} of {len(numbers)} sampled values" if numbers else ""
+        return [f"ages over {TOP_CODE_AGE} present{shown}{count}: top-code at 90+ recommended"]
+    return []
+
+
+def _as_float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _as_date(text: str | None) -> dt.date | None:
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def _birth_date_evidence(profile: ColumnProfile, today: dt.date) -> list[str]:
+    earliest = _as_date(profile.min)
+    if earliest is None:
+        return []
+    age = today.year - earliest.year - ((today.month, today.day) < (earliest.month, earliest.day))
+    if age > TOP_CODE_AGE:
+        return [
+            f"birth dates imply ages over {TOP_CODE_AGE} (earliest {earliest.isoformat()}): "
+            "top-code at 90+ recommended"
+        ]
+    return []
+
+
+def _exact_date_evidence(profile: ColumnProfile) -> list[str]:
+    if profile.inferred_type in ("date", "datetime"):
+        return ["exact dates (to the day): generalizing to month and year is recommended"]
+    return []
+
+
+def _embedded_identifiers(values: Sequence[str]) -> list[str]:
+    if not values:
+        return []
+    found = []
+    for label, pattern in _EMBEDDED:
+        hits = sum(1 for v in values if pattern.search(v))
+        if hits:
+            found.append(
+                f"{label} found in {_pct(hits / len(values))} of {len(values)} sampled texts"
+            )
+    name_hits = 0
+    for value in values:
+        words = _NAME_WORD.findall(strip_accents(value))
+        pairs = zip(words, words[1:], strict=False)
+        if any(a[:1].isupper() and a.lower() in _FIRST and b.lower() in _LAST for a, b in pairs):
+            name_hits += 1
+    if name_hits:
+        found.append(
+            f"full names found in {_pct(name_hits / len(values))} of {len(values)} sampled texts"
+        )
+    return found
+
+
+def _name_evidence(column: str, rule: _NameRule) -> str:
+    return f"the column name '{column}' suggests {rule.label}"
+
+
+def _postal_or_fsa(value: str) -> bool:
+    return is_canadian_postal_code(value) or is_fsa(value)
+
+
+# Checks that confirm (or contradict) what a column name says.
+_KIND_CHECKS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "email": ("are valid e-mail addresses", is_email),
+    "phone": ("are North American phone numbers", is_nanp_phone),
+    "sin": ("are valid SINs (9 digits, Luhn check digit)", is_sin),
+    "ssn": ("follow the US SSN pattern (AAA-GG-SSSS, issuing rules)", is_ssn),
+    "health_number": (
+        "are valid Ontario health numbers (10 digits, Luhn check digit)",
+        is_ontario_health_number,
+    ),
+    "ip": ("are IP addresses", is_ip_address),
+    "url": ("are web addresses (URLs)", is_url),
+    "address": ("look like street addresses", is_street_address),
+    "postal_code": ("are Canadian postal codes or forward sortation areas", _postal_or_fsa),
+    "health_information": ("start with an ICD-10 code", is_icd10_code),
+    "name": ("are common first or last names", _is_person_name),
+    "sex": ("are sex or gender codes", lambda v: v.lower() in _SEX_VALUES),
+    "geography": ("are Canadian provinces or territories", lambda v: v.lower() in _PROVINCES),
+}
+# Formats strict enough that a name contradicted by the values deserves low confidence.
+_STRICT_KINDS = frozenset({"email", "phone", "sin", "ssn", "health_number", "ip", "url"})
+
+
+def _free_text_draft(
+    profile: ColumnProfile, values: Sequence[str], rule: _NameRule | None
+) -> _Draft:
+    evidence = [
+        f"free text: on average {profile.mean_length or 0:.0f} characters per value, "
+        f"{_pct(profile.unique_share)} of values distinct"
+    ]
+    evidence += _embedded_identifiers(values)
+    if rule is not None and rule.role == "sensitive":
+        evidence.append(_name_evidence(profile.name, rule))
+        return _Draft("health_information", "sensitive", "medium", evidence, needs_review=True)
+    if rule is not None and rule.kind == "free_text":
+        evidence.append(_name_evidence(profile.name, rule))
+    return _Draft("free_text", "other", "high", evidence, needs_review=True)
+
+
+def _unique(profile: ColumnProfile) -> bool:
+    return profile.inferred_type == "identifier_like" or (
+        profile.distinct >= 10 and profile.unique_share >= 0.95
+    )
+
+
+def _named_draft(
+    profile: ColumnProfile, values: Sequence[str], rule: _NameRule, today: dt.date
+) -> _Draft:
+    """The column name matched a rule: start from it, let the values confirm or contradict."""
+    evidence = [_name_evidence(profile.name, rule)]
+    kind, role, confidence = rule.kind, rule.role, "medium"
+    if kind == "identifier":
+        if not _unique(profile):
+            evidence.append(f"values repeat ({profile.distinct} distinct values)")
+            return _Draft("shared_code", "other", "low", evidence)
+        kind = "record_number"
+    if kind == "record_number" and _unique(profile):
+        evidence.append(f"{_pct(profile.unique_share)} of values are distinct")
+        confidence = "high"
+    specific = _KIND_CHECKS.get(kind)
+    if specific is not None and values:
+        what, check = specific
+        share = _share(values, check)
+        if kind == "sex":
+            share = _sex_share(values)
+        if share >= MEDIUM_SHARE:
+            evidence.append(_counted(share, len(values), what))
+            if share >= HIGH_SHARE:
+                confidence = "high"
+        elif kind in _STRICT_KINDS:
+            evidence.append(f"but only {_counted(share, len(values), what)}")
+            confidence = "low"
+        elif kind == "name" and share < 0.2:
+            evidence.append(f"few sampled values are common names ({_pct(share)})")
+    if kind in ("date_of_birth", "event_date") and profile.inferred_type in ("date", "datetime"):
+        confidence = "high"
+        evidence += _exact_date_evidence(profile)
+    if kind == "date_of_birth":
+        evidence += _birth_date_evidence(profile, today)
+    if kind == "age" and profile.inferred_type in ("integer", "decimal"):
+        confidence = "high"
+        evidence += _age_evidence(profile, values)
+    if kind == "birth_year":
+        evidence += _birth_year_evidence(profile, today)
+    return _Draft(kind, role, confidence, evidence)
+
+
+def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) -> _Draft:
+    """The decision list, read top to bottom."""
+    if profile.inferred_type == "empty":
+        return _Draft("empty", "other", "high", ["the column has no values"])
+    rule = _match_name(profile.name)
+
+    # 1. Free text: a person must read it, whatever else the name suggests.
+    if profile.inferred_type == "free_text":
+        return _free_text_draft(profile, values, rule)
+
+    # 2. Values that are direct identifiers decide, whatever the name says.
+    matched = _value_match(values)
+    if matched is not None and matched[0].role == "direct":
+        check, share = matched
+        evidence = [_counted(share, len(values), check.what)]
+        agrees = rule is not None and rule.kind == check.kind
+        if agrees and rule is not None:
+            evidence.append(_name_evidence(profile.name, rule))
+        confidence = "high" if share >= HIGH_SHARE or agrees else "medium"
+        return _Draft(check.kind, "direct", confidence, evidence)
+
+    # 3. The name, confirmed or contradicted by the values.
+    if rule is not None and rule.kind != "free_text":
+        return _named_draft(profile, values, rule, today)
+
+    # 4. Values alone: names, quasi-identifiers, health information.
+    name_share = (
+        _share(values, _is_person_name)
+        if profile.inferred_type in ("categorical", "identifier_like")
+        else 0.0
+    )
+    if name_share >= MEDIUM_SHARE:
+        evidence = [_counted(name_share, len(values), "are common first or last names")]
+        confidence = "high" if name_share >= HIGH_SHARE else "medium"
+        return _Draft("name", "direct", confidence, evidence)
+    if matched is not None:
+        check, share = matched
+        evidence = [_counted(share, len(values), check.what)]
+        return _Draft(check.kind, check.role, "high" if share >= HIGH_SHARE else "medium", evidence)
+    sex_share = _sex_share(values)
+    if sex_share >= HIGH_SHARE:
+        return _Draft(
+            "sex", "quasi", "medium", [_counted(sex_share, len(values), "are sex or gender codes")]
+        )
+    province_share = _share(values, lambda v: v.lower() in _PROVINCES)
+    if province_share >= HIGH_SHARE:
+        evidence = [_counted(province_share, len(values), "are Canadian provinces or territories")]
+        return _Draft("geography", "quasi", "medium", evidence)
+    if profile.inferred_type in ("date", "datetime"):
+        return _Draft(
+            "event_date", "quasi", "medium", ["values are dates", *_exact_date_evidence(profile)]
+        )
+    zip_share = _share(values, lambda v: is_us_zip(v) and "-" in v)
+    if zip_share >= HIGH_SHARE:
+        evidence = [_counted(zip_share, len(values), "are US ZIP+4 codes")]
+        return _Draft("postal_code", "quasi", "medium", evidence)
+
+    # 5. Unique per row: a record number of some kind.
+    if _unique(profile):
+        evidence = [
+            f"{_pct(profile.unique_share)} of the non-missing values are distinct "
+            f"({profile.distinct} values): near-unique per row"
+        ]
+        return _Draft("unique_values", "direct", "medium", evidence)
+    return _Draft("other", "other", "low", ["no identifying pattern in the name or the values"])
+
+
+def _birth_year_evidence(profile: ColumnProfile, today: dt.date) -> list[str]:
+    earliest = _as_float(profile.min)
+    if earliest is not None and today.year - earliest > TOP_CODE_AGE:
+        return [f"years of birth imply ages over {TOP_CODE_AGE}: top-code at 90+ recommended"]
+    return []
+
+
+def suggest_roles(
+    profile: DatasetProfile, sample: pl.DataFrame, *, today: dt.date | None = None
+) -> list[Suggestion]:
+    """One suggestion per profiled column, in column order.
+
+    `sample` holds some rows of the data set (a few hundred to a few thousand is plenty);
+    columns missing from it are judged on their name and profile alone. `today` (default:
+    the current date) is used to turn birth dates into ages.
+    """
+    on = today or dt.date.today()
+    suggestions = []
+    for column in profile.columns:
+        values = _values(sample, column.name)
+        draft = _draft_for(column, values, on)
+        suggestions.append(
+            Suggestion(
+                column=column.name,
+                role=draft.role,
+                reason=_R.get(draft.kind, _R["other"]),
+                confidence=draft.confidence,
+                needs_review=draft.needs_review,
+                evidence=tuple(draft.evidence),
+                kind=draft.kind,
+            )
+        )
+    return suggestions
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def reclassify_note(column: str) -> str:
+    """What to tell the user about a direct identifier that the analysis needs (IPC Step 2)."""
+    return (
+        f"'{column}' is a direct identifier, but it is marked as needed for the analysis. "
+        "The guidelines ask that such a variable be classified as a quasi-identifier instead, "
+        "so that it is generalized (for example a postal code cut to its first three "
+        "characters) and counted in the risk measurement, rather than released as is "
+        "(IPC Step 2)."
+    )
+
+
+def classification_warnings(
+    roles: Mapping[str, str],
+    *,
+    release_model: str | None,
+    keep_for_analysis: Collection[str] = frozenset(),
+    needs_review: Collection[str] = frozenset(),
+) -> list[str]:
+    """Warnings about a classification as a whole (roles: column → role; "" = not yet
+    classified, ignored).
+
+    - a public release with more than 8 quasi-identifiers (El Emam, open-data protocol);
+    - no quasi-identifier at all (the risk cannot be measured);
+    - a direct identifier marked "keep for analysis" must become a quasi-identifier;
+    - free-text columns that stay in the release must be read by a person (Portage).
+    """
+    unknown = sorted({role for role in roles.values() if role and role not in ROLES})
+    if unknown:
+        raise ValueError(f"unknown role(s): {', '.join(unknown)}; use one of {', '.join(ROLES)}")
+    if release_model is not None and release_model not in RELEASE_MODELS:
+        raise ValueError(
+            f"unknown release model {release_model!r}; use one of {', '.join(RELEASE_MODELS)}"
+        )
+    warnings: list[str] = []
+    classified = {name: role for name, role in roles.items() if role}
+    quasi = [name for name, role in classified.items() if role == "quasi"]
+    if release_model == "public" and len(quasi) > PUBLIC_QUASI_IDENTIFIER_LIMIT:
+        warnings.append(
+            f"This public release has {len(quasi)} quasi-identifiers. With more than "
+            f"{PUBLIC_QUASI_IDENTIFIER_LIMIT}, a public data set can rarely be made low-risk "
+            "without destroying its usefulness (El Emam, open-data protocol): drop or combine "
+            "some of them, or choose a semi-public or non-public release where controls can "
+            "be imposed."
+        )
+    if classified and not quasi:
+        warnings.append(
+            "No column is classified as a quasi-identifier, so there is nothing to measure "
+            "the re-identification risk on. Check again: dates, ages, places, sex and similar "
+            "variables are quasi-identifiers if anyone could know them."
+        )
+    for name in sorted(keep_for_analysis):
+        if roles.get(name) == "direct":
+            warnings.append(reclassify_note(name))
+    for name in sorted(needs_review):
+        if roles.get(name, "other") != "direct":
+            warnings.append(
+                f"'{name}' looks like free text. A person must read it and remove what could "
+                "identify someone (names, dates, places, numbers) before release, or it "
+                "should be left out (Portage)."
+            )
+    return warnings

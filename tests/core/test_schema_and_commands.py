@@ -1,0 +1,80 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_openapi_schema_documents_every_endpoint(client, analyst):
+    client.force_login(analyst)
+    response = client.get("/api/schema/")
+    assert response.status_code == 200
+    schema = yaml.safe_load(response.content)
+    paths = set(schema["paths"])
+    for expected in (
+        "/api/v1/datasets/",
+        "/api/v1/datasets/{id}/",
+        "/api/v1/datasets/{id}/profile/",
+        "/api/v1/datasets/{id}/preview/",
+        "/api/v1/variables/",
+        "/api/v1/variables/{id}/classify/",
+        "/api/v1/classification/{id}/decisions/",
+        "/api/v1/classification/{id}/accept-suggestions/",
+        "/api/v1/classification/{id}/history/",
+        "/api/v1/jobs/{id}/",
+        "/api/v1/jobs/{id}/cancel/",
+        "/api/v1/organizations/",
+    ):
+        assert expected in paths, expected
+    upload = schema["paths"]["/api/v1/datasets/"]["post"]["requestBody"]["content"]
+    assert "multipart/form-data" in upload
+
+
+def test_schema_generation_has_no_warnings():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn",
+         "--file", "/dev/null"],
+        cwd=ROOT, capture_output=True, text=True,
+        env={"DJANGO_SETTINGS_MODULE": "deidweb.settings.test", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsys):
+    from apps.accounts.models import Membership
+    from apps.classification.models import Variable
+    from apps.datasets.models import Dataset
+
+    settings.VAR_DIR = tmp_path
+    call_command("seed_demo", rows=300)
+    call_command("seed_demo", rows=300)
+    out = capsys.readouterr().out
+    logins = json.loads((tmp_path / "demo-logins.json").read_text())
+    assert set(logins) == {"demo-analyst", "demo-reviewer", "demo-admin"}
+    assert f"password {logins['demo-analyst']}" in out
+    roles = dict(Membership.objects.filter(organization__slug="demo")
+                 .values_list("user__username", "role"))
+    assert roles == {"demo-analyst": "analyst", "demo-reviewer": "reviewer", "demo-admin": "admin"}
+    dataset = Dataset.objects.get(organization__slug="demo")
+    assert dataset.rows == 300
+    assert (tmp_path / "demo" / "demo_register.csv").exists()
+    assert not Variable.objects.exists()  # profiling is the worker's job
+    from django.contrib.auth import authenticate
+
+    assert authenticate(username="demo-reviewer", password=logins["demo-reviewer"]) is not None
+
+
+@pytest.mark.parametrize("args", [["deid", "measure", "/nonexistent.csv", "--quasi", "a"]])
+def test_deid_command_forwards_to_the_engine_and_its_exit_code(args):
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True,
+        env={"DJANGO_SETTINGS_MODULE": "deidweb.settings.test", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 2
+    assert "nonexistent.csv" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
