@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import views as assessment_views
+from apps.assessments import views_deidentify
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views
@@ -51,6 +52,21 @@ org_patterns = [
         "assessments/<uuid:assessment_id>/steps/<slug:slug>/cancel/",
         assessment_views.assessment_job_cancel,
         name="assessment-job-cancel",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/release/preview/",
+        views_deidentify.release_preview,
+        name="assessment-release-preview",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/release/download/<slug:fmt>/",
+        views_deidentify.release_download,
+        name="assessment-release-download",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/release/secrets/",
+        views_deidentify.secrets_download,
+        name="assessment-secrets",
     ),
     path("jobs/<uuid:job_id>/", job_views.job_detail, name="job-detail"),
     path("jobs/<uuid:job_id>/progress/", job_views.job_progress, name="job-progress"),

@@ -128,5 +128,14 @@ def mark_changed(assessment: Assessment, slug: str) -> list[str]:
     return marked
 
 
+def mark_stale(assessment: Assessment, slug: str) -> None:
+    """A step's own inputs changed after its result: the result and its dependents are stale."""
+    now = timezone.now().isoformat()
+    state = dict(assessment.step_state)
+    for name in (slug, *DEPENDENTS[slug]):
+        state[name] = {**state.get(name, {}), "stale": True, "stale_since": now, "because": slug}
+    assessment.step_state = state
+
+
 def all_done(assessment: Assessment) -> bool:
     return all(s["done"] for s in step_states(assessment))

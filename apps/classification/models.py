@@ -26,6 +26,8 @@ class Variable(OrganizationOwned):
     suggested_reason = models.TextField()
     suggestion_confidence = models.CharField(max_length=10, blank=True)
     suggestion_evidence = models.JSONField(default=list, blank=True)
+    # What the detector recognized (age, date_of_birth, postal_code…): picks Step 7 defaults.
+    suggestion_kind = models.CharField(max_length=40, blank=True)
     needs_review = models.BooleanField(default=False)
     # The role a person confirmed; empty until then.
     role = models.CharField(max_length=12, choices=VariableRole.choices, blank=True)

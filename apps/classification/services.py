@@ -39,6 +39,7 @@ def variables_create_from_profile(
             "suggested_reason": suggestion.reason if suggestion else "No identifying pattern found.",
             "suggestion_confidence": suggestion.confidence if suggestion else "low",
             "suggestion_evidence": list(suggestion.evidence) if suggestion else [],
+            "suggestion_kind": suggestion.kind if suggestion else "",
             "needs_review": bool(suggestion and suggestion.needs_review),
         }
         variable, _ = Variable.objects.update_or_create(

@@ -13,11 +13,20 @@ def help_url(topic: str | None) -> str:
 
 @register.filter
 def percent(value: float | None, digits: int = 1) -> str:
-    if value is None:
+    if value is None or value == "":
         return "—"
-    return f"{float(value) * 100:.{int(digits)}f}%"
+    try:
+        return f"{float(value) * 100:.{int(digits)}f}%"
+    except (TypeError, ValueError):
+        return str(value)
 
 
 @register.filter
 def get_item(mapping: dict[str, object] | None, key: str) -> object:
     return (mapping or {}).get(key)
+
+
+@register.simple_tag
+def concat(*parts: object) -> str:
+    """Join already formatted pieces: filters in a chain apply to the whole string so far."""
+    return "".join("" if p is None else str(p) for p in parts)

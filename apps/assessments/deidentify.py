@@ -1,0 +1,435 @@
+"""Step 7 (masking, generalization, suppression found by the optimal search) and the
+output that Step 8 measures. Search and apply run as jobs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
+from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.selectors import overall_risk
+from apps.assessments.services import _editable, quasi_identifiers
+from apps.classification.models import Variable
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+from apps.engine.criteria import criterion_for_release
+from apps.engine.errors import EngineError
+from apps.engine.frame import encode, read_table
+from apps.engine.progress import SearchProgress
+from apps.engine.search import optimal_search, problem_from_encoded
+from apps.jobs.models import Job
+from apps.jobs.services import JobContext, job_create
+
+METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
+MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask")
+DEFAULT_SUPPRESSION_LIMIT = 0.05
+
+
+def direct_identifiers(assessment: Assessment) -> list[str]:
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="direct")
+        .order_by("position").values_list("name", flat=True)
+    )
+
+
+def deid_config(assessment: Assessment) -> dict[str, Any]:
+    """The stored configuration completed with defaults: every direct identifier removed,
+    5% suppression, the `loss` metric, no maximum levels."""
+    config = dict(assessment.deid_config or {})
+    masking = dict(config.get("masking") or {})
+    for column in direct_identifiers(assessment):
+        masking.setdefault(column, {"method": "remove"})
+    config["masking"] = {c: m for c, m in masking.items() if c in direct_identifiers(assessment)}
+    config.setdefault("suppression_limit", DEFAULT_SUPPRESSION_LIMIT)
+    config.setdefault("metric", "loss")
+    config.setdefault("max_levels", {})
+    return config
+
+
+@transaction.atomic
+def deid_config_set(
+    *,
+    assessment: Assessment,
+    masking: dict[str, dict[str, Any]],
+    suppression_limit: float,
+    metric: str,
+    max_levels: dict[str, int],
+) -> None:
+    _editable(assessment)
+    directs = set(direct_identifiers(assessment))
+    for column, spec in masking.items():
+        if column not in directs:
+            raise ApplicationError(f"'{column}' is not a direct identifier.", {"column": column})
+        if spec.get("method") not in MASKING_METHODS:
+            raise ApplicationError(f"'{spec.get('method')}' is not a masking method ({column}).",
+                                   {"column": column})
+        if spec["method"] == "mask":
+            keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
+            if keep <= 0:
+                raise ApplicationError(
+                    f"Character masking of '{column}' keeps nothing: say how many leading or "
+                    "trailing characters to keep, or remove the column.", {"column": column})
+    if not 0 <= suppression_limit <= 1:
+        raise ApplicationError("The suppression limit is a share between 0 and 1 (e.g. 0.05).",
+                               {"field": "suppression_limit"})
+    if metric not in METRICS:
+        raise ApplicationError(f"'{metric}' is not an information-loss metric.", {"field": "metric"})
+    specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    for column, level in max_levels.items():
+        spec = specs.get(column)
+        if spec is None:
+            raise ApplicationError(f"'{column}' has no hierarchy.", {"column": column})
+        if not 0 <= int(level) <= spec.height:
+            raise ApplicationError(
+                f"The maximum level of '{column}' must be between 0 and {spec.height}.",
+                {"column": column})
+    old = deid_config(assessment)
+    new = {"masking": masking, "suppression_limit": suppression_limit, "metric": metric,
+           "max_levels": {c: int(v) for c, v in max_levels.items()}}
+    assessment.deid_config = new
+    search_inputs_changed = any(old.get(k) != new[k] for k in ("suppression_limit", "metric", "max_levels"))
+    if search_inputs_changed:
+        assessment.search_result = None
+        assessment.chosen_levels = None
+    if assessment.apply_result is not None and old != {**old, **new}:
+        steps.mark_stale(assessment, "deidentify")
+    assessment.save(update_fields=["deid_config", "search_result", "chosen_levels", "step_state",
+                                   "updated_at"])
+
+
+def search_target(assessment: Assessment) -> dict[str, Any]:
+    overall = overall_risk(assessment)
+    if overall is None:
+        raise ApplicationError(
+            "Set the threshold (Step 3) and the context risk (Step 5) first: the search needs "
+            "the data-risk target of Step 6.", {"step": "overall-risk"})
+    return overall
+
+
+def assessment_start_search(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+    _editable(assessment)
+    search_target(assessment)
+    if not quasi_identifiers(assessment):
+        raise ApplicationError("No confirmed quasi-identifier: finish Step 2 first.",
+                               {"step": "classification"})
+    hierarchies_ensure(assessment=assessment)
+    job = job_create(
+        organization=assessment.organization, kind="assessment-search",
+        subject=f"assessments.assessment:{assessment.id}",
+        params={"assessment_id": str(assessment.id)}, created_by=user,
+    )
+    Assessment.objects.filter(id=assessment.id).update(search_job=job)
+    assessment.search_job = job
+    return job
+
+
+def _node(node: Any, quasi: list[str]) -> dict[str, Any]:
+    return {
+        "levels": dict(zip(quasi, node.levels, strict=True)),
+        "passes": node.passes,
+        "suppressed_rows": node.suppressed_rows,
+        "equivalence_classes": node.equivalence_classes,
+        "min_class_size": node.min_class_size,
+        "max_risk": node.max_risk,
+        "average_risk": node.average_risk,
+        "information_loss": node.information_loss,
+    }
+
+
+def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization)
+    quasi = quasi_identifiers(assessment)
+    config = deid_config(assessment)
+    target = search_target(assessment)
+    specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
+    context.progress(3, "Encoding the quasi-identifiers", force=True)
+    with local_path(assessment.dataset.parquet_path) as path:
+        encoded = encode(read_table(path), quasi)
+    try:
+        lookups = [hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)]
+        problem = problem_from_encoded(encoded, lookups)
+        criterion = criterion_for_release(
+            target["release_model"], target["threshold"], target["context_risk"])
+    except EngineError as exc:
+        raise ApplicationError(f"Step 7 cannot start: {exc}") from None
+
+    def listen(progress: SearchProgress) -> None:
+        best = "" if progress.best_loss is None else f"; best information loss so far {progress.best_loss:.4f}"
+        context.progress(
+            5 + 90 * progress.fraction,
+            f"{progress.nodes_evaluated:,} of {progress.nodes_total:,} generalizations evaluated{best}",
+        )
+
+    context.progress(5, "Searching the generalization lattice", force=True)
+    try:
+        result = optimal_search(
+            problem, criterion, metric=config["metric"],
+            suppression_limit=float(config["suppression_limit"]),
+            max_levels=config["max_levels"] or None, progress=listen, pareto=True,
+        )
+    except EngineError as exc:
+        raise ApplicationError(f"The search failed: {exc}") from None
+    stored = {
+        "quasi_identifiers": quasi,
+        "rows": encoded.rows,
+        "distinct_tuples": encoded.distinct_tuples,
+        "metric": config["metric"],
+        "suppression_limit": float(config["suppression_limit"]),
+        "max_levels": config["max_levels"],
+        "release_model": target["release_model"],
+        "criterion": result.criterion,
+        "data_risk_target": target["data_risk_target"],
+        "target_class_size": target.get("target_class_size"),
+        "heights": {q: specs[q].height for q in quasi},
+        "level_labels": {q: specs[q].level_labels for q in quasi},
+        "solution": _node(result.solution, quasi) if result.solution else None,
+        "levels": result.levels,
+        "pareto": _alternatives(result, quasi),
+        "levels_text": _levels_text(result.levels, specs) if result.levels else "",
+        "nodes_total": result.nodes_total,
+        "nodes_evaluated": result.nodes_evaluated,
+        "optimal": result.optimal,
+        "seconds": result.seconds,
+    }
+    with transaction.atomic():
+        locked = Assessment.objects.select_for_update().get(id=assessment.id)
+        locked.search_result = stored
+        locked.chosen_levels = result.levels
+        locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
+    if result.solution is None:
+        return {"found": False, "nodes_evaluated": result.nodes_evaluated}
+    return {"found": True, "levels": result.levels, "nodes_evaluated": result.nodes_evaluated,
+            "information_loss": result.solution.information_loss}
+
+
+def _alternatives(result: Any, quasi: list[str]) -> list[dict[str, Any]]:
+    """The Pareto set with the optimum in it, ordered by records suppressed."""
+    nodes = [_node(n, quasi) for n in result.pareto]
+    if result.solution is not None and all(n["levels"] != result.levels for n in nodes):
+        nodes.append(_node(result.solution, quasi))
+    return sorted(nodes, key=lambda n: (n["suppressed_rows"], n["information_loss"]))
+
+
+def _levels_text(levels: dict[str, int], specs: dict[str, HierarchySpec]) -> str:
+    return ", ".join(
+        f"{q}: {specs[q].level_labels[lv] if lv < len(specs[q].level_labels) else lv}"
+        for q, lv in levels.items()
+    )
+
+
+@transaction.atomic
+def assessment_choose_solution(*, assessment: Assessment, levels: dict[str, int]) -> None:
+    """Pick the optimum or one of the Pareto alternatives (Step 8's trade-off)."""
+    _editable(assessment)
+    search = assessment.search_result
+    if not search:
+        raise ApplicationError("Run the search first.")
+    offered = [search["solution"]["levels"]] if search.get("solution") else []
+    offered += [p["levels"] for p in search.get("pareto", [])]
+    if levels not in offered:
+        raise ApplicationError("Choose the optimum or one of the alternatives the search found.")
+    assessment.chosen_levels = levels
+    if assessment.apply_result is not None:
+        steps.mark_stale(assessment, "deidentify")
+    assessment.save(update_fields=["chosen_levels", "step_state", "updated_at"])
+
+
+def suppression_share(rows: int, suppressed: int) -> float:
+    return suppressed / rows if rows else 0.0
+
+
+def _ceil_k(target: float) -> int:
+    return math.ceil(1 / target - 1e-9)
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def assessment_start_apply(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+    _editable(assessment)
+    if not assessment.chosen_levels:
+        raise ApplicationError("Run the search and choose a solution first.")
+    job = job_create(
+        organization=assessment.organization, kind="assessment-apply",
+        subject=f"assessments.assessment:{assessment.id}",
+        params={"assessment_id": str(assessment.id), "levels": assessment.chosen_levels},
+        created_by=user,
+    )
+    Assessment.objects.filter(id=assessment.id).update(apply_job=job)
+    assessment.apply_job = job
+    return job
+
+
+def _mask_specs(config: dict[str, Any]) -> dict[str, Any]:
+    from apps.engine.masking import MaskSpec
+
+    specs = {}
+    for column, spec in config["masking"].items():
+        specs[column] = MaskSpec(
+            method=spec["method"],
+            length=int(spec.get("length") or 32),
+            keep_leading=int(spec.get("keep_leading") or 0),
+            keep_trailing=int(spec.get("keep_trailing") or 0),
+        )
+    return specs
+
+
+def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    import base64
+    import io
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import polars as pl
+
+    from apps.datasets.storage import delete_quietly, sha256_of, store
+    from apps.engine.apply import apply_solution
+    from apps.engine.loss import EntropyMetric, entropy_percent
+    from apps.engine.risk import risk_profile
+    from apps.engine.search.report import node_missingness, variable_distributions
+
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization)
+    levels: dict[str, int] = job.params["levels"]
+    quasi = quasi_identifiers(assessment)
+    config = deid_config(assessment)
+    target = search_target(assessment)
+    specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
+    context.progress(5, "Encoding", force=True)
+    prefix = f"organizations/{assessment.organization_id}/assessments/{assessment.id}/v{assessment.version}"
+    stored: list[str] = []
+    with local_path(assessment.dataset.parquet_path) as path, \
+            tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch:
+        data = read_table(path)
+        encoded = encode(data, quasi)
+        try:
+            lookups = [hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)]
+            problem = problem_from_encoded(encoded, lookups)
+            criterion = criterion_for_release(
+                target["release_model"], target["threshold"], target["context_risk"])
+            context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
+            out = Path(scratch) / "release.parquet"
+            applied = apply_solution(
+                data, problem=problem, lookups=lookups, dictionaries=encoded.dictionaries,
+                levels=levels, criterion=criterion, out=out,
+                suppression_limit=float(config["suppression_limit"]), direct=_mask_specs(config),
+            )
+        except EngineError as exc:
+            raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
+        context.progress(70, "Writing the release files", force=True)
+        released = pl.read_parquet(applied.path)
+        csv_path = Path(scratch) / "release.csv"
+        released.write_csv(csv_path)
+        level_tuple = tuple(levels[q] for q in quasi)
+        k = criterion.release_size
+        distributions = variable_distributions(problem, level_tuple, k)
+        missing = node_missingness(problem, level_tuple, k)
+        maximum = EntropyMetric(problem).maximum()
+        before = risk_profile(encoded.counts().to_numpy())
+        measure = applied.measure
+        try:
+            parquet_name = store(applied.path, f"{prefix}/release/deidentified.parquet")
+            stored.append(parquet_name)
+            csv_name = store(csv_path, f"{prefix}/release/deidentified.csv")
+            stored.append(csv_name)
+            secrets_name = ""
+            if applied.secrets.keys or applied.secrets.linking_tables:
+                bundle = Path(scratch) / "secrets.json"
+                payload = {
+                    "assessment": str(assessment.id),
+                    "keys": {c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()},
+                    "linking_tables": {},
+                }
+                for column, table in applied.secrets.linking_tables.items():
+                    buffer = io.StringIO()
+                    table.write_csv(buffer)
+                    payload["linking_tables"][column] = buffer.getvalue()
+                bundle.write_text(json.dumps(payload))
+                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.json")
+                stored.append(secrets_name)
+            result = {
+                "levels": levels,
+                "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
+                "quasi_identifiers": quasi,
+                "masking": config["masking"],
+                "rows_in": measure.rows_in,
+                "rows_out": measure.rows_out,
+                "suppressed_rows": measure.suppressed_rows,
+                "suppressed_share": suppression_share(measure.rows_in, measure.suppressed_rows),
+                "passes": measure.passes,
+                "risk_measure": target["risk_measure"],
+                "data_risk_target": target["data_risk_target"],
+                "risk_before": {**before.to_dict(), "data_risk": before.data_risk(target["release_model"])},
+                "risk_after": {**measure.risk.to_dict(),
+                               "data_risk": measure.risk.data_risk(target["release_model"])},
+                "utility": {
+                    **measure.information_loss,
+                    "entropy_maximum": maximum,
+                    "entropy_percent": entropy_percent(measure.information_loss["entropy"], maximum),
+                    "record_missingness": missing.records,
+                    "cell_missingness": missing.cells,
+                },
+                "distributions": _distributions(problem, level_tuple, distributions),
+                "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
+                "columns": released.columns,
+                "has_secrets": bool(secrets_name),
+            }
+            with transaction.atomic():
+                locked = Assessment.objects.select_for_update().get(id=assessment.id)
+                old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
+                locked.apply_result = result
+                locked.output_parquet_path = parquet_name
+                locked.output_csv_path = csv_name
+                locked.secrets_path = secrets_name
+                steps.mark_changed(locked, "deidentify")
+                locked.utility_accepted = False
+                locked.save(update_fields=["apply_result", "output_parquet_path", "output_csv_path",
+                                           "secrets_path", "step_state", "utility_accepted",
+                                           "updated_at"])
+                transaction.on_commit(lambda: delete_quietly(*[n for n in old if n and n not in stored]))
+        except Exception:
+            delete_quietly(*stored)
+            raise
+    return {"rows_out": result["rows_out"], "suppressed_rows": result["suppressed_rows"],
+            "passes": result["passes"]}
+
+
+MAX_CHART_VALUES = 30
+
+
+def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list[dict[str, Any]]:
+    """Per quasi-identifier, on the generalized values: records before de-identification
+    (original values grouped) and records released (suppressed rows removed). The largest
+    groups first, at most 30 of them for a readable chart."""
+    import numpy as np
+
+    out = []
+    for j, (lookup, level) in enumerate(zip(problem.lookups, levels, strict=True)):
+        mapped = lookup.maps[level][problem.codes[j]]
+        before = np.bincount(mapped, weights=problem.counts.astype(np.float64)).astype(np.int64)
+        after_by_label = {label: n for label, n in released[j].after}
+        labels = lookup.labels[level]
+        rows = sorted(
+            ((labels[g], int(before[g]), int(after_by_label.get(labels[g], 0)))
+             for g in np.flatnonzero(before)),
+            key=lambda r: (-r[1], str(r[0])),
+        )
+        shown = rows[:MAX_CHART_VALUES]
+        out.append({
+            "column": lookup.column,
+            "level": level,
+            "labels": [r[0] if r[0] is not None else "(missing)" for r in shown],
+            "before": [r[1] for r in shown],
+            "after": [r[2] for r in shown],
+            "groups": len(rows),
+            "original_values": int(np.count_nonzero(problem.frequencies[j][0])),
+            "suppressed_rows": released[j].suppressed_rows,
+        })
+    return out

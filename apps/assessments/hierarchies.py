@@ -1,0 +1,208 @@
+"""Step 7.2 building blocks for an assessment: hierarchy specs per quasi-identifier.
+
+A spec keeps the builder's settings and the hierarchy they produced (ARX CSV text), built
+over the column's actual distinct values, so the search, the report and a later re-run
+all use exactly the same table.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.models import Assessment, HierarchySpec
+from apps.classification.models import Variable
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+from apps.engine import hierarchies as h
+from apps.engine.errors import EngineError
+
+Kind = HierarchySpec.Kind
+
+
+def column_values(assessment: Assessment, column: str) -> pl.DataFrame:
+    """Distinct values of one column (as text, as the engine compares them) with counts."""
+    with local_path(assessment.dataset.parquet_path) as path:
+        return (
+            pl.scan_parquet(path)
+            .select(pl.col(column).cast(pl.String).alias("value"))
+            .group_by("value")
+            .agg(pl.len().alias("count"))
+            .sort("value", nulls_last=True)
+            .collect()
+        )
+
+
+def _nice_width(span: float) -> float:
+    if span <= 0:
+        return 1.0
+    raw = span / 20
+    exponent = math.floor(math.log10(raw))
+    for step in (1, 2, 5, 10):
+        if step * 10**exponent >= raw:
+            return float(step * 10**exponent)
+    return float(10 ** (exponent + 1))
+
+
+def default_spec(variable: Variable, values: list[str | None]) -> tuple[str, dict[str, Any]]:
+    """The generalization offered first, following the Portage defaults where they apply:
+    ages top-coded at 90+, exact dates to month and year, postal codes to their first three
+    characters (then one, then none)."""
+    kind = variable.suggestion_kind
+    inferred = variable.inferred_type
+    if kind == "age":
+        return Kind.INTERVAL, {"widths": [5, 10, 20], "top": 90, "top_label": "90+"}
+    if kind in {"postal_code", "fsa", "zip"} or "postal" in variable.name.lower():
+        return Kind.PREFIX, {"lengths": [3, 1]}
+    if inferred in {"date", "datetime"} or kind in {"date_of_birth", "event_date", "date"}:
+        return Kind.DATE, {"levels": list(h.DATE_LEVELS)}
+    if inferred in {"integer", "decimal"}:
+        numbers = [float(v) for v in values if v is not None and _is_number(v)]
+        if numbers:
+            width = _nice_width(max(numbers) - min(numbers))
+            return Kind.INTERVAL, {"widths": [width, width * 2, width * 4]}
+    return Kind.SUPPRESS, {}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def build_hierarchy(column: str, kind: str, params: dict[str, Any], values: list[str | None],
+                    arx_text: str = "") -> h.Hierarchy:
+    """Build the engine's hierarchy; its errors (uncovered values, bad widths…) become
+    rule violations naming the column."""
+    try:
+        if kind == Kind.INTERVAL:
+            return h.interval_hierarchy(
+                column, values, [float(w) for w in params["widths"]],
+                bottom=params.get("bottom"), top=params.get("top"),
+                bottom_label=params.get("bottom_label") or None,
+                top_label=params.get("top_label") or None,
+            )
+        if kind == Kind.DATE:
+            return h.date_hierarchy(column, values, levels=params.get("levels") or h.DATE_LEVELS,
+                                    date_format=params.get("date_format") or None)
+        if kind == Kind.PREFIX:
+            return h.prefix_hierarchy(column, values, [int(n) for n in params["lengths"]])
+        if kind == Kind.CATEGORICAL:
+            return h.categorical_hierarchy(column, values, params["levels"],
+                                           keep_ungrouped=bool(params.get("keep_ungrouped")))
+        if kind == Kind.ARX:
+            hierarchy = h.parse_arx_text(arx_text, column)
+            hierarchy.lookup(pl.Series(values, dtype=pl.String))  # every value must be covered
+            return hierarchy
+        if kind == Kind.SUPPRESS:
+            return h.suppression_hierarchy(column, values)
+    except EngineError as exc:
+        raise ApplicationError(f"Hierarchy of '{column}': {exc}", {"column": column}) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ApplicationError(f"Hierarchy of '{column}': incomplete settings ({exc}).",
+                               {"column": column}) from None
+    raise ApplicationError(f"'{kind}' is not a kind of hierarchy.", {"column": column})
+
+
+def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
+    """Readable names of a hierarchy's levels, for the pages and the report."""
+    if kind == Kind.INTERVAL:
+        names = [f"intervals of {float(w):g}" for w in params.get("widths", [])]
+    elif kind == Kind.DATE:
+        names = list(params.get("levels") or h.DATE_LEVELS)
+    elif kind == Kind.PREFIX:
+        names = [f"first {n} character(s)" for n in params.get("lengths", [])]
+    else:
+        names = []
+    names = names[:height]
+    if len(names) < height:
+        names += [f"level {i}" for i in range(len(names) + 1, height)] + ["suppressed (*)"]
+    return ["original", *names]
+
+
+@transaction.atomic
+def hierarchy_set(*, assessment: Assessment, column: str, kind: str, params: dict[str, Any],
+                  arx_text: str = "") -> HierarchySpec:
+    from apps.assessments.services import _editable, quasi_identifiers
+
+    _editable(assessment)
+    if column not in quasi_identifiers(assessment):
+        raise ApplicationError(f"'{column}' is not a confirmed quasi-identifier.", {"column": column})
+    values = column_values(assessment, column)["value"].to_list()
+    hierarchy = build_hierarchy(column, kind, params, values, arx_text)
+    text = h.format_arx_text(hierarchy)
+    spec, _ = HierarchySpec.objects.update_or_create(
+        assessment=assessment, column=column,
+        defaults={"organization": assessment.organization, "kind": kind, "params": params,
+                  "arx_csv": text, "height": hierarchy.height,
+                  "level_labels": level_labels(kind, params, hierarchy.height)},
+    )
+    if assessment.apply_result is not None:  # the applied output no longer matches
+        steps.mark_stale(assessment, "deidentify")
+    _invalidate_search(assessment)
+    return spec
+
+
+def _invalidate_search(assessment: Assessment) -> None:
+    """New hierarchies make the last search's solutions meaningless: drop them."""
+    assessment.search_result = None
+    assessment.chosen_levels = None
+    assessment.save(update_fields=["search_result", "chosen_levels", "step_state", "updated_at"])
+
+
+def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
+    """A spec for every quasi-identifier: the default one where none was set yet; specs of
+    columns no longer classified as quasi-identifiers are removed."""
+    from apps.assessments.services import quasi_identifiers
+
+    quasi = quasi_identifiers(assessment)
+    HierarchySpec.objects.filter(assessment=assessment).exclude(column__in=quasi).delete()
+    existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    variables = {v.name: v for v in Variable.objects.filter(dataset=assessment.dataset, name__in=quasi)}
+    for column in quasi:
+        if column in existing:
+            continue
+        values = column_values(assessment, column)["value"].to_list()
+        kind, params = default_spec(variables[column], values)
+        try:
+            existing[column] = hierarchy_set(assessment=assessment, column=column, kind=kind,
+                                             params=params)
+        except ApplicationError:
+            existing[column] = hierarchy_set(assessment=assessment, column=column,
+                                             kind=Kind.SUPPRESS, params={})
+    return [existing[c] for c in quasi]
+
+
+def hierarchy_of(spec: HierarchySpec) -> h.Hierarchy:
+    return h.parse_arx_text(spec.arx_csv, spec.column)
+
+
+def hierarchy_preview(assessment: Assessment, spec: HierarchySpec) -> list[dict[str, Any]]:
+    """Every level's groups with the number of records in each (missing values apart)."""
+    counts = column_values(assessment, spec.column)
+    hierarchy = hierarchy_of(spec)
+    dictionary = counts["value"]
+    lookup = hierarchy.lookup(dictionary)
+    levels = []
+    for level in range(hierarchy.height + 1):
+        codes = lookup.maps[level]
+        labels = lookup.labels[level]
+        grouped = (
+            pl.DataFrame({"g": codes.astype("int64"), "count": counts["count"]})
+            .group_by("g").agg(pl.col("count").sum()).sort("count", descending=True)
+        )
+        groups = [(labels[g] if labels[g] is not None else "(missing)", int(n))
+                  for g, n in grouped.iter_rows()]
+        levels.append({
+            "level": level,
+            "name": spec.level_labels[level] if level < len(spec.level_labels) else f"level {level}",
+            "groups": len(groups),
+            "smallest": min((n for _, n in groups), default=0),
+            "top": groups[:12],
+        })
+    return levels

@@ -1,0 +1,188 @@
+"""Step 7 page: masking, hierarchies, search, choice, apply — one page, several actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from uuid import UUID
+
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from apps.accounts.decorators import org_view
+
+from apps.accounts.models import Organization
+from apps.assessments import deidentify
+from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
+from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.selectors import assessment_get
+from apps.assessments.presenters import pareto_chart
+from apps.assessments.views import _context, _go, step_view
+from apps.core.errors import ApplicationError
+from apps.engine.hierarchies import DATE_LEVELS
+from apps.jobs.selectors import job_refresh
+
+
+def _numbers(text: str, cast: Any = float) -> list[Any]:
+    return [cast(part) for part in text.replace(";", ",").split(",") if part.strip()]
+
+
+def _hierarchy_params(post: Any, kind: str) -> tuple[dict[str, Any], str]:
+    """Builder settings from the form (text fields) into the spec's params."""
+    try:
+        if kind == HierarchySpec.Kind.INTERVAL:
+            params: dict[str, Any] = {"widths": _numbers(post.get("widths", ""))}
+            for key in ("bottom", "top"):
+                if post.get(key, "").strip():
+                    params[key] = float(post[key])
+            for key in ("bottom_label", "top_label"):
+                if post.get(key, "").strip():
+                    params[key] = post[key].strip()
+            return params, ""
+        if kind == HierarchySpec.Kind.DATE:
+            return {"levels": [lv for lv in DATE_LEVELS if post.get(f"date_{lv}")]}, ""
+        if kind == HierarchySpec.Kind.PREFIX:
+            return {"lengths": _numbers(post.get("lengths", ""), int)}, ""
+        if kind == HierarchySpec.Kind.CATEGORICAL:
+            groups: dict[str, list[str]] = {}
+            for line in post.get("groups", "").splitlines():
+                if ":" in line:
+                    name, members = line.split(":", 1)
+                    groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+            return {"levels": [groups], "keep_ungrouped": bool(post.get("keep_ungrouped"))}, ""
+        if kind == HierarchySpec.Kind.ARX:
+            upload = post.get("arx_file")
+            return {}, upload or post.get("arx_text", "")
+    except ValueError as exc:
+        raise ApplicationError(f"The hierarchy settings are not numbers: {exc}.") from None
+    return {}, ""
+
+
+@step_view("deidentify")
+def deidentify_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            message = _act(request, assessment, action)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, message)
+        return _go(organization, assessment, "deidentify")
+    specs: list[HierarchySpec] = []
+    error = ""
+    if assessment.threshold_result and assessment.context_result:
+        try:
+            specs = hierarchies_ensure(assessment=assessment) if request.membership.can_edit else list(  # type: ignore[attr-defined]
+                HierarchySpec.objects.filter(assessment=assessment))
+        except ApplicationError as exc:
+            error = exc.message
+    config = deidentify.deid_config(assessment)
+    search = assessment.search_result
+    return render(request, "assessments/step_deidentify.html", _context(
+        request, assessment, "deidentify",
+        config=config,
+        directs=deidentify.direct_identifiers(assessment),
+        methods=deidentify.MASKING_METHODS, metrics=deidentify.METRICS,
+        hierarchies=[{"spec": s, "preview": hierarchy_preview(assessment, s),
+                      "max_level": config["max_levels"].get(s.column, "")} for s in specs],
+        kinds=HierarchySpec.Kind.choices, date_levels=DATE_LEVELS,
+        search=search, search_job=job_refresh(assessment.search_job) if assessment.search_job else None,
+        apply_job=job_refresh(assessment.apply_job) if assessment.apply_job else None,
+        pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
+        target=deidentify.search_target(assessment) if assessment.threshold_result and assessment.context_result else None,
+        error=error,
+    ))
+
+
+def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
+    post = request.POST
+    if action == "config":
+        masking = {}
+        for column in deidentify.direct_identifiers(assessment):
+            masking[column] = {
+                "method": post.get(f"mask-{column}", "remove"),
+                "keep_leading": int(post.get(f"lead-{column}") or 0),
+                "keep_trailing": int(post.get(f"trail-{column}") or 0),
+            }
+        max_levels = {c.removeprefix("maxlevel-"): int(v) for c, v in post.items()
+                      if c.startswith("maxlevel-") and v.strip()}
+        try:
+            limit = float(post.get("suppression_limit", "5")) / 100
+        except ValueError:
+            raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+        deidentify.deid_config_set(assessment=assessment, masking=masking, suppression_limit=limit,
+                                   metric=post.get("metric", "loss"), max_levels=max_levels)
+        return "Settings saved."
+    if action == "hierarchy":
+        column, kind = post.get("column", ""), post.get("kind", "")
+        data = post.copy()
+        if "arx_file" in request.FILES:
+            data["arx_file"] = request.FILES["arx_file"].read().decode("utf-8-sig", errors="strict")
+        params, arx_text = _hierarchy_params(data, kind)
+        hierarchy_set(assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text)
+        return f"Hierarchy of '{column}' saved; run the search again."
+    if action == "search":
+        deidentify.assessment_start_search(assessment=assessment, user=request.user)
+        return "The search has started."
+    if action == "choose":
+        search = assessment.search_result or {}
+        levels = {q: int(post.get(f"level-{q}", -1)) for q in search.get("quasi_identifiers", [])}
+        deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
+        return "Solution chosen; apply it to write the de-identified file."
+    if action == "apply":
+        deidentify.assessment_start_apply(assessment=assessment, user=request.user)
+        return "Writing the de-identified file."
+    raise ApplicationError("Unknown action.")
+
+
+@org_view(edit=True)
+def release_preview(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+    """The first 100 rows of the de-identified file, for analysts before approval."""
+    import polars as pl
+
+    from apps.datasets.storage import local_path
+
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    if not assessment.output_parquet_path:
+        raise Http404("Nothing has been applied yet.")
+    with local_path(assessment.output_parquet_path) as path:
+        frame = pl.scan_parquet(path).head(100).collect()
+    return render(request, "assessments/release_preview.html", _context(
+        request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()))
+
+
+@org_view()
+def release_download(request: HttpRequest, organization: Organization, assessment_id: UUID,
+                     fmt: str) -> HttpResponse:
+    """The de-identified file leaves deidweb only once a reviewer approved the release."""
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    if assessment.status != AssessmentStatus.APPROVED:
+        raise PermissionDenied("The de-identified file is released only after a reviewer approves it.")
+    return _release_file(assessment, fmt)
+
+
+def _release_file(assessment: Assessment, fmt: str) -> HttpResponse:
+    from django.core.files.storage import default_storage
+
+    name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}.get(fmt)
+    if not name:
+        raise Http404("No such file.")
+    return FileResponse(default_storage.open(name, "rb"), as_attachment=True,
+                        filename=f"{assessment.dataset.name}-deidentified.{fmt}")
+
+
+@org_view()
+def secrets_download(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding)."""
+    from django.core.files.storage import default_storage
+
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    if not request.membership.is_admin:  # type: ignore[attr-defined]
+        raise PermissionDenied("Only the organization's administrators may see keys and linking tables.")
+    if not assessment.secrets_path:
+        raise Http404("This release has no keys or linking tables.")
+    return FileResponse(default_storage.open(assessment.secrets_path, "rb"), as_attachment=True,
+                        filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json")

@@ -1,0 +1,5 @@
+"""deidweb's computation core: encoding, hierarchies, risk, masking and search.
+
+A plain Python package (polars + numpy): it imports nothing from Django, Celery or
+DRF so that it runs the same in a worker, a management command or a notebook.
+"""

@@ -1,0 +1,263 @@
+"""Writing the de-identified data set for a chosen node (METHOD.md Step 7, then 7.3 and 8).
+
+Direct identifiers are masked (Engine I's masking.py), each quasi-identifier is replaced
+by its generalized label at the chosen level, rows of classes smaller than the
+criterion's release size are removed (record suppression), other columns are left as
+they are, and the rows are shuffled: row order can leak who is who (PDPC 4.1c), so the
+shuffle is seeded from a cryptographic random source unless a seed is given (tests).
+
+The figures returned are **re-measured from the written file** (re-read, re-encoded,
+classes counted again), not copied from the search, so they vouch for what is
+actually released. Information loss needs, besides the file, the input's marginal
+frequencies (entropy) and row count (suppressed rows = input rows - output rows).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from apps.engine.criteria import Criterion, StrictAverageRisk, allowed_suppression
+from apps.engine.errors import EngineInputError
+from apps.engine.frame import COUNT_COLUMN, check_columns, encode, read_table
+from apps.engine.hierarchies import GeneralizationLookup
+from apps.engine.loss import (
+    average_class_size,
+    discernibility_value,
+    generalization_entropy,
+    geometric_mean_loss,
+    loss_of_dimension,
+    precision_value,
+    suppression_entropy,
+)
+from apps.engine.masking import MaskingSecrets, MaskMethod, MaskSpec, mask_direct_identifiers
+from apps.engine.risk import RiskProfile, encoded_class_sizes, risk_profile
+from apps.engine.search.problem import SearchProblem
+
+OUTPUT_FORMATS = (".parquet", ".csv")
+
+
+@dataclass(frozen=True)
+class ReleaseMeasure:
+    """Risk and utility of a written release, measured on the file."""
+
+    rows_in: int
+    rows_out: int
+    suppressed_rows: int
+    levels: dict[str, int]
+    risk: RiskProfile
+    information_loss: dict[str, float]  # every metric, as re-measured
+    passes: bool  # criterion and suppression limit met by the file
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    path: Path
+    seed_used: bool  # True when the caller's seed fixed the order (tests only)
+    measure: ReleaseMeasure
+    secrets: MaskingSecrets  # keys / linking tables: store apart from the release
+
+
+def _generalize_expr(
+    lookup: GeneralizationLookup, dictionary: list[str | None], level: int
+) -> pl.Expr:
+    """Expression replacing the original values of a column by their labels at ``level``."""
+    labels = lookup.labels[level]
+    gmap = lookup.maps[level]
+    old = [v for v in dictionary if v is not None]
+    new = [labels[int(gmap[c])] for c, v in enumerate(dictionary) if v is not None]
+    null_label = next((labels[int(gmap[c])] for c, v in enumerate(dictionary) if v is None), None)
+    col = pl.col(lookup.column).cast(pl.String)
+    mapped = col.replace_strict(old, new, default=None, return_dtype=pl.String)
+    return pl.when(col.is_null()).then(pl.lit(null_label, dtype=pl.String)).otherwise(mapped)
+
+
+def apply_levels(
+    data: pl.LazyFrame | pl.DataFrame,
+    *,
+    lookups: Sequence[GeneralizationLookup],
+    dictionaries: Sequence[pl.Series],
+    levels: Mapping[str, int],
+    release_size: int,
+    direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
+    seed: int | None = None,
+) -> tuple[pl.DataFrame, MaskingSecrets]:
+    """The release as a DataFrame: masked, generalized, suppressed, shuffled."""
+    frame = data.lazy()
+    quasi = [lk.column for lk in lookups]
+    check_columns(frame.collect_schema().names(), quasi, "quasi-identifier")
+    secret = MaskingSecrets()
+    if direct:
+        masked = mask_direct_identifiers(frame, direct)
+        frame, secret = masked.data, masked.secrets
+    generalized = frame.with_columns(
+        _generalize_expr(lk, d.to_list(), levels[lk.column]).alias(lk.column)
+        for lk, d in zip(lookups, dictionaries, strict=True)
+    )
+    if quasi:
+        kept = generalized.filter(pl.len().over(quasi) >= release_size)
+    else:
+        kept = generalized if release_size <= 1 else generalized.head(0)
+    out = kept.collect()
+    rng_seed = seed if seed is not None else secrets.randbits(63)
+    return out.sample(fraction=1.0, shuffle=True, seed=rng_seed), secret
+
+
+def write_release(frame: pl.DataFrame, out: str | Path) -> Path:
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        frame.write_parquet(path)
+    elif suffix == ".csv":
+        frame.write_csv(path)
+    else:
+        raise EngineInputError(f"output format {suffix!r} not supported: use .parquet or .csv")
+    return path
+
+
+def measure_release(
+    path: str | Path,
+    *,
+    problem: SearchProblem,
+    lookups: Sequence[GeneralizationLookup],
+    levels: Mapping[str, int],
+    criterion: Criterion,
+    suppression_limit: float,
+    sep: str | None = None,
+) -> ReleaseMeasure:
+    """Re-read a written release and measure its risk and information loss."""
+    quasi = [lk.column for lk in lookups]
+    frame = read_table(path, sep=sep)
+    encoded = encode(frame, quasi)
+    sizes = encoded_class_sizes(encoded)
+    cap = criterion.cap if isinstance(criterion, StrictAverageRisk) else 0.33
+    profile = risk_profile(sizes, cap=cap)
+    rows_in, rows_out = problem.rows, encoded.rows
+    suppressed = rows_in - rows_out
+    decoded = encoded.decoded()
+    label_counts = []
+    for lk in lookups:
+        per_label = decoded.group_by(lk.column).agg(pl.col(COUNT_COLUMN).cast(pl.Int64).sum())
+        label_counts.append(
+            dict(
+                zip(per_label[lk.column].to_list(), per_label[COUNT_COLUMN].to_list(), strict=True)
+            )
+        )
+    losses = _release_losses(problem, lookups, levels, label_counts, sizes, suppressed)
+    ok = suppressed <= allowed_suppression(rows_in, suppression_limit) and (
+        profile.smallest_class >= criterion.release_size or rows_out == 0
+    )
+    if isinstance(criterion, StrictAverageRisk):
+        ok = ok and profile.average_risk <= criterion.threshold
+    return ReleaseMeasure(
+        rows_in=rows_in,
+        rows_out=rows_out,
+        suppressed_rows=suppressed,
+        levels=dict(levels),
+        risk=profile,
+        information_loss=losses,
+        passes=ok,
+    )
+
+
+def _release_losses(
+    problem: SearchProblem,
+    lookups: Sequence[GeneralizationLookup],
+    levels: Mapping[str, int],
+    label_counts: list[dict[Any, int]],
+    sizes: Any,
+    suppressed: int,
+) -> dict[str, float]:
+    """Every metric of loss.py from the release's label counts (plus input marginals)."""
+    n = problem.rows
+    loss_dims, entropy = [], 0.0
+    for j, lk in enumerate(lookups):
+        level = levels[lk.column]
+        labels = lk.labels[level]
+        leaves_of = {lab: int(lk.leaves[level][g]) for g, lab in enumerate(labels)}
+        released = label_counts[j]
+        weighted = (
+            sum(c * leaves_of[lab] for lab, c in released.items()) + suppressed * lk.domain_size
+        )
+        loss_dims.append(loss_of_dimension(weighted, n, lk.domain_size))
+        freq = problem.frequencies[j]
+        entropy += generalization_entropy(freq[0], freq[level], lk.maps[level])
+        in_suppressed = np.array(
+            [int(freq[level][g]) - released.get(lab, 0) for g, lab in enumerate(labels)],
+            dtype=np.int64,
+        )
+        entropy += suppression_entropy(in_suppressed)
+    heights = [lk.height for lk in lookups]
+    kept = np.asarray(sizes, dtype=np.int64)
+    return {
+        "loss": geometric_mean_loss(loss_dims),
+        "entropy": entropy,
+        "precision": precision_value([levels[lk.column] for lk in lookups], heights, n, suppressed),
+        "discernibility": float(discernibility_value(kept, suppressed, n)),
+        "aecs": average_class_size(n, len(kept)) if n else 0.0,
+    }
+
+
+def apply_solution(
+    data: pl.LazyFrame | pl.DataFrame,
+    *,
+    problem: SearchProblem,
+    lookups: Sequence[GeneralizationLookup],
+    dictionaries: Sequence[pl.Series],
+    levels: Mapping[str, int],
+    criterion: Criterion,
+    out: str | Path,
+    suppression_limit: float = 1.0,
+    direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
+    seed: int | None = None,
+) -> ApplyResult:
+    """Write the release for ``levels`` to ``out`` (.parquet or .csv) and re-measure it.
+
+    ``problem`` must be the encoding of the same ``data`` (input rows and marginals).
+    """
+    missing = [lk.column for lk in lookups if lk.column not in levels]
+    if missing:
+        raise EngineInputError(f"no level given for: {', '.join(missing)}")
+    for lk in lookups:
+        if not 0 <= levels[lk.column] <= lk.height:
+            raise EngineInputError(
+                f"level {levels[lk.column]} of {lk.column!r} is outside 0..{lk.height}"
+            )
+    if Path(out).suffix.lower() not in OUTPUT_FORMATS:
+        raise EngineInputError(f"output must end in {' or '.join(OUTPUT_FORMATS)}: {out}")
+    frame, secret = apply_levels(
+        data,
+        lookups=lookups,
+        dictionaries=dictionaries,
+        levels=levels,
+        release_size=criterion.release_size,
+        direct=direct,
+        seed=seed,
+    )
+    path = write_release(frame, out)
+    measure = measure_release(
+        path,
+        problem=problem,
+        lookups=lookups,
+        levels=levels,
+        criterion=criterion,
+        suppression_limit=suppression_limit,
+        sep="," if path.suffix.lower() == ".csv" else None,
+    )
+    return ApplyResult(path=path, seed_used=seed is not None, measure=measure, secrets=secret)
+
+
+__all__ = [
+    "ApplyResult",
+    "ReleaseMeasure",
+    "apply_levels",
+    "apply_solution",
+    "measure_release",
+    "write_release",
+]

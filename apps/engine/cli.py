@@ -1,0 +1,224 @@
+"""Command line of the engine: `python -m apps.engine.cli <command> ...`.
+
+    python -m apps.engine.cli measure adult.csv --quasi sex,age,race --json
+
+Adding commands (how Engine II plugs in `search` and `apply`): every module named
+in SUBCOMMAND_MODULES defines `register(subparsers) -> None`, which adds its
+parsers with `subparsers.add_parser(...)` and sets on each
+`set_defaults(handler=fn)` where `fn(args: argparse.Namespace) -> int` returns
+the exit code.  A listed module that does not exist yet is skipped.  Handlers may
+raise EngineError: main prints its one-line message on stderr and exits with 2,
+as it does for bad arguments.  The Django command `manage.py deid …` only
+forwards its arguments to `main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from apps.engine.attribute import l_diversity
+from apps.engine.context import data_risk_target
+from apps.engine.errors import EngineError, EngineInputError
+from apps.engine.frame import encode, read_table
+from apps.engine.risk import (
+    ALLOWED_STRICT_AVERAGE_CAPS,
+    DEFAULT_STRICT_AVERAGE_CAP,
+    RELEASE_MODELS,
+    encoded_class_sizes,
+    records_at_risk,
+    risk_profile,
+)
+from apps.engine.threshold import LEVELS, PROFILES, RiskThreshold, custom_threshold, threshold_for
+
+PROG = "deid"
+SUBCOMMAND_MODULES: list[str] = ["apps.engine.cli_search"]
+Handler = Callable[[argparse.Namespace], int]
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (reported on one line, exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the usage and exits; we want one line and a return code.
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _columns(groups: Sequence[Sequence[str] | str] | None) -> list[str]:
+    """Flatten repeated options and comma-separated lists into column names."""
+    names: list[str] = []
+    for group in groups or []:
+        for item in [group] if isinstance(group, str) else group:
+            names.extend(part.strip() for part in item.split(",") if part.strip())
+    return names
+
+
+# --------------------------------------------------------------------------- measure
+
+
+def register(subparsers: Any) -> None:
+    """Register `measure` (Step 4 figures of a file)."""
+    parser = subparsers.add_parser(
+        "measure", help="measure the re-identification risk of a file (Step 4)"
+    )
+    parser.add_argument("file", help="CSV/TSV or Parquet file")
+    parser.add_argument(
+        "--quasi", action="append", required=True, metavar="COL[,COL...]", help="quasi-identifiers"
+    )
+    parser.add_argument("--sep", help="CSV separator (default: sniffed from the header)")
+    parser.add_argument("--na", action="append", metavar="VALUE", help="extra missing-value text")
+    parser.add_argument("--release-model", choices=RELEASE_MODELS)
+    parser.add_argument(
+        "--sensitive", action="append", nargs="+", metavar="COL", help="sensitive columns"
+    )
+    parser.add_argument(
+        "--cap",
+        type=float,
+        default=DEFAULT_STRICT_AVERAGE_CAP,
+        help="strict average cap: 0.33 (default) or 0.5",
+    )
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--threshold", type=float, help="risk threshold (custom value)")
+    target.add_argument(
+        "--invasion-of-privacy", choices=LEVELS, help="threshold from the profile's table"
+    )
+    parser.add_argument("--profile", default="ontario_ipc_2016", choices=sorted(PROFILES))
+    parser.add_argument(
+        "--context-risk",
+        type=float,
+        default=1.0,
+        help="context risk (Step 5); the data-risk target is threshold / context",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=measure_command)
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Compute the measure report as a JSON-ready dict."""
+    if args.cap not in ALLOWED_STRICT_AVERAGE_CAPS:
+        raise EngineInputError(f"--cap must be 0.33 or 0.5, not {args.cap}")
+    quasi, sensitive = _columns(args.quasi), _columns(args.sensitive)
+    started = time.perf_counter()
+    frame = read_table(args.file, sep=args.sep, null_values=args.na)
+    encoded = encode(frame, quasi)
+    profile = risk_profile(encoded_class_sizes(encoded), cap=args.cap)
+    report: dict[str, Any] = {"file": str(args.file), "quasi": list(encoded.quasi)}
+    report.update(profile.to_dict())
+    report["distinct_tuples"] = encoded.distinct_tuples
+    if args.release_model:
+        report["release_model"] = args.release_model
+        report["data_risk"] = profile.data_risk(args.release_model)
+    threshold = _threshold(args)
+    if threshold is not None:
+        target = data_risk_target(threshold.value, args.context_risk)
+        at_risk = records_at_risk(encoded_class_sizes(encoded), target)
+        report["threshold"] = {
+            "value": threshold.value,
+            "origin": threshold.origin,
+            "source": threshold.source,
+            "invasion_of_privacy": threshold.invasion_of_privacy,
+            "context_risk": args.context_risk,
+            "data_risk_target": target,
+        }
+        report["records_at_risk"] = {
+            "target": target,
+            "rows": at_risk.rows,
+            "percent": at_risk.percent,
+            "classes": at_risk.classes,
+        }
+        if args.release_model:
+            report["meets_target"] = profile.data_risk(args.release_model) <= target + 1e-12
+    if sensitive:
+        report["l_diversity"] = [d.to_dict() for d in l_diversity(frame, quasi, sensitive)]
+    report["seconds"] = round(time.perf_counter() - started, 6)
+    return report
+
+
+def _threshold(args: argparse.Namespace) -> RiskThreshold | None:
+    if args.invasion_of_privacy:
+        return threshold_for(args.invasion_of_privacy, args.profile)
+    if args.threshold is not None:
+        return custom_threshold(args.threshold, "given on the command line")
+    return None
+
+
+def measure_command(args: argparse.Namespace) -> int:
+    report = measure(args)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(format_measure(report))
+    return 0
+
+
+def format_measure(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['file']}: {report['rows']:,} rows, quasi-identifiers: {', '.join(report['quasi'])}",
+        f"  equivalence classes   {report['equivalence_classes']:,}",
+        f"  smallest class        {report['min_class_size']:,}",
+        f"  unique rows           {report['uniques']:,}",
+        f"  max risk              {report['max_risk']:.4f}",
+        f"  average risk          {report['average_risk']:.4f}",
+        f"  strict average risk   {report['strict_average_risk']:.4f} (cap {report['strict_average_cap']})",
+        "  class sizes           "
+        + "  ".join(
+            f"{size}: {b['classes']:,} classes / {b['rows']:,} rows"
+            for size, b in report["class_size_histogram"].items()
+        ),
+    ]
+    if "data_risk" in report:
+        lines.append(f"  data risk ({report['release_model']})  {report['data_risk']:.4f}")
+    if "records_at_risk" in report:
+        r = report["records_at_risk"]
+        lines.append(
+            f"  records at risk       {r['rows']:,} ({r['percent']:.2f}%) above target {r['target']:.4g}"
+        )
+    for d in report.get("l_diversity", []):
+        lines.append(
+            f"  l-diversity {d['column']}: smallest l {d['smallest_l']}, "
+            f"{d['homogeneous_classes']:,} homogeneous classes ({d['homogeneous_rows']:,} rows)"
+        )
+    lines.append(f"  computed in {report['seconds']:.3f} s")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="deidweb engine: risk-based de-identification")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    register(subparsers)
+    for name in SUBCOMMAND_MODULES:
+        if importlib.util.find_spec(name) is None:
+            continue
+        module = importlib.import_module(name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        handler: Handler = args.handler
+        return handler(args)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except EngineError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

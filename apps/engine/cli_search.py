@@ -1,0 +1,320 @@
+"""`search` and `apply` commands (registered into cli.py through SUBCOMMAND_MODULES).
+
+    python -m apps.engine.cli search adult.csv --sep ';' --quasi sex,age,race \\
+        --hierarchy age=h_age.csv --hierarchy sex=h_sex.csv --hierarchy race=h_race.csv \\
+        --k 5 --suppression-limit 0.05 --metric loss --json
+    python -m apps.engine.cli apply adult.csv ... --levels age=2,sex=0,race=1 --out out.parquet
+
+`seconds` in the output is the wall time from the data in memory to the result
+(encoding + search), not reading the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from apps.engine.apply import apply_solution
+from apps.engine.criteria import (
+    DEFAULT_CAP,
+    DEFAULT_SUPPRESSION_LIMIT,
+    Criterion,
+    KAnonymity,
+    MaxRisk,
+    criterion_for_release,
+)
+from apps.engine.errors import EngineInputError
+from apps.engine.frame import EncodedData, encode, read_table
+from apps.engine.hierarchies import GeneralizationLookup, read_arx_csv
+from apps.engine.loss import METRICS, EntropyMetric, entropy_percent, prepare_metric
+from apps.engine.masking import MASK_METHODS, MaskMethod
+from apps.engine.search import NodeResult, SearchResult, optimal_search, problem_from_encoded
+from apps.engine.search.problem import SearchProblem
+from apps.engine.search.report import node_missingness
+
+#: Alternatives shown by `search`: the optimum under these fractions of the limit.
+PARETO_BUDGETS = (0.75, 0.5, 0.25, 0.1, 0.0)
+
+
+def _names(groups: Sequence[str] | None) -> list[str]:
+    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
+
+
+def _pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in _names(groups):
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _levels(groups: Sequence[str] | None, option: str) -> dict[str, int]:
+    out = {}
+    for name, value in _pairs(groups, option).items():
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
+    return out
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="CSV/TSV or Parquet file")
+    parser.add_argument("--quasi", action="append", required=True, metavar="COL[,COL...]")
+    parser.add_argument(
+        "--hierarchy",
+        action="append",
+        required=True,
+        metavar="COL=PATH",
+        help="ARX-format hierarchy (value;level1;...;*) per quasi-identifier",
+    )
+    parser.add_argument("--sep", help="CSV separator of FILE (default: sniffed)")
+    parser.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--k", type=int, help="k-anonymity: smallest released class")
+    target.add_argument("--max-risk", type=float, help="maximum risk (k = ceil(1/R))")
+    target.add_argument(
+        "--release-model",
+        choices=("public", "semi_public", "non_public"),
+        help="with --threshold and --context-risk (Steps 1, 3, 5, 6)",
+    )
+    parser.add_argument("--threshold", type=float)
+    parser.add_argument("--context-risk", type=float, default=1.0)
+    parser.add_argument("--cap", type=float, default=DEFAULT_CAP, help="strict average cap")
+    parser.add_argument(
+        "--suppression-limit", type=float, default=DEFAULT_SUPPRESSION_LIMIT, metavar="FRACTION"
+    )
+    parser.add_argument("--metric", choices=METRICS, default="loss")
+    parser.add_argument("--max-level", action="append", metavar="COL=L")
+    parser.add_argument("--time-budget", type=float, metavar="SECONDS")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def register(subparsers: Any) -> None:
+    """Add `search` and `apply` to the engine's command line."""
+    search = subparsers.add_parser("search", help="find the optimal generalization (Step 7)")
+    _common(search)
+    search.add_argument("--no-pareto", action="store_true", help="skip the alternatives")
+    search.set_defaults(handler=search_command)
+    apply = subparsers.add_parser("apply", help="write the de-identified data set (Step 7)")
+    _common(apply)
+    apply.add_argument("--levels", action="append", metavar="COL=L[,COL=L...]")
+    apply.add_argument("--out", required=True, help="output file: .parquet or .csv")
+    apply.add_argument(
+        "--direct",
+        action="append",
+        metavar="COL[=METHOD]",
+        help=f"direct identifier and its masking ({', '.join(MASK_METHODS)}; default remove)",
+    )
+    apply.add_argument("--seed", type=int, help="fixed shuffle seed (tests only)")
+    apply.set_defaults(handler=apply_command)
+
+
+def criterion_from_args(args: argparse.Namespace) -> Criterion:
+    if args.k is not None:
+        if args.k < 1:
+            raise EngineInputError(f"--k must be at least 1, got {args.k}")
+        return KAnonymity(args.k)
+    if args.max_risk is not None:
+        return MaxRisk(args.max_risk)
+    if args.threshold is None:
+        raise EngineInputError("--release-model needs --threshold (and --context-risk)")
+    return criterion_for_release(args.release_model, args.threshold, args.context_risk, args.cap)
+
+
+def _prepare(
+    args: argparse.Namespace,
+) -> tuple[pl.DataFrame, EncodedData, list[GeneralizationLookup], SearchProblem, float]:
+    """Read the file (not timed), then encode and compile lookups (timed)."""
+    quasi = _names(args.quasi)
+    if not quasi:
+        raise EngineInputError("--quasi names no column")
+    paths = _pairs(args.hierarchy, "--hierarchy")
+    missing = [q for q in quasi if q not in paths]
+    if missing:
+        raise EngineInputError(f"no --hierarchy for: {', '.join(missing)}")
+    hierarchies = {q: read_arx_csv(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
+    data = read_table(args.file, sep=args.sep).collect()
+    started = time.perf_counter()
+    encoded = encode(data, quasi)
+    lookups = [hierarchies[q].lookup(d) for q, d in zip(quasi, encoded.dictionaries, strict=True)]
+    problem = problem_from_encoded(encoded, lookups)
+    return data, encoded, lookups, problem, started
+
+
+def _node_json(quasi: Sequence[str], node: NodeResult) -> dict[str, Any]:
+    return {
+        "levels": dict(zip(quasi, node.levels, strict=True)),
+        "suppressed_rows": node.suppressed_rows,
+        "equivalence_classes": node.equivalence_classes,
+        "min_class_size": node.min_class_size,
+        "max_risk": node.max_risk,
+        "average_risk": node.average_risk,
+        "information_loss": node.information_loss,
+    }
+
+
+def search_report(args: argparse.Namespace) -> dict[str, Any]:
+    _, _, _, problem, started = _prepare(args)
+    criterion = criterion_from_args(args)
+    result: SearchResult = optimal_search(
+        problem,
+        criterion,
+        metric=args.metric,
+        suppression_limit=args.suppression_limit,
+        max_levels=_levels(args.max_level, "--max-level"),
+        time_budget=args.time_budget,
+    )
+    seconds = time.perf_counter() - started
+    pareto: tuple[NodeResult, ...] = ()
+    if not args.no_pareto and result.solution is not None and result.optimal:
+        # Alternatives: the optimum under smaller suppression budgets (not timed above).
+        pareto = optimal_search(
+            problem,
+            criterion,
+            metric=args.metric,
+            suppression_limit=args.suppression_limit,
+            max_levels=_levels(args.max_level, "--max-level"),
+            time_budget=args.time_budget,
+            pareto=PARETO_BUDGETS,
+        ).pareto
+    report: dict[str, Any] = {
+        "file": str(args.file),
+        "quasi": list(problem.quasi),
+        "rows": problem.rows,
+        "distinct_tuples": len(problem.counts),
+        "criterion": result.criterion,
+        "release_size": criterion.release_size,
+        "metric": result.metric,
+        "suppression_limit": args.suppression_limit,
+    }
+    if result.solution is None:
+        report.update(dict.fromkeys(("levels", "information_loss"), None))
+        report["suppressed_rows"] = None
+    else:
+        report.update(_node_json(problem.quasi, result.solution))
+        missing = node_missingness(problem, result.solution.levels, criterion.release_size)
+        report["missingness"] = {"records": missing.records, "cells": missing.cells}
+        if result.metric == "entropy":
+            metric = prepare_metric("entropy", problem)
+            assert isinstance(metric, EntropyMetric)
+            report["entropy_percent"] = entropy_percent(
+                result.solution.information_loss, metric.maximum()
+            )
+    report.update(
+        {
+            "nodes_total": result.nodes_total,
+            "nodes_evaluated": result.nodes_evaluated,
+            "optimal": result.optimal,
+            "search_seconds": result.seconds,
+            "seconds": seconds,
+            "pareto": [_node_json(problem.quasi, p) for p in pareto],
+        }
+    )
+    return report
+
+
+def search_command(args: argparse.Namespace) -> int:
+    report = search_report(args)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    if report["levels"] is None:
+        print(f"no solution meets {report['criterion']} within the suppression limit")
+        return 0
+    levels = ", ".join(f"{q}={lv}" for q, lv in report["levels"].items())
+    print(
+        f"{report['file']}: {report['criterion']}, metric {report['metric']}\n"
+        f"  levels              {levels}\n"
+        f"  suppressed rows     {report['suppressed_rows']:,} of {report['rows']:,}\n"
+        f"  classes             {report['equivalence_classes']:,} (smallest "
+        f"{report['min_class_size']})\n"
+        f"  max / average risk  {report['max_risk']:.4f} / {report['average_risk']:.4f}\n"
+        f"  information loss    {report['information_loss']:.6g}\n"
+        f"  nodes evaluated     {report['nodes_evaluated']:,} of {report['nodes_total']:,}"
+        f"{'' if report['optimal'] else ' (time budget reached: best found, not proven optimal)'}\n"
+        f"  alternatives        {len(report['pareto'])}\n"
+        f"  computed in {report['seconds']:.3f} s"
+    )
+    return 0
+
+
+def _direct(groups: Sequence[str] | None) -> dict[str, MaskMethod]:
+    out: dict[str, MaskMethod] = {}
+    for item in _names(groups):
+        name, _, method = item.partition("=")
+        method = method or "remove"
+        if method not in MASK_METHODS:
+            raise EngineInputError(f"--direct {name}: unknown method {method!r}")
+        out[name] = method  # type: ignore[assignment,unused-ignore]
+    return out
+
+
+def apply_report(args: argparse.Namespace) -> dict[str, Any]:
+    data, encoded, lookups, problem, started = _prepare(args)
+    criterion = criterion_from_args(args)
+    levels = _levels(args.levels, "--levels")
+    if not levels:
+        result = optimal_search(
+            problem,
+            criterion,
+            metric=args.metric,
+            suppression_limit=args.suppression_limit,
+            max_levels=_levels(args.max_level, "--max-level"),
+            time_budget=args.time_budget,
+        )
+        if result.levels is None:
+            raise EngineInputError("no solution meets the criterion; give --levels explicitly")
+        levels = result.levels
+    unknown = [c for c in levels if c not in problem.quasi]
+    if unknown:
+        raise EngineInputError(f"--levels names non-quasi-identifier(s): {', '.join(unknown)}")
+    applied = apply_solution(
+        data,
+        problem=problem,
+        lookups=lookups,
+        dictionaries=encoded.dictionaries,
+        levels=levels,
+        criterion=criterion,
+        out=args.out,
+        suppression_limit=args.suppression_limit,
+        direct=_direct(args.direct),
+        seed=args.seed,
+    )
+    m = applied.measure
+    report: dict[str, Any] = {
+        "out": str(applied.path),
+        "levels": m.levels,
+        "rows_in": m.rows_in,
+        "rows_out": m.rows_out,
+        "suppressed_rows": m.suppressed_rows,
+        "passes": m.passes,
+        "criterion": criterion.describe(),
+        "information_loss": m.information_loss,
+        "seconds": time.perf_counter() - started,
+    }
+    report.update(m.risk.to_dict())
+    if applied.secrets.keys or applied.secrets.linking_tables:
+        report["secrets"] = "keys/linking tables were generated: store them apart (API only)"
+    return report
+
+
+def apply_command(args: argparse.Namespace) -> int:
+    report = apply_report(args)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(
+            f"wrote {report['out']}: {report['rows_out']:,} rows "
+            f"({report['suppressed_rows']:,} suppressed), smallest class "
+            f"{report['min_class_size']}, max risk {report['max_risk']:.4f}, "
+            f"{'meets' if report['passes'] else 'does NOT meet'} {report['criterion']}"
+        )
+    return 0

@@ -1,0 +1,117 @@
+"""The generalization lattice: one generalization level per quasi-identifier.
+
+A node is a tuple of levels ``(l_1, ..., l_d)`` with ``0 <= l_j <= top_j``; node ``M`` is a
+*specialization* of ``N`` (and ``N`` a *generalization* of ``M``) when ``M <= N``
+componentwise (El Emam et al. 2009, OLA; ARX's ``SolutionSpace``). Nodes are numbered in
+mixed radix with the first QI most significant, so index order equals lexicographic
+order of the level tuples. The lattice is held as one ``[size x d]`` level matrix, which
+makes up-set/down-set masks a single vectorized comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from apps.engine.errors import EngineInputError
+
+#: Largest lattice the search accepts (the level matrix is held in memory).
+MAX_NODES = 20_000_000
+
+
+class Lattice:
+    """All nodes of the lattice of per-QI levels ``0..tops[j]``."""
+
+    def __init__(self, tops: Sequence[int]) -> None:
+        self.tops: tuple[int, ...] = tuple(int(t) for t in tops)
+        if any(t < 0 for t in self.tops):
+            raise EngineInputError("a maximum generalization level is negative")
+        radix = [t + 1 for t in self.tops]
+        size = 1
+        for r in radix:
+            size *= r
+        if size > MAX_NODES:
+            raise EngineInputError(
+                f"the lattice has {size:,} nodes (more than {MAX_NODES:,}): "
+                "use fewer quasi-identifiers or set maximum levels"
+            )
+        self.size: int = size
+        strides = [1] * len(radix)
+        for j in range(len(radix) - 2, -1, -1):
+            strides[j] = strides[j + 1] * radix[j + 1]
+        self.strides: tuple[int, ...] = tuple(strides)
+        index = np.arange(size, dtype=np.int64)
+        levels = np.empty((size, len(radix)), dtype=np.int16)
+        for j, (r, s) in enumerate(zip(radix, strides, strict=True)):
+            levels[:, j] = (index // s) % r
+        self.levels: NDArray[np.int16] = levels
+        self.total: NDArray[np.int64] = levels.sum(axis=1, dtype=np.int64)
+        # at_most[j][v] = nodes whose level j is <= v (at_least likewise): an up-set or
+        # down-set mask is then d boolean ANDs instead of a [size x d] comparison.
+        self._at_most = tuple(
+            np.stack([levels[:, j] <= v for v in range(t + 1)]) for j, t in enumerate(self.tops)
+        )
+        self._at_least = tuple(
+            np.stack([levels[:, j] >= v for v in range(t + 1)]) for j, t in enumerate(self.tops)
+        )
+
+    @property
+    def dimensions(self) -> int:
+        return len(self.tops)
+
+    @property
+    def bottom(self) -> int:
+        return 0
+
+    @property
+    def top(self) -> int:
+        return self.size - 1
+
+    def index(self, levels: Sequence[int]) -> int:
+        """Node index of a level tuple."""
+        if len(levels) != len(self.tops) or any(
+            not 0 <= lv <= t for lv, t in zip(levels, self.tops, strict=True)
+        ):
+            raise EngineInputError(f"levels {tuple(levels)} are outside the lattice {self.tops}")
+        return sum(int(lv) * s for lv, s in zip(levels, self.strides, strict=True))
+
+    def node(self, index: int) -> tuple[int, ...]:
+        """Level tuple of a node index."""
+        return tuple(self.levels[index].tolist())
+
+    def predecessors(self, index: int) -> list[int]:
+        """Direct specializations: one QI one level lower."""
+        lv = self.levels[index]
+        return [index - s for j, s in enumerate(self.strides) if lv[j] > 0]
+
+    def successors(self, index: int) -> list[int]:
+        """Direct generalizations: one QI one level higher."""
+        lv = self.levels[index]
+        return [index + s for j, s in enumerate(self.strides) if lv[j] < self.tops[j]]
+
+    def generalizations_mask(self, index: int) -> NDArray[np.bool_]:
+        """Boolean mask of the up-set of ``index`` (the node itself included)."""
+        return self._mask(self._at_least, index)
+
+    def specializations_mask(self, index: int) -> NDArray[np.bool_]:
+        """Boolean mask of the down-set of ``index`` (the node itself included)."""
+        return self._mask(self._at_most, index)
+
+    def _mask(self, tables: tuple[NDArray[np.bool_], ...], index: int) -> NDArray[np.bool_]:
+        lv = self.levels[index]
+        if not tables:
+            return np.ones(self.size, dtype=bool)
+        mask: NDArray[np.bool_] = tables[0][lv[0]].copy()
+        for j in range(1, len(tables)):
+            mask &= tables[j][lv[j]]
+        return mask
+
+    def tie_order(self) -> NDArray[np.int64]:
+        """Rank of every node under the deterministic tie-break of the search:
+        lowest total level first, then lexicographic levels (= index order)."""
+        order = np.lexsort((np.arange(self.size), self.total))
+        rank = np.empty(self.size, dtype=np.int64)
+        rank[order] = np.arange(self.size, dtype=np.int64)
+        return rank

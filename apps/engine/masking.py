@@ -1,0 +1,233 @@
+"""Masking direct identifiers (Step 7.1; PDPC 6, 8, 9).
+
+Methods: remove the column (the default and safest); keyed pseudonyms with
+HMAC-SHA-256 under a per-release secret key (same input → same pseudonym within
+the release, unlinkable across releases); random pseudonyms with a linking
+table; reversible AES-GCM encryption; character masking.  An unkeyed hash is not
+offered: identifiers have few enough possible values to be hashed by brute force
+(seed 000 step 7.1).
+
+Keys and linking tables are returned apart from the data (`MaskingResult.secrets`)
+so that the caller can store them where only custodians can read them.
+
+Column-wise work: each masked column's distinct values are collected once,
+transformed in Python (cryptography has no vectorized form), and the column is
+replaced through one `replace_strict` mapping; character masking is a pure
+polars expression.  A LazyFrame stays lazy.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+import polars as pl
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from apps.engine.errors import EngineInputError
+from apps.engine.frame import check_columns
+
+MaskMethod = Literal["remove", "hmac", "random", "encrypt", "mask"]
+MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "mask")
+KEY_BYTES = 32  # 256-bit keys for HMAC-SHA-256 and AES-256-GCM
+NONCE_BYTES = 12  # the AES-GCM standard nonce size
+PSEUDONYM_COLUMN = "pseudonym"
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """How to mask one column.  `length` = hex characters of a pseudonym (hmac, random);
+    `keep_leading`/`keep_trailing`/`mask_char` for character masking."""
+
+    method: MaskMethod = "remove"
+    length: int = 32
+    keep_leading: int = 0
+    keep_trailing: int = 0
+    mask_char: str = "*"
+
+
+@dataclass(frozen=True)
+class MaskingSecrets:
+    """What must be kept apart from the release: keys (hmac, encrypt) and linking tables (random)."""
+
+    keys: Mapping[str, bytes] = field(default_factory=dict)
+    linking_tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+
+@dataclass(frozen=True)
+class MaskingResult(Generic[FrameT]):
+    data: FrameT  # a DataFrame in, a DataFrame out; a LazyFrame stays lazy
+    secrets: MaskingSecrets
+    methods: Mapping[str, MaskMethod]  # column → method, for the report (holds no secret)
+
+
+# --------------------------------------------------------------------------- value transforms
+
+
+def new_key() -> bytes:
+    """A fresh random key: one per release, so pseudonyms differ across releases."""
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def hmac_pseudonym(value: str, key: bytes, length: int = 32) -> str:
+    """Keyed HMAC-SHA-256 of the value's UTF-8 bytes, as `length` hex characters."""
+    return hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:length]
+
+
+def encrypt_value(value: str, key: bytes, column: str) -> str:
+    """AES-GCM with a random nonce; the column name is authenticated (a value cannot be
+    moved to another column unnoticed).  Output: URL-safe base64 of nonce + ciphertext."""
+    nonce = secrets.token_bytes(NONCE_BYTES)
+    sealed = AESGCM(key).encrypt(nonce, value.encode("utf-8"), column.encode("utf-8"))
+    return base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+
+
+def decrypt_value(token: str, key: bytes, column: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(token.encode("ascii"))
+        plain = AESGCM(key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], column.encode("utf-8"))
+    except (InvalidTag, ValueError) as exc:
+        raise EngineInputError(
+            f"cannot decrypt a value of {column!r}: wrong key or damaged data"
+        ) from exc
+    return plain.decode("utf-8")
+
+
+def character_mask(
+    expr: pl.Expr, keep_leading: int, keep_trailing: int, mask_char: str = "*"
+) -> pl.Expr:
+    """Keep up to n leading and trailing characters, mask the rest ("K1A 0B1" → "K1A****").
+
+    At least one character is always masked, so a short value is never shown whole.
+    """
+    if keep_leading < 0 or keep_trailing < 0 or len(mask_char) != 1:
+        raise EngineInputError("character masking: keep counts ≥ 0 and a one-character mask")
+    text = expr.cast(pl.String)
+    n = text.str.len_chars().cast(pl.Int64)
+    lead = pl.min_horizontal(pl.lit(keep_leading), (n - 1).clip(lower_bound=0))
+    trail = pl.min_horizontal(pl.lit(keep_trailing), (n - lead - 1).clip(lower_bound=0))
+    middle = n - lead - trail
+    return text.str.head(lead) + pl.lit("").str.pad_end(middle, mask_char) + text.str.tail(trail)
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def _check_key(key: bytes, column: str) -> bytes:
+    if len(key) != KEY_BYTES:
+        raise EngineInputError(f"key for {column!r} must be {KEY_BYTES} bytes, not {len(key)}")
+    return key
+
+
+def _random_pseudonyms(values: list[str], length: int) -> list[str]:
+    chosen: set[str] = set()
+    out = []
+    for _ in values:
+        token = secrets.token_hex((length + 1) // 2)[:length]
+        while token in chosen:  # collisions are astronomically rare but must not merge people
+            token = secrets.token_hex((length + 1) // 2)[:length]
+        chosen.add(token)
+        out.append(token)
+    return out
+
+
+def mask_direct_identifiers(
+    data: FrameT,
+    specs: Mapping[str, MaskSpec | MaskMethod],
+    *,
+    keys: Mapping[str, bytes] | None = None,
+) -> MaskingResult[FrameT]:
+    """Mask each column of `specs`; other columns pass through unchanged.
+
+    `keys` lets a caller reuse a release's key for a further file of the same
+    release; otherwise a new key is drawn per column.  Missing values stay missing.
+    """
+    frame = data.lazy()
+    names = frame.collect_schema().names()
+    check_columns(names, list(specs), "direct identifier")
+    plans = {c: (MaskSpec(method=s) if isinstance(s, str) else s) for c, s in specs.items()}
+    for column, spec in plans.items():
+        if spec.method not in MASK_METHODS:
+            raise EngineInputError(f"unknown masking method {spec.method!r} for {column!r}")
+        if spec.method in ("hmac", "random") and not 8 <= spec.length <= 64:
+            raise EngineInputError(f"pseudonym length for {column!r} must be 8-64 hex characters")
+    mapped = [c for c, s in plans.items() if s.method in ("hmac", "random", "encrypt")]
+    distinct = dict(
+        zip(
+            mapped,
+            pl.collect_all(
+                [frame.select(pl.col(c).cast(pl.String).unique().drop_nulls()) for c in mapped],
+                engine="streaming",
+            ),
+            strict=True,
+        )
+    )
+    out_keys: dict[str, bytes] = {}
+    tables: dict[str, pl.DataFrame] = {}
+    replacements: list[pl.Expr] = []
+    for column, spec in plans.items():
+        if spec.method == "remove":
+            continue
+        if spec.method == "mask":
+            replacements.append(
+                character_mask(
+                    pl.col(column), spec.keep_leading, spec.keep_trailing, spec.mask_char
+                ).alias(column)
+            )
+            continue
+        values: list[str] = distinct[column].to_series().to_list()
+        if spec.method == "random":
+            new_values = _random_pseudonyms(values, spec.length)
+            tables[column] = pl.DataFrame(
+                {column: values, PSEUDONYM_COLUMN: new_values},
+                schema={column: pl.String, PSEUDONYM_COLUMN: pl.String},
+            )
+        else:
+            key = _check_key((keys or {}).get(column) or new_key(), column)
+            out_keys[column] = key
+            if spec.method == "hmac":
+                new_values = [hmac_pseudonym(v, key, spec.length) for v in values]
+            else:
+                new_values = [encrypt_value(v, key, column) for v in values]
+        replacements.append(
+            pl.col(column)
+            .cast(pl.String)
+            .replace_strict(values, new_values, return_dtype=pl.String)
+            .alias(column)
+        )
+    removed = [c for c, s in plans.items() if s.method == "remove"]
+    result = frame.with_columns(replacements).drop(removed)
+    return MaskingResult(
+        data=result.collect() if isinstance(data, pl.DataFrame) else result,
+        secrets=MaskingSecrets(keys=out_keys, linking_tables=tables),
+        methods={c: s.method for c, s in plans.items()},
+    )
+
+
+def decrypt_column(data: pl.DataFrame, column: str, key: bytes) -> pl.DataFrame:
+    """Undo `encrypt` on one column (custodian only), decrypting each distinct token once."""
+    check_columns(data.columns, [column], "encrypted")
+    tokens: list[str] = data.get_column(column).drop_nulls().unique().to_list()
+    plain = [decrypt_value(t, _check_key(key, column), column) for t in tokens]
+    return data.with_columns(pl.col(column).replace_strict(tokens, plain, return_dtype=pl.String))
+
+
+def relink_column(data: pl.DataFrame, column: str, linking_table: pl.DataFrame) -> pl.DataFrame:
+    """Undo `random` pseudonyms on one column with its linking table (custodian only)."""
+    check_columns(data.columns, [column], "pseudonymized")
+    return data.with_columns(
+        pl.col(column).replace_strict(
+            linking_table.get_column(PSEUDONYM_COLUMN),
+            linking_table.get_column(column),
+            return_dtype=pl.String,
+        )
+    )

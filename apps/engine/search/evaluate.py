@@ -1,0 +1,123 @@
+"""Evaluating one lattice node: classes, suppression, verdict, risk and information loss."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apps.engine.criteria import (
+    Criterion,
+    StrictAverageRisk,
+    allowed_suppression,
+    average_risk,
+)
+from apps.engine.lattice import Lattice
+from apps.engine.loss import Metric, NodeClasses
+from apps.engine.search.classes import TableCache
+from apps.engine.search.problem import SearchProblem
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One evaluated lattice node (risk figures are those of the released rows)."""
+
+    levels: tuple[int, ...]
+    passes: bool
+    suppressed_rows: int
+    equivalence_classes: int  # released classes
+    min_class_size: int  # smallest released class (0 when nothing is released)
+    max_risk: float  # 1 / min_class_size (0 when nothing is released)
+    average_risk: float  # released classes / released rows
+    information_loss: float
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What does not depend on the suppression limit (memoized across limits)."""
+
+    suppressed_rows: int
+    released_classes: int
+    min_class_size: int
+    released_rows: int
+    value: float
+    bound: float  # the metric's value with nothing suppressed (monotone lower bound)
+
+
+class Evaluator:
+    """Evaluates nodes of one problem under one criterion and metric, memoizing facts."""
+
+    def __init__(
+        self,
+        problem: SearchProblem,
+        lattice: Lattice,
+        criterion: Criterion,
+        metric: Metric,
+        cache: TableCache | None = None,
+    ) -> None:
+        self.problem = problem
+        self.lattice = lattice
+        self.criterion = criterion
+        self.metric = metric
+        self.cache = cache or TableCache(problem)
+        self.k = criterion.release_size
+        self.facts: dict[int, NodeFacts] = {}
+        self.evaluations = 0
+
+    def classes(self, index: int) -> NodeClasses:
+        """The node's classes with the suppressed ones (size < k) marked."""
+        table = self.cache.table(self.lattice.node(index))
+        return NodeClasses(table.levels, table.columns, table.sizes, table.sizes < self.k)
+
+    def facts_of(self, index: int) -> NodeFacts:
+        hit = self.facts.get(index)
+        if hit is not None:
+            return hit
+        self.evaluations += 1
+        node = self.classes(index)
+        released = node.sizes[~node.suppressed]
+        facts = NodeFacts(
+            suppressed_rows=int(node.sizes[node.suppressed].sum()),
+            released_classes=len(released),
+            min_class_size=int(released.min()) if len(released) else 0,
+            released_rows=int(released.sum()),
+            value=self.metric.value(node),
+            bound=(
+                self.metric.bound_for_generalizations(node, self.k)
+                if self.metric.dynamic_bound
+                else 0.0
+            ),
+        )
+        self.facts[index] = facts
+        return facts
+
+    def passes(self, facts: NodeFacts, limit: float) -> bool:
+        if facts.suppressed_rows > allowed_suppression(self.problem.rows, limit):
+            return False
+        if isinstance(self.criterion, StrictAverageRisk):
+            risk = average_risk(facts.released_classes, facts.released_rows)
+            return risk <= self.criterion.threshold
+        return True
+
+    def result(self, index: int, limit: float) -> NodeResult:
+        f = self.facts_of(index)
+        return NodeResult(
+            levels=self.lattice.node(index),
+            passes=self.passes(f, limit),
+            suppressed_rows=f.suppressed_rows,
+            equivalence_classes=f.released_classes,
+            min_class_size=f.min_class_size,
+            max_risk=1.0 / f.min_class_size if f.min_class_size else 0.0,
+            average_risk=average_risk(f.released_classes, f.released_rows),
+            information_loss=f.value,
+        )
+
+
+def better(value: float, rank: int, best_value: float, best_rank: int) -> bool:
+    """Strictly better under the search's order: lower loss, then lower tie rank
+    (lowest total level, then lexicographic levels)."""
+    return value < best_value or (value == best_value and rank < best_rank)
+
+
+def exceeds(bound: float, best: float) -> bool:
+    """True when a lower bound is certainly above ``best`` (a relative 1e-9 margin
+    keeps float rounding from pruning a node that could tie)."""
+    return bool(bound > best + 1e-9 * max(1.0, abs(best)))

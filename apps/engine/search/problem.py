@@ -1,0 +1,200 @@
+"""The search problem in primitive arrays: distinct QI tuples, their counts, lookups.
+
+The search never touches raw rows. It works on the compressed table of distinct
+quasi-identifier tuples (one row per tuple, one ``uint32`` code per QI, and the number of
+rows holding the tuple) and, per QI, the lookup arrays of its generalization hierarchy
+(``maps[L][code]`` = generalized code at level ``L``; ``leaves[L][gcode]`` = hierarchy
+leaves the generalized value covers). These are exactly the arrays of Engine I's
+``GeneralizationLookup`` (docs/engine-contract.md); :func:`problem_from_encoded` adapts
+``EncodedData`` + lookups, :func:`build_problem` takes bare arrays (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from apps.engine.errors import EngineInputError
+
+U32 = NDArray[np.uint32]
+I64 = NDArray[np.int64]
+
+
+class LookupLike(Protocol):
+    """What the search needs from a ``GeneralizationLookup`` (Engine I, hierarchies.py)."""
+
+    @property
+    def column(self) -> str: ...
+    @property
+    def maps(self) -> tuple[NDArray[np.uint32], ...]: ...
+    @property
+    def leaves(self) -> tuple[NDArray[np.integer], ...]: ...
+    @property
+    def domain_size(self) -> int: ...
+
+
+class EncodedLike(Protocol):
+    """What the search needs from ``EncodedData`` (Engine I, frame.py)."""
+
+    @property
+    def quasi(self) -> tuple[str, ...]: ...
+    @property
+    def tuples(self) -> pl.DataFrame: ...
+    @property
+    def rows(self) -> int: ...
+
+
+@dataclass(frozen=True, eq=False)
+class QuasiLookup:
+    """Lookup arrays of one quasi-identifier's hierarchy (contract: GeneralizationLookup)."""
+
+    column: str
+    maps: tuple[U32, ...]  # maps[L][code] -> generalized code at level L (maps[0] = identity)
+    leaves: tuple[I64, ...]  # leaves[L][gcode] -> number of hierarchy leaves covered
+    domain_size: int  # |H_j|: leaves of the hierarchy
+    labels: tuple[tuple[str | None, ...], ...] | None = None  # labels[L][gcode], if known
+
+    @property
+    def height(self) -> int:
+        """Levels above the leaves; valid levels are 0..height."""
+        return len(self.maps) - 1
+
+    def values_at(self, level: int) -> int:
+        """Number of distinct generalized codes at ``level``."""
+        return len(self.leaves[level])
+
+
+@dataclass(frozen=True, eq=False)
+class SearchProblem:
+    """Compressed data + lookups + per-level marginal frequencies, ready for the search.
+
+    ``frequencies[j][L][g]`` = rows whose QI ``j`` generalizes to code ``g`` at level ``L``
+    (over all ``rows``). ``upmaps[j][a][b]`` maps a generalized code of level ``a`` to its
+    code at level ``b >= a``; they exist only when every hierarchy is *consistent* (each
+    generalized value has one parent), which is what makes classes merge when going up
+    the lattice, so roll-up, predictive tagging and monotone bounds are valid.
+    """
+
+    quasi: tuple[str, ...]
+    codes: tuple[U32, ...]  # one column per QI, length = number of distinct tuples
+    counts: I64
+    lookups: tuple[QuasiLookup, ...]
+    rows: int
+    frequencies: tuple[tuple[I64, ...], ...]
+    upmaps: tuple[tuple[tuple[U32 | None, ...], ...], ...] | None
+
+    @property
+    def dimensions(self) -> int:
+        return len(self.quasi)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        return tuple(lk.height for lk in self.lookups)
+
+    @property
+    def consistent(self) -> bool:
+        """True when all hierarchies are trees (see class docstring)."""
+        return self.upmaps is not None
+
+
+def _as_lookup(lk: LookupLike) -> QuasiLookup:
+    maps = tuple(np.ascontiguousarray(m, dtype=np.uint32) for m in lk.maps)
+    leaves = tuple(np.ascontiguousarray(v, dtype=np.int64) for v in lk.leaves)
+    if len(maps) != len(leaves) or not maps:
+        raise EngineInputError(f"hierarchy of {lk.column!r}: maps and leaves disagree")
+    for level, (m, v) in enumerate(zip(maps, leaves, strict=True)):
+        if len(m) and int(m.max()) >= len(v):
+            raise EngineInputError(
+                f"hierarchy of {lk.column!r}: level {level} maps to a code without a label"
+            )
+    labels = getattr(lk, "labels", None)
+    return QuasiLookup(lk.column, maps, leaves, int(lk.domain_size), labels)
+
+
+def _upmap(lookup: QuasiLookup, a: int, b: int) -> U32 | None:
+    """Map level-``a`` codes to level-``b`` codes, or None if a value has two parents."""
+    src, dst = lookup.maps[a], lookup.maps[b]
+    out = np.zeros(lookup.values_at(a), dtype=np.uint32)
+    out[src] = dst
+    if not np.array_equal(out[src], dst):
+        return None
+    return out
+
+
+def build_problem(
+    quasi: Sequence[str],
+    codes: Sequence[NDArray[np.integer]] | NDArray[np.integer],
+    counts: NDArray[np.integer],
+    lookups: Sequence[LookupLike],
+) -> SearchProblem:
+    """Validate bare arrays and precompute marginals and inter-level maps.
+
+    ``codes`` is either a ``[tuples x d]`` matrix or one array per QI. Tuples need not be
+    distinct (duplicates simply form the same class), but distinct is what makes it fast.
+    """
+    quasi_t = tuple(quasi)
+    cols = (
+        tuple(np.ascontiguousarray(codes[:, j], dtype=np.uint32) for j in range(codes.shape[1]))
+        if isinstance(codes, np.ndarray) and codes.ndim == 2
+        else tuple(np.ascontiguousarray(c, dtype=np.uint32) for c in codes)
+    )
+    lks = tuple(_as_lookup(lk) for lk in lookups)
+    if not (len(quasi_t) == len(cols) == len(lks)):
+        raise EngineInputError("quasi-identifiers, code columns and hierarchies differ in number")
+    cnt = np.ascontiguousarray(counts, dtype=np.int64)
+    for name, col, lk in zip(quasi_t, cols, lks, strict=True):
+        if len(col) != len(cnt):
+            raise EngineInputError(f"column {name!r}: {len(col)} codes for {len(cnt)} counts")
+        if len(col) and int(col.max()) >= len(lk.maps[0]):
+            raise EngineInputError(f"column {name!r}: a code is outside its hierarchy lookup")
+    freqs = tuple(
+        tuple(
+            np.bincount(lk.maps[level][col], weights=cnt, minlength=lk.values_at(level)).astype(
+                np.int64
+            )
+            if len(col)
+            else np.zeros(lk.values_at(level), dtype=np.int64)
+            for level in range(lk.height + 1)
+        )
+        for col, lk in zip(cols, lks, strict=True)
+    )
+    upmaps: list[tuple[tuple[U32 | None, ...], ...]] = []
+    consistent = True
+    for lk in lks:
+        table = tuple(
+            tuple(_upmap(lk, a, b) if b >= a else None for b in range(lk.height + 1))
+            for a in range(lk.height + 1)
+        )
+        if any(table[a][b] is None for a in range(lk.height + 1) for b in range(a, lk.height + 1)):
+            consistent = False
+            break
+        upmaps.append(table)
+    return SearchProblem(
+        quasi=quasi_t,
+        codes=cols,
+        counts=cnt,
+        lookups=lks,
+        rows=int(cnt.sum()),
+        frequencies=freqs,
+        upmaps=tuple(upmaps) if consistent else None,
+    )
+
+
+def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) -> SearchProblem:
+    """Adapter: Engine I's ``EncodedData`` + one ``GeneralizationLookup`` per QI.
+
+    Lookups are matched to QIs by column name, so their order does not matter.
+    """
+    by_name = {lk.column: lk for lk in lookups}
+    missing = [q for q in encoded.quasi if q not in by_name]
+    if missing:
+        raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
+    tuples = encoded.tuples
+    cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
+    counts = tuples.get_column("count").to_numpy()
+    return build_problem(encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi])

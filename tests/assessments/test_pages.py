@@ -1,0 +1,75 @@
+"""Every step page renders, for the analyst and the reviewer, before and after its results."""
+
+import pytest
+from django.urls import reverse
+
+from apps.assessments import deidentify, services
+from apps.jobs.services import job_execute
+from tests.assessments.conftest import LOW_ANSWERS
+
+SLUGS = ("release", "threshold", "data-risk", "context-risk", "overall-risk", "deidentify", "utility")
+
+
+def url(assessment, slug=None):
+    kwargs = {"org": assessment.organization.slug, "assessment_id": assessment.id}
+    if slug is None:
+        return reverse("assessment-detail", kwargs=kwargs)
+    return reverse("assessment-step", kwargs={**kwargs, "slug": slug})
+
+
+def complete(assessment, analyst):
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
+    services.assessment_set_context(assessment=assessment, answers={})
+    for start in (services.assessment_start_risk, deidentify.assessment_start_search,
+                  deidentify.assessment_start_apply):
+        job = start(assessment=assessment, user=analyst)
+        job_execute(job_id=str(job.id))
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.error
+        assessment.refresh_from_db()
+
+
+def test_pages_render_empty_and_complete(client_for, analyst, reviewer, assessment):
+    for user in (analyst, reviewer):
+        client = client_for(user)
+        assert client.get(url(assessment)).status_code == 200
+        for slug in SLUGS:
+            assert client.get(url(assessment, slug)).status_code == 200, slug
+    complete(assessment, analyst)
+    for user in (analyst, reviewer):
+        client = client_for(user)
+        for slug in SLUGS:
+            response = client.get(url(assessment, slug))
+            assert response.status_code == 200, (user.username, slug)
+    page = client_for(analyst).get(url(assessment, "data-risk")).content.decode()
+    assert 'data-testid="max-risk">1.0000<' in page
+    assert "<svg" in page and "<table" in page
+
+
+def test_reviewer_cannot_post_and_outsider_gets_404(client_for, reviewer, outsider, assessment):
+    response = client_for(reviewer).post(url(assessment, "release"), {"release_model": "public"})
+    assert response.status_code == 302
+    assessment.refresh_from_db()
+    assert assessment.release_model == ""
+    for slug in (None, *SLUGS):
+        assert client_for(outsider).get(url(assessment, slug)).status_code == 404
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_release_download_locked_until_approval_and_secrets_for_admins(
+    client_for, analyst, admin_user, reviewer, assessment, fmt
+):
+    complete(assessment, analyst)
+    kwargs = {"org": assessment.organization.slug, "assessment_id": assessment.id}
+    download = reverse("assessment-release-download", kwargs={**kwargs, "fmt": fmt})
+    for user in (analyst, admin_user, reviewer):
+        assert client_for(user).get(download).status_code == 403
+    preview = reverse("assessment-release-preview", kwargs=kwargs)
+    assert client_for(analyst).get(preview).status_code == 200
+    assert client_for(reviewer).get(preview).status_code == 403
+    assessment.status = "approved"
+    assessment.save()
+    response = client_for(reviewer).get(download)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content)

@@ -1,0 +1,128 @@
+"""`search` and `apply` on the command line (python -m apps.engine.cli ...)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from apps.engine.cli import main
+from apps.engine.frame import read_table
+from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_tiny(tmp_path: Path) -> list[str]:
+    data = tmp_path / "tiny.csv"
+    data.write_text(
+        "name;a;b\n"
+        + "".join(
+            f"p{i};{a};{b}\n"
+            for i, (a, b) in enumerate(
+                [("a1", "b1")] * 2 + [("a2", "b1"), ("a2", "b2")] + [("a3", "b2")] * 2
+            )
+        )
+    )
+    (tmp_path / "ha.csv").write_text("a1;a12;*\na2;a12;*\na3;a3;*\n")
+    (tmp_path / "hb.csv").write_text("b1;*\nb2;*\n")
+    return [
+        str(data), "--sep", ";", "--quasi", "a,b",
+        "--hierarchy", f"a={tmp_path / 'ha.csv'}", "--hierarchy", f"b={tmp_path / 'hb.csv'}",
+    ]  # fmt: skip
+
+
+def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_search_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_tiny(tmp_path)
+    out = run_json(["search", *base, "--k", "2", "--suppression-limit", "0.2", "--json"], capsys)
+    assert out["levels"] == {"a": 1, "b": 0}
+    assert out["suppressed_rows"] == 1
+    assert out["equivalence_classes"] == 2
+    assert out["min_class_size"] == 2
+    assert out["max_risk"] == 0.5
+    assert out["optimal"] is True
+    assert out["nodes_total"] == 6
+    assert 0 < out["nodes_evaluated"] <= 6
+    assert out["seconds"] > 0
+    assert [p["levels"] for p in out["pareto"]] == [{"a": 1, "b": 0}, {"a": 0, "b": 1}]
+    assert out["missingness"]["records"] == pytest.approx(1 / 6)
+
+
+def test_search_criteria_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_tiny(tmp_path)
+    by_risk = run_json(["search", *base, "--max-risk", "0.5", "--json"], capsys)
+    assert by_risk["release_size"] == 2
+    model = run_json(
+        ["search", *base, "--release-model", "public", "--threshold", "0.25",
+         "--context-risk", "0.5", "--json", "--no-pareto"],
+        capsys,
+    )  # fmt: skip
+    assert model["release_size"] == 2  # target 0.25 / 0.5 = 0.5
+    assert model["pareto"] == []
+    capped = run_json(["search", *base, "--k", "2", "--max-level", "b=0", "--json"], capsys)
+    assert capped["levels"]["b"] == 0
+    entropy = run_json(["search", *base, "--k", "2", "--metric", "entropy", "--json"], capsys)
+    assert 0 <= entropy["entropy_percent"] <= 100
+    none = run_json(["search", *base, "--k", "7", "--suppression-limit", "0", "--json"], capsys)
+    assert none["levels"] is None
+
+
+def test_search_text_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", *write_tiny(tmp_path), "--k", "2"]) == 0
+    assert "levels" in capsys.readouterr().out
+
+
+def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_tiny(tmp_path)
+    assert main(["search", *base]) == 2  # no criterion
+    assert main(["search", *base, "--k", "2", "--max-level", "b"]) == 2
+    assert main(["search", *base[:5], "--hierarchy", f"a={tmp_path / 'ha.csv'}", "--k", "2"]) == 2
+    assert main(["search", *base, "--release-model", "public", "--k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err
+
+
+def test_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_tiny(tmp_path)
+    out_file = tmp_path / "release.parquet"
+    out = run_json(
+        ["apply", *base, "--k", "2", "--suppression-limit", "0.2", "--levels", "a=1,b=0",
+         "--out", str(out_file), "--direct", "name", "--seed", "3", "--json"],
+        capsys,
+    )  # fmt: skip
+    assert out["rows_out"] == 5
+    assert out["suppressed_rows"] == 1
+    assert out["min_class_size"] == 2
+    assert out["passes"] is True
+    written = read_table(out_file).collect()
+    assert written.columns == ["a", "b"]
+    # without --levels the optimal levels are used
+    out2 = run_json(
+        ["apply", *base, "--k", "2", "--out", str(tmp_path / "r.csv"), "--json"], capsys
+    )
+    assert out2["levels"] == {"a": 0, "b": 1}
+
+
+def test_module_entry_point_on_adult(tmp_path: Path) -> None:
+    if not ADULT.exists():
+        pytest.skip("benchmark data not found")
+    hierarchies = [
+        arg
+        for q in ADULT_COLUMNS
+        for arg in ("--hierarchy", f"{q}={ARX_DIR / f'adult_hierarchy_{q}.csv'}")
+    ]
+    cmd = [sys.executable, "-m", "apps.engine.cli", "search", str(ADULT), "--sep", ";",
+           "--quasi", ",".join(ADULT_COLUMNS), *hierarchies, "--k", "5", "--json"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
+    out = json.loads(done.stdout)
+    assert list(out["levels"].values()) == [0, 3, 0, 0, 2, 1, 1, 2, 0]
+    assert out["suppressed_rows"] == 1346
+    assert out["optimal"] is True

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import polars as pl
+import pytest
+
+from apps.engine.errors import EngineInputError
+from apps.engine.masking import (
+    MaskSpec,
+    character_mask,
+    decrypt_column,
+    hmac_pseudonym,
+    mask_direct_identifiers,
+    new_key,
+    relink_column,
+)
+
+PEOPLE = pl.DataFrame(
+    {
+        "name": ["Ann", "Bob", "Ann", None],
+        "sin": ["046454286", "123456782", "046454286", "987654321"],
+        "postal": ["K1A 0B1", "M5V 3L9", "K1A 0B1", "AB"],
+        "age": ["30", "41", "30", "52"],
+    }
+)
+KEY_A = bytes(range(32))
+KEY_B = bytes(range(1, 33))
+
+
+def test_remove_is_the_default() -> None:
+    result = mask_direct_identifiers(PEOPLE, {"name": "remove", "sin": MaskSpec()})
+    assert result.data.columns == ["postal", "age"]
+    assert not result.secrets.keys and not result.secrets.linking_tables
+
+
+def test_hmac_is_keyed_and_deterministic_within_a_key() -> None:
+    first = mask_direct_identifiers(PEOPLE, {"sin": "hmac"}, keys={"sin": KEY_A}).data
+    again = mask_direct_identifiers(PEOPLE, {"sin": "hmac"}, keys={"sin": KEY_A}).data
+    other = mask_direct_identifiers(PEOPLE, {"sin": "hmac"}, keys={"sin": KEY_B}).data
+    assert isinstance(first, pl.DataFrame) and isinstance(other, pl.DataFrame)
+    sins = first.get_column("sin").to_list()
+    assert sins[0] == sins[2] != sins[1]  # same input → same pseudonym
+    assert sins == again.get_column("sin").to_list()
+    assert set(sins).isdisjoint(other.get_column("sin").to_list())  # new key → unlinkable
+    expected = hmac.new(KEY_A, b"046454286", hashlib.sha256).hexdigest()[:32]
+    assert sins[0] == expected == hmac_pseudonym("046454286", KEY_A)
+    assert sins[0] != hashlib.sha256(b"046454286").hexdigest()[:32]  # never an unkeyed hash
+
+
+def test_hmac_key_is_returned_apart_and_fresh_per_release() -> None:
+    one = mask_direct_identifiers(PEOPLE, {"sin": "hmac"})
+    two = mask_direct_identifiers(PEOPLE, {"sin": "hmac"})
+    assert len(one.secrets.keys["sin"]) == 32
+    assert one.secrets.keys["sin"] != two.secrets.keys["sin"]
+    assert isinstance(one.data, pl.DataFrame)
+    assert "046454286" not in one.data.get_column("sin").to_list()
+    assert one.methods == {"sin": "hmac"}
+
+
+def test_random_pseudonyms_with_linking_table() -> None:
+    result = mask_direct_identifiers(PEOPLE, {"name": MaskSpec("random", length=12)})
+    data = result.data
+    assert isinstance(data, pl.DataFrame)
+    names = data.get_column("name").to_list()
+    assert names[0] == names[2] != names[1] and names[3] is None  # missing stays missing
+    assert all(len(n) == 12 for n in names if n is not None)
+    table = result.secrets.linking_tables["name"]
+    assert sorted(table.get_column("name").to_list()) == ["Ann", "Bob"]
+    assert dict(table.iter_rows())["Ann"] == names[0]
+    assert (
+        relink_column(data, "name", table).get_column("name").to_list() == PEOPLE["name"].to_list()
+    )
+
+
+def test_aes_gcm_round_trip() -> None:
+    result = mask_direct_identifiers(PEOPLE, {"sin": "encrypt"})
+    data = result.data
+    assert isinstance(data, pl.DataFrame)
+    tokens = data.get_column("sin").to_list()
+    assert tokens[0] == tokens[2] and "046454286" not in tokens
+    key = result.secrets.keys["sin"]
+    assert decrypt_column(data, "sin", key).get_column("sin").to_list() == PEOPLE["sin"].to_list()
+    with pytest.raises(EngineInputError, match="wrong key"):
+        decrypt_column(data, "sin", new_key())
+
+
+def test_character_masking() -> None:
+    spec = MaskSpec("mask", keep_leading=3)
+    data = mask_direct_identifiers(PEOPLE, {"postal": spec}).data
+    assert isinstance(data, pl.DataFrame)
+    # "K1A 0B1" keeps 3 → "K1A****"; "AB" keeps 1 so that at least one character is hidden
+    assert data.get_column("postal").to_list() == ["K1A****", "M5V****", "K1A****", "A*"]
+    both = pl.DataFrame({"s": ["123456789", "", None]}).select(
+        character_mask(pl.col("s"), 2, 3, "#")
+    )
+    assert both.get_column("s").to_list() == ["12####789", "", None]
+
+
+def test_lazy_input_stays_lazy() -> None:
+    result = mask_direct_identifiers(PEOPLE.lazy(), {"name": "hmac", "sin": "remove"})
+    assert isinstance(result.data, pl.LazyFrame)
+    assert result.data.collect().columns == ["name", "postal", "age"]
+
+
+def test_masking_errors() -> None:
+    with pytest.raises(EngineInputError, match="unknown direct identifier"):
+        mask_direct_identifiers(PEOPLE, {"nope": "remove"})
+    with pytest.raises(EngineInputError, match="32 bytes"):
+        mask_direct_identifiers(PEOPLE, {"sin": "hmac"}, keys={"sin": b"short"})
+    with pytest.raises(EngineInputError, match="8-64"):
+        mask_direct_identifiers(PEOPLE, {"sin": MaskSpec("hmac", length=4)})
