@@ -46,13 +46,15 @@ STEPS: tuple[Step, ...] = (
 )
 BY_SLUG = {step.slug: step for step in STEPS}
 
-# Which later steps a change invalidates.
+# Which later steps a change invalidates. Step 6 is derived from Steps 3-5 on every read,
+# so it is never marked itself: it is stale exactly when one of its inputs is. The data risk
+# before de-identification (Step 4) informs Step 6 but does not change the target of Step 7.
 DEPENDENTS: dict[str, tuple[str, ...]] = {
-    "release": ("context-risk", "overall-risk", "deidentify", "utility"),
-    "classification": ("data-risk", "overall-risk", "deidentify", "utility"),
-    "threshold": ("overall-risk", "deidentify", "utility"),
-    "data-risk": ("overall-risk",),
-    "context-risk": ("overall-risk", "deidentify", "utility"),
+    "release": ("context-risk", "deidentify", "utility"),
+    "classification": ("data-risk", "deidentify", "utility"),
+    "threshold": ("deidentify", "utility"),
+    "data-risk": (),
+    "context-risk": ("deidentify", "utility"),
     "overall-risk": ("deidentify", "utility"),
     "deidentify": ("utility",),
     "utility": (),

@@ -128,7 +128,21 @@ def variables_classify(
                            "updated_at"]
         )
     ClassificationChange.objects.bulk_create(changes)
+    if changes:
+        _assessments_changed(dataset)
     return changes
+
+
+def _assessments_changed(dataset: Dataset) -> None:
+    """Open assessments of the data set: results computed on the old roles become stale."""
+    from apps.assessments import steps
+    from apps.assessments.models import Assessment, AssessmentStatus
+
+    for assessment in Assessment.objects.select_for_update().filter(
+        dataset=dataset, status__in=[AssessmentStatus.DRAFT, AssessmentStatus.REJECTED]
+    ):
+        steps.mark_changed(assessment, "classification")
+        assessment.save(update_fields=["step_state", "updated_at"])
 
 
 def variables_accept_suggestions(

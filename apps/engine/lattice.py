@@ -17,8 +17,9 @@ from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
 
-#: Largest lattice the search accepts (the level matrix is held in memory).
-MAX_NODES = 20_000_000
+#: Largest lattice the search accepts: the level matrix, the per-level masks and the
+#: search's per-node arrays are held in memory (about 100 bytes per node with 9 QIs).
+MAX_NODES = 2_000_000
 
 
 class Lattice:

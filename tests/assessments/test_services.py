@@ -166,3 +166,19 @@ def test_data_risk_job_and_overall_risk(assessment, analyst):
     overall = overall_risk(assessment)
     assert overall["value"] == pytest.approx(0.6) and overall["passes"] is False
     assert overall["target_class_size"] == 6
+
+
+def test_reclassifying_a_variable_makes_the_data_risk_stale(assessment, analyst):
+    from apps.classification.models import Variable
+    from apps.classification.services import RoleDecision, variables_classify
+
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    job = services.assessment_start_risk(assessment=assessment, user=analyst)
+    job_execute(job_id=str(job.id))
+    assessment.refresh_from_db()
+    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}["data-risk"] == "done"
+    sex = Variable.objects.get(dataset=assessment.dataset, name="sex")
+    variables_classify(dataset=assessment.dataset, user=analyst, decisions=[
+        RoleDecision(variable_id=str(sex.id), role="other", reason="Not known to outsiders here")])
+    assessment.refresh_from_db()
+    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}["data-risk"] == "stale"

@@ -6,7 +6,8 @@ Public API: :func:`optimal_search`, :func:`exhaustive_search`, :class:`SearchRes
 """
 
 from apps.engine.search.evaluate import NodeResult
-from apps.engine.search.optimal import SearchResult, exhaustive_search, optimal_search
+from apps.engine.search.exhaustive import exhaustive_search
+from apps.engine.search.optimal import SearchResult, optimal_search
 from apps.engine.search.problem import SearchProblem, build_problem, problem_from_encoded
 
 __all__ = [

@@ -30,7 +30,7 @@ from apps.engine.search.problem import SearchProblem
 MAX_PAIR_CELLS = 2_000_000
 
 
-def _rare_rows(cell_counts: NDArray[np.float64], k: int) -> int:
+def _rare_rows(cell_counts: NDArray[np.float64] | NDArray[np.int64], k: int) -> int:
     return int(cell_counts[(cell_counts > 0) & (cell_counts < k)].sum())
 
 
@@ -42,9 +42,12 @@ def suppression_lower_bounds(problem: SearchProblem, lattice: Lattice, k: int) -
     tops = lattice.tops
     levels = lattice.levels
     counts = problem.counts.astype(np.float64)
-    for j, lk in enumerate(problem.lookups):
+    for j in range(problem.dimensions):
         per_level = np.array(
-            [_rare_rows(problem.frequencies[j][lv].astype(np.float64), k) for lv in range(tops[j] + 1)],
+            [
+                _rare_rows(problem.frequencies[j][lv].astype(np.float64), k)
+                for lv in range(tops[j] + 1)
+            ],
             dtype=np.int64,
         )
         np.maximum(bound, per_level[levels[:, j]], out=bound)

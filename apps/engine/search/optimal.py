@@ -8,17 +8,22 @@ With record suppression most metrics are not monotone along the lattice, so the 
 may lie above the minimal passing nodes (ARX handles this by checking many more nodes
 for non-monotonic metrics). This search is a best-first branch-and-bound instead:
 
-1. Every metric gives each node a cheap **lower bound**: its value with nothing
-   suppressed (``loss.py``), computed for the whole lattice from per-QI marginals.
-2. Nodes are visited in increasing bound order. The first time a node's bound exceeds
-   the best passing value found, every remaining node is bounded at least as high, so
-   the best is optimal and the search stops.
-3. **Predictive tagging** (monotone part of the criterion only, ``criteria.py``): a node
-   failing because too many rows are suppressed tags all its specializations as failing;
-   they are skipped without evaluation. For metrics whose bound needs the classes
-   (discernibility, AECS), each evaluated node lifts the bound of its generalizations.
-4. With a zero suppression limit a node known to pass has nothing suppressed, so its
-   value equals its bound and it needs no evaluation (loss, entropy, precision).
+1. Every node gets a cheap **lower bound** of its metric: its value with nothing
+   suppressed (``loss.py``, from per-QI marginals), raised by the cost of the rows the
+   node certainly suppresses (rows in QI *pairs* rarer than k, ``bounds.py``).
+2. Nodes come out in increasing bound order. When the next bound exceeds the best
+   passing value found, every remaining node is bounded at least as high: the best is
+   optimal and the search stops. Ties: lowest total level, then lexicographic levels.
+3. **Predictive tagging** on the monotone part of every criterion (suppressed rows
+   within the limit, ``criteria.py``): a node with too many suppressed rows tags all its
+   specializations, one within the limit all its generalizations. A node of unknown
+   status is settled by a binary search on a chain of generalizations above it (Flash,
+   OLA), climbing to a maximal failing node when nothing may be suppressed.
+4. Evaluated nodes raise bounds as the search goes: their suppressed rows bound their
+   specializations' suppression (hence metric), and, for discernibility and AECS,
+   their classes bound their generalizations' metric; a heap re-queues raised nodes.
+5. With a zero suppression limit a node known to pass has nothing suppressed, so its
+   value is its bound and it needs no evaluation (loss, entropy, precision).
 
 Classes of a node are rolled up from the cached node below it with the fewest classes
 (``classes.py``), never recomputed from raw rows.
@@ -40,7 +45,6 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
-from apps.engine.errors import EngineInputError
 from apps.engine.lattice import Lattice
 from apps.engine.loss import Metric, MetricName, prepare_metric
 from apps.engine.progress import (
@@ -53,7 +57,7 @@ from apps.engine.progress import (
 from apps.engine.search.bounds import suppression_lower_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, NodeResult, better, exceeds
-from apps.engine.search.problem import SearchProblem
+from apps.engine.search.problem import SearchProblem, lattice_tops
 
 # Suppression status of a node: the monotone part of every criterion (criteria.py).
 _UNKNOWN, _SUPPRESSION_OK, _TOO_MANY_SUPPRESSED = 0, 1, 2
@@ -79,19 +83,6 @@ class SearchResult:
         if self.solution is None:
             return None
         return dict(zip(self.quasi, self.solution.levels, strict=True))
-
-
-def lattice_tops(problem: SearchProblem, max_levels: Mapping[str, int] | None) -> list[int]:
-    """Per-QI highest level searched: the hierarchy height, or a lower user maximum."""
-    tops = list(problem.heights)
-    for name, level in (max_levels or {}).items():
-        if name not in problem.quasi:
-            raise EngineInputError(f"maximum level given for {name!r}, not a quasi-identifier")
-        j = problem.quasi.index(name)
-        if level < 0:
-            raise EngineInputError(f"maximum level of {name!r} must be >= 0, got {level}")
-        tops[j] = min(tops[j], int(level))
-    return tops
 
 
 class _Search:
@@ -420,24 +411,3 @@ def _budgets(
         for i, p in enumerate(points)
         if not any(q.information_loss <= p.information_loss for q in points[i + 1 :])
     ]
-
-
-def exhaustive_search(
-    problem: SearchProblem,
-    criterion: Criterion,
-    *,
-    metric: MetricName | str = "loss",
-    suppression_limit: float = DEFAULT_SUPPRESSION_LIMIT,
-    max_levels: Mapping[str, int] | None = None,
-) -> tuple[NodeResult | None, list[NodeResult]]:
-    """Evaluate every node (reference for tests): (optimum, all nodes in index order)."""
-    prepared = prepare_metric(str(metric), problem)
-    lattice = Lattice(lattice_tops(problem, max_levels))
-    ev = Evaluator(problem, lattice, criterion, prepared, TableCache(problem))
-    rank = lattice.tie_order()
-    results = [ev.result(i, suppression_limit) for i in range(lattice.size)]
-    best, best_value, best_rank = -1, math.inf, lattice.size
-    for i, r in enumerate(results):
-        if r.passes and better(r.information_loss, int(rank[i]), best_value, best_rank):
-            best, best_value, best_rank = i, r.information_loss, int(rank[i])
-    return (results[best] if best >= 0 else None), results

@@ -11,7 +11,7 @@ leaves the generalized value covers). These are exactly the arrays of Engine I's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -198,3 +198,16 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
     counts = tuples.get_column("count").to_numpy()
     return build_problem(encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi])
+
+
+def lattice_tops(problem: SearchProblem, max_levels: Mapping[str, int] | None) -> list[int]:
+    """Per-QI highest level searched: the hierarchy height, or a lower user maximum."""
+    tops = list(problem.heights)
+    for name, level in (max_levels or {}).items():
+        if name not in problem.quasi:
+            raise EngineInputError(f"maximum level given for {name!r}, not a quasi-identifier")
+        j = problem.quasi.index(name)
+        if level < 0:
+            raise EngineInputError(f"maximum level of {name!r} must be >= 0, got {level}")
+        tops[j] = min(tops[j], int(level))
+    return tops
