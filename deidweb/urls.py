@@ -8,6 +8,9 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify
+from apps.audit import views as audit_views
+from apps.audit.api import AuditEventViewSet
+from apps.assessments.api import AssessmentViewSet
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views
@@ -15,6 +18,7 @@ from apps.datasets import views as dataset_views
 from apps.datasets.api import DatasetViewSet
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
+from apps.reviews import views as review_views
 
 router = DefaultRouter()
 router.register("organizations", OrganizationViewSet, basename="organization")
@@ -22,6 +26,8 @@ router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("classification", DatasetClassificationViewSet, basename="classification")
 router.register("variables", VariableViewSet, basename="variable")
 router.register("jobs", JobViewSet, basename="job")
+router.register("assessments", AssessmentViewSet, basename="assessment")
+router.register("audit", AuditEventViewSet, basename="audit")
 
 org_patterns = [
     path("", account_views.org_home, name="org-home"),
@@ -68,6 +74,17 @@ org_patterns = [
         views_deidentify.secrets_download,
         name="assessment-secrets",
     ),
+    path("reviews/", review_views.review_queue, name="review-queue"),
+    path("releases/", review_views.release_registry, name="release-registry"),
+    path("assessments/<uuid:assessment_id>/review/", review_views.assessment_review, name="assessment-review"),
+    path("assessments/<uuid:assessment_id>/submit/", review_views.assessment_submit, name="assessment-submit"),
+    path("assessments/<uuid:assessment_id>/revise/", review_views.assessment_revise, name="assessment-revise"),
+    path(
+        "assessments/<uuid:assessment_id>/intruder-test/",
+        review_views.intruder_test,
+        name="assessment-intruder-test",
+    ),
+    path("audit/", audit_views.audit_list, name="audit-list"),
     path("jobs/<uuid:job_id>/", job_views.job_detail, name="job-detail"),
     path("jobs/<uuid:job_id>/progress/", job_views.job_progress, name="job-progress"),
     path("jobs/<uuid:job_id>/cancel/", job_views.job_cancel_view, name="job-cancel"),

@@ -25,7 +25,16 @@ class Organization(BaseModel):
         blank=True,
         help_text="Largest upload accepted; empty means the site-wide limit.",
     )
-    require_two_approvals = models.BooleanField(default=False)
+    require_two_approvals = models.BooleanField(
+        default=False, help_text="A release needs the approval of two different reviewers."
+    )
+    reassessment_months = models.PositiveSmallIntegerField(
+        default=12, help_text="Months after approval at which a release must be re-assessed."
+    )
+    # The PKCS#12 bundle (certificate and key) that signs Step 9 reports, in the storage
+    # backend; its passphrase is kept apart from the file.
+    signing_certificate_path = models.CharField(max_length=300, blank=True)
+    signing_passphrase = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["name"]

@@ -393,7 +393,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 locked.save(update_fields=["apply_result", "output_parquet_path", "output_csv_path",
                                            "secrets_path", "step_state", "utility_accepted",
                                            "updated_at"])
-                transaction.on_commit(lambda: delete_quietly(*[n for n in old if n and n not in stored]))
+                # Earlier versions of the assessment may still point at the old files.
+                unused = [n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)]
+                transaction.on_commit(lambda: delete_quietly(*unused))
         except Exception:
             delete_quietly(*stored)
             raise
@@ -433,3 +435,11 @@ def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list
             "suppressed_rows": released[j].suppressed_rows,
         })
     return out
+
+
+def _referenced_elsewhere(name: str, assessment: Assessment) -> bool:
+    from django.db.models import Q
+
+    return Assessment.objects.exclude(id=assessment.id).filter(
+        Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name)
+    ).exists()

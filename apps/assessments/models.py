@@ -40,6 +40,12 @@ class Assessment(OrganizationOwned):
         max_length=12, choices=AssessmentStatus.choices, default=AssessmentStatus.DRAFT
     )
     version = models.PositiveIntegerField(default=1)
+    previous = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_versions",
+        help_text="The frozen version this one was revised from.",
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

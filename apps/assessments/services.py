@@ -26,7 +26,7 @@ from apps.jobs.services import job_create
 
 
 def _editable(assessment: Assessment) -> None:
-    if assessment.status not in (AssessmentStatus.DRAFT, AssessmentStatus.REJECTED):
+    if assessment.status != AssessmentStatus.DRAFT:
         raise ApplicationError(
             f"This assessment is {assessment.get_status_display().lower()} and frozen; "
             "start a new version to change it."
@@ -41,9 +41,19 @@ def _engine(call: Any, *args: Any, **kwargs: Any) -> Any:
         raise ApplicationError(str(exc)) from None
 
 
-def _save(assessment: Assessment, slug: str, fields: list[str]) -> list[str]:
+def _save(assessment: Assessment, slug: str, fields: list[str],
+          user: AbstractBaseUser | None = None) -> list[str]:
+    """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
+    from apps.audit.services import audit_record
+
     stale = steps.mark_changed(assessment, slug)
     assessment.save(update_fields=[*fields, "step_state", "updated_at"])
+    audit_record(
+        organization=assessment.organization, actor=user, action=f"assessment.{slug.replace('-', '_')}",
+        obj=assessment,
+        details={"version": assessment.version, "stale": stale,
+                 **{f: getattr(assessment, f) for f in fields if not f.endswith("_result")}},
+    )
     return stale
 
 
@@ -57,13 +67,18 @@ def assessment_create(
         raise ApplicationError(
             f"'{dataset.name}' is not profiled yet; wait for its profiling job to finish."
         )
-    return Assessment.objects.create(
+    from apps.audit.services import audit_record
+
+    assessment = Assessment.objects.create(
         organization=organization,
         dataset=dataset,
         title=title.strip() or f"Release of {dataset.name}",
         created_by=user,
         release_model=dataset.intended_release_model,
     )
+    audit_record(organization=organization, actor=user, action="assessment.create",
+                 obj=assessment, details={"dataset": str(dataset.id), "title": assessment.title})
+    return assessment
 
 
 # --------------------------------------------------------------------------- Step 1
@@ -73,6 +88,7 @@ def assessment_create(
 def assessment_set_release(
     *,
     assessment: Assessment,
+    user: AbstractBaseUser | None = None,
     release_model: str,
     recipient_organization: str = "",
     recipient_contact: str = "",
@@ -118,7 +134,7 @@ def assessment_set_release(
         except ApplicationError:
             assessment.context_result = None
         fields.append("context_result")
-    return _save(assessment, "release", fields)
+    return _save(assessment, "release", fields, user)
 
 
 # --------------------------------------------------------------------------- Step 3
@@ -128,6 +144,7 @@ def assessment_set_release(
 def assessment_set_threshold(
     *,
     assessment: Assessment,
+    user: AbstractBaseUser | None = None,
     profile: str,
     answers: dict[str, Any],
     mode: str = ThresholdMode.PROFILE,
@@ -187,7 +204,7 @@ def assessment_set_threshold(
     return _save(assessment, "threshold", [
         "threshold_profile", "threshold_answers", "threshold_mode", "threshold_preset",
         "threshold_custom_value", "threshold_justification", "threshold_result",
-    ])
+    ], user)
 
 
 # --------------------------------------------------------------------------- Step 5
@@ -240,13 +257,15 @@ def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str
 
 
 @transaction.atomic
-def assessment_set_context(*, assessment: Assessment, answers: dict[str, Any]) -> list[str]:
+def assessment_set_context(
+    *, assessment: Assessment, answers: dict[str, Any], user: AbstractBaseUser | None = None
+) -> list[str]:
     """Step 5: the context risk — 1 for public; max(T1, T2, T3) otherwise, T1 fixed at
     low controls × high motives for semi-public (IPC 2016, step 5)."""
     _editable(assessment)
     assessment.context_result = _context_result(assessment, answers)
     assessment.context_answers = answers
-    return _save(assessment, "context-risk", ["context_answers", "context_result"])
+    return _save(assessment, "context-risk", ["context_answers", "context_result"], user)
 
 
 # --------------------------------------------------------------------------- Step 4
@@ -294,7 +313,9 @@ def sensitive_columns(assessment: Assessment) -> list[str]:
 
 
 @transaction.atomic
-def assessment_accept_utility(*, assessment: Assessment, note: str) -> list[str]:
+def assessment_accept_utility(
+    *, assessment: Assessment, note: str, user: AbstractBaseUser | None = None
+) -> list[str]:
     _editable(assessment)
     if assessment.apply_result is None:
         raise ApplicationError("Apply a de-identification (Step 7) first.", {"step": "deidentify"})
@@ -304,4 +325,4 @@ def assessment_accept_utility(*, assessment: Assessment, note: str) -> list[str]
         )
     assessment.utility_note = note.strip()
     assessment.utility_accepted = True
-    return _save(assessment, "utility", ["utility_note", "utility_accepted"])
+    return _save(assessment, "utility", ["utility_note", "utility_accepted"], user)

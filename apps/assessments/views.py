@@ -84,8 +84,13 @@ def assessment_create(request: HttpRequest, organization: Organization, dataset_
 
 @org_view()
 def assessment_detail(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+    from apps.reviews.services import submission_blockers
+
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    return render(request, "assessments/overview.html", _context(request, assessment, "overview"))
+    blockers = submission_blockers(assessment) if assessment.status == "draft" else []
+    return render(request, "assessments/overview.html", _context(
+        request, assessment, "overview", blockers=blockers,
+        editable_versions=request.membership.can_edit))  # type: ignore[attr-defined]
 
 
 STEP_VIEWS: dict[str, Any] = {}
@@ -130,7 +135,7 @@ def release_step(request: HttpRequest, organization: Organization, assessment: A
     form = ReleaseForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(request, form, lambda: services.assessment_set_release(
-            assessment=assessment, **form.cleaned_data))
+            assessment=assessment, user=request.user, **form.cleaned_data))
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "release")
@@ -150,7 +155,7 @@ def threshold_step(request: HttpRequest, organization: Organization, assessment:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         stale = _post_or_error(request, form, lambda: services.assessment_set_threshold(
-            assessment=assessment, profile=data["profile"], answers=form.answers(), mode=data["mode"],
+            assessment=assessment, user=request.user, profile=data["profile"], answers=form.answers(), mode=data["mode"],
             preset=data["preset"], custom_value=data["custom_value"], justification=data["justification"]))
         if stale is not None:
             _saved(request, stale)
@@ -184,7 +189,7 @@ def context_step(request: HttpRequest, organization: Organization, assessment: A
                        initial=ContextForm.initial_from(assessment.context_answers))
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(request, form, lambda: services.assessment_set_context(
-            assessment=assessment, answers=form.answers()))
+            assessment=assessment, answers=form.answers(), user=request.user))
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "context-risk")
@@ -209,7 +214,7 @@ def utility_step(request: HttpRequest, organization: Organization, assessment: A
     form = UtilityForm(request.POST or None, initial={"note": assessment.utility_note})
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(request, form, lambda: services.assessment_accept_utility(
-            assessment=assessment, note=form.cleaned_data["note"]))
+            assessment=assessment, note=form.cleaned_data["note"], user=request.user))
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment)
@@ -229,7 +234,7 @@ def assessment_job_cancel(request: HttpRequest, organization: Organization, asse
     job = {"data-risk": assessment.risk_job, "deidentify": assessment.search_job}.get(slug)
     if job is not None:
         try:
-            job_cancel(job=job)
+            job_cancel(job=job, user=request.user)
             messages.success(request, "Cancelled.")
         except ApplicationError as exc:
             messages.error(request, exc.message)

@@ -98,6 +98,21 @@ def deidentify_step(request: HttpRequest, organization: Organization, assessment
 
 
 def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
+    from apps.audit.services import audit_record
+
+    message = _perform(request, assessment, action)
+    if action in {"config", "hierarchy", "choose"}:
+        assessment.refresh_from_db()
+        audit_record(organization=assessment.organization, actor=request.user,
+                     action=f"assessment.deidentify.{action}", obj=assessment,
+                     details={"deid_config": assessment.deid_config,
+                              "chosen_levels": assessment.chosen_levels,
+                              "column": request.POST.get("column", ""),
+                              "kind": request.POST.get("kind", "")})
+    return message
+
+
+def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     post = request.POST
     if action == "config":
         masking = {}
@@ -158,10 +173,15 @@ def release_preview(request: HttpRequest, organization: Organization, assessment
 def release_download(request: HttpRequest, organization: Organization, assessment_id: UUID,
                      fmt: str) -> HttpResponse:
     """The de-identified file leaves deidweb only once a reviewer approved the release."""
+    from apps.audit.services import audit_record
+
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if assessment.status != AssessmentStatus.APPROVED:
         raise PermissionDenied("The de-identified file is released only after a reviewer approves it.")
-    return _release_file(assessment, fmt)
+    response = _release_file(assessment, fmt)
+    audit_record(organization=organization, actor=request.user, action="download.release",
+                 obj=assessment, details={"format": fmt, "version": assessment.version})
+    return response
 
 
 def _release_file(assessment: Assessment, fmt: str) -> HttpResponse:
@@ -184,5 +204,9 @@ def secrets_download(request: HttpRequest, organization: Organization, assessmen
         raise PermissionDenied("Only the organization's administrators may see keys and linking tables.")
     if not assessment.secrets_path:
         raise Http404("This release has no keys or linking tables.")
+    from apps.audit.services import audit_record
+
+    audit_record(organization=organization, actor=request.user, action="download.secrets",
+                 obj=assessment, details={"version": assessment.version})
     return FileResponse(default_storage.open(assessment.secrets_path, "rb"), as_attachment=True,
                         filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json")

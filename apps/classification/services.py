@@ -128,6 +128,15 @@ def variables_classify(
                            "updated_at"]
         )
     ClassificationChange.objects.bulk_create(changes)
+    from apps.audit.services import audit_record
+
+    for change in changes:
+        audit_record(organization=dataset.organization, actor=user, action="classification.change",
+                     obj=change.variable, details={"dataset": str(dataset.id),
+                                                   "column": change.variable.name,
+                                                   "from": change.from_role, "to": change.to_role,
+                                                   "reason": change.reason,
+                                                   "keep_for_analysis": change.keep_for_analysis})
     if changes:
         _assessments_changed(dataset)
     return changes

@@ -16,4 +16,6 @@ HELP_TOPICS: dict[str, str] = {
     "jobs": "Background jobs",
     "datasets": "Data sets and where they are kept",
     "api": "The REST API",
+    "reviews": "Review and release",
+    "audit": "The audit trail",
 }

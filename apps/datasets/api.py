@@ -93,7 +93,7 @@ class DatasetViewSet(
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: Dataset) -> None:
-        dataset_delete(dataset=instance)
+        dataset_delete(dataset=instance, user=self.request.user)
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])

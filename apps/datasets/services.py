@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from apps.accounts.models import Organization
+from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.datasets.ingest import IngestError, check_size, convert_to_parquet
 from apps.datasets.models import Dataset, DatasetStatus
@@ -122,6 +123,11 @@ def dataset_upload(
                 )
                 dataset.profile_job = job
                 dataset.save(update_fields=["profile_job"])
+                audit_record(organization=organization, actor=user, action="dataset.upload",
+                             obj=dataset, details={"file": filename, "sha256": dataset.sha256,
+                                                   "rows": dataset.rows,
+                                                   "columns": dataset.column_count,
+                                                   "original_kept": bool(dataset.original_path)})
         except Exception:
             delete_quietly(*stored)
             raise
@@ -174,9 +180,15 @@ def _sample(path: Path, rows: int) -> pl.DataFrame:
     return frame.gather_every(step).head(SAMPLE_ROWS).collect()
 
 
-def dataset_delete(*, dataset: Dataset) -> None:
+def dataset_delete(*, dataset: Dataset, user: AbstractBaseUser | None = None) -> None:
+    if dataset.assessments.exists():  # type: ignore[attr-defined]
+        raise ApplicationError(
+            f"'{dataset.name}' has assessments; it stays as the evidence they were made on."
+        )
     names = [dataset.parquet_path, dataset.original_path]
     with transaction.atomic():
+        audit_record(organization=dataset.organization, actor=user, action="dataset.delete",
+                     obj=dataset, details={"name": dataset.name, "sha256": dataset.sha256})
         dataset.delete()
         transaction.on_commit(lambda: delete_quietly(*names))
 

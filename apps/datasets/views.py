@@ -108,6 +108,10 @@ def dataset_delete_view(
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     name = dataset.name
-    dataset_delete(dataset=dataset)
+    try:
+        dataset_delete(dataset=dataset, user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)
     messages.success(request, f"'{name}' and its files were deleted.")
     return redirect("dataset-list", org=organization.slug)

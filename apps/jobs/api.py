@@ -38,7 +38,7 @@ class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.Gene
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
-        job = job_cancel(job=self.get_object())
+        job = job_cancel(job=self.get_object(), user=request.user)
         return Response(JobSerializer(job).data)
 
     @extend_schema(request=None, responses=JobSerializer)

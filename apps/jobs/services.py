@@ -30,6 +30,7 @@ JOB_HANDLERS: dict[str, str] = {
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
     "assessment-apply": "apps.assessments.deidentify.assessment_apply_handler",
+    "report": "apps.reports.services.report_generate_handler",
 }
 
 
@@ -106,6 +107,7 @@ def job_execute(*, job_id: str) -> bool:
         return False
     job = Job.objects.get(id=job_id)
     Job.objects.filter(id=job.id).update(attempts=job.attempts + 1)
+    _audit(job, "job.start", {})
     handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(JOB_HANDLERS[job.kind])
     context = JobContext(job)
     try:
@@ -150,15 +152,28 @@ def _finish(
         fields["progress"] = progress
     # A cancellation that raced the end of the work wins: the user asked for it.
     Job.objects.filter(id=job.id, status=JobStatus.RUNNING).update(**fields)
+    job.refresh_from_db(fields=["status"])
+    _audit(job, "job.finish", {"status": job.status, "error": error[:500]})
 
 
-def job_cancel(*, job: Job) -> Job:
+def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
+    from apps.audit.services import audit_record
+
+    audit_record(organization=job.organization, actor=job.created_by, action=action, obj=job,
+                 details={"kind": job.kind, "subject": job.subject, **details})
+
+
+def job_cancel(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
     Job.objects.filter(id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
         status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now()
     )
     job.refresh_from_db()
+    from apps.audit.services import audit_record
+
+    audit_record(organization=job.organization, actor=user, action="job.cancel", obj=job,
+                 details={"kind": job.kind, "subject": job.subject})
     return job
 
 

@@ -40,7 +40,7 @@ def job_progress(request: HttpRequest, organization: Organization, job_id: UUID)
 def job_cancel_view(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
     job = job_get(organization=organization, job_id=job_id)
     try:
-        job_cancel(job=job)
+        job_cancel(job=job, user=request.user)
         messages.success(request, "The job was cancelled.")
     except ApplicationError as exc:
         messages.error(request, exc.message)

@@ -30,6 +30,9 @@ INSTALLED_APPS = [
     "apps.datasets",
     "apps.classification",
     "apps.assessments",
+    "apps.reviews",
+    "apps.audit",
+    "apps.reports",
 ]
 
 MIDDLEWARE = [

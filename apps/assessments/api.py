@@ -1,0 +1,1069 @@
+"""``/api/v1/assessments/``: every step's data and action, with the pages' rules and roles.
+
+Thin over the services: serializers validate the shape of a request, the services apply
+the method's rules (their ``ApplicationError`` becomes a 400 ``{"message", "extra"}``), and
+the responses show the stored inputs and results the pages show.
+
+Roles are the pages' roles: any member reads, analysts and administrators write, only they
+see the release preview, administrators alone the keys and linking tables, and the release
+files leave only once the assessment is approved. Outside the caller's organizations every
+assessment is a 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, cast
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.http import FileResponse, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.models import Organization
+from apps.accounts.selectors import membership_get
+from apps.assessments import deidentify, services, steps
+from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
+from apps.assessments.models import (
+    AgreementKind,
+    Assessment,
+    AssessmentStatus,
+    HierarchySpec,
+    ThresholdMode,
+)
+from apps.assessments.selectors import overall_risk
+from apps.core.api_permissions import OrganizationRole
+from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset, ReleaseModel
+from apps.engine import context as engine_context
+from apps.engine import threshold as engine_threshold
+from apps.jobs.api import JobSerializer
+from apps.jobs.models import Job
+from apps.jobs.selectors import job_refresh
+
+RELEASE_MODELS = [
+    (
+        ReleaseModel.PUBLIC.value,
+        "Public: anyone, no conditions (an access request counts as public)",
+    ),
+    (ReleaseModel.SEMI_PUBLIC.value, "Semi-public: anyone who registers and accepts terms of use"),
+    (
+        ReleaseModel.NON_PUBLIC.value,
+        "Non-public: named recipients bound by a data sharing agreement",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- fields
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class AnswerField(serializers.ChoiceField):
+    """A questionnaire answer. Documented as a string whose answers are in its description:
+    several questions share a choice set, which would otherwise name one enum many times."""
+
+    def __init__(self, question: str, answers: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(
+            choices=[(a, a) for a in answers],
+            help_text=f"{question} ({' | '.join(answers)})",
+            **kwargs,
+        )
+
+
+def _questionnaire(
+    name: str, questions: list[tuple[str, str, tuple[str, ...]]], **field: Any
+) -> type:
+    fields = {key: AnswerField(question, answers, **field) for key, question, answers in questions}
+    return type(name, (serializers.Serializer,), fields)
+
+
+ThresholdAnswersSerializer = _questionnaire(
+    "ThresholdAnswersSerializer", list(engine_threshold.INVASION_FACTORS)
+)
+ControlsSerializer = _questionnaire(
+    "ControlsSerializer",
+    [(key, label, ("yes", "partial", "no")) for key, label in engine_context.CONTROLS],
+    required=False,
+    allow_null=True,
+)
+MotivesSerializer = _questionnaire(
+    "MotivesSerializer", list(engine_context.MOTIVES), required=False, allow_null=True
+)
+
+
+def _with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serializers.Serializer[Any]]:
+    """The response to a save: the step as saved, and the later steps it made stale."""
+    name = serializer.__name__.removesuffix("Serializer")
+    stale = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Slugs of the later steps whose results must be recomputed.",
+    )
+    return type(f"{name}SavedSerializer", (serializer,), {"stale": stale})
+
+
+# --------------------------------------------------------------------------- step blocks
+
+
+class ReleaseSerializer(serializers.Serializer[Any]):
+    """Step 1: the release model and the recipient."""
+
+    release_model = serializers.ChoiceField(choices=RELEASE_MODELS)
+    recipient_organization = serializers.CharField(max_length=200, allow_blank=True, default="")
+    recipient_contact = serializers.CharField(max_length=200, allow_blank=True, default="")
+    purpose = serializers.CharField(allow_blank=True, default="")
+    agreement_kind = serializers.ChoiceField(
+        choices=AgreementKind.choices, allow_blank=True, default=""
+    )
+    agreement_reference = serializers.CharField(max_length=300, allow_blank=True, default="")
+    agreement_date = serializers.DateField(allow_null=True, default=None)
+    effective_release_model = serializers.CharField(
+        read_only=True,
+        help_text="How the release is handled: a non-public release without a data sharing "
+        "agreement counts as semi-public.",
+    )
+
+
+class ThresholdSerializer(serializers.Serializer[Any]):
+    """Step 3: the invasion-of-privacy questionnaire, and how the threshold is chosen."""
+
+    profile = serializers.ChoiceField(
+        choices=[(key, data["name"]) for key, data in engine_threshold.PROFILES.items()],
+        default=engine_threshold.DEFAULT_PROFILE,
+    )
+    mode = serializers.ChoiceField(choices=ThresholdMode.choices, default=ThresholdMode.PROFILE)
+    answers = ThresholdAnswersSerializer()
+    preset = serializers.ChoiceField(
+        choices=[(key, data["name"]) for key, data in engine_threshold.PRESETS.items()],
+        allow_blank=True,
+        default="",
+        help_text="With mode = preset (needs a justification).",
+    )
+    custom_value = serializers.FloatField(
+        min_value=0.000001,
+        max_value=1,
+        allow_null=True,
+        default=None,
+        help_text="With mode = custom: a probability (needs a justification).",
+    )
+    justification = serializers.CharField(allow_blank=True, default="")
+    result = serializers.JSONField(read_only=True, allow_null=True)
+
+
+class ContextSerializer(serializers.Serializer[Any]):
+    """Step 5: the context of the release. Controls and motives are asked for non-public
+    releases only (semi-public ones use fixed values)."""
+
+    controls = ControlsSerializer(required=False, default=dict)
+    motives = MotivesSerializer(required=False, default=dict)
+    prevalence = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        allow_null=True,
+        default=None,
+        help_text="Share of the population with the data set's condition (1: anyone could be in it).",
+    )
+    prevalence_source = serializers.CharField(max_length=300, allow_blank=True, default="")
+    acquaintances = serializers.IntegerField(
+        min_value=engine_context.ACQUAINTANCES_RANGE[0],
+        max_value=engine_context.ACQUAINTANCES_RANGE[1],
+        default=engine_context.DEFAULT_ACQUAINTANCES,
+    )
+    single_sex = serializers.BooleanField(default=False)
+    breach_rate = serializers.FloatField(
+        min_value=0, max_value=1, default=engine_context.DEFAULT_BREACH_RATE
+    )
+    breach_source = serializers.CharField(
+        max_length=400,
+        allow_blank=True,
+        default="",
+        help_text="Required when the rate differs from the default.",
+    )
+    release_model = serializers.CharField(read_only=True, help_text="The effective release model.")
+    result = serializers.JSONField(read_only=True, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.context.get("non_public"):  # the page's form requires them, too
+            errors = {}
+            for group, questions in (
+                ("controls", engine_context.CONTROLS),
+                ("motives", engine_context.MOTIVES),
+            ):
+                missing = {
+                    q[0]: "Answer this for a non-public release."
+                    for q in questions
+                    if not attrs.get(group, {}).get(q[0])
+                }
+                if missing:
+                    errors[group] = missing
+            if errors:
+                raise serializers.ValidationError(errors)
+        return attrs
+
+    def answers(self) -> dict[str, Any]:
+        """The answers in the shape the page stores them."""
+        data = dict(self.validated_data)
+        data["controls"] = {k: data["controls"].get(k) for k, _ in engine_context.CONTROLS}
+        data["motives"] = {k: data["motives"].get(k) for k, _, _ in engine_context.MOTIVES}
+        return data
+
+
+class MaskingSerializer(serializers.Serializer[Any]):
+    method = serializers.ChoiceField(choices=deidentify.MASKING_METHODS)
+    length = serializers.IntegerField(
+        min_value=1, required=False, help_text="For random pseudonyms."
+    )
+    keep_leading = serializers.IntegerField(
+        min_value=0, default=0, help_text="For character masking."
+    )
+    keep_trailing = serializers.IntegerField(
+        min_value=0, default=0, help_text="For character masking."
+    )
+
+
+class DeidConfigSerializer(serializers.Serializer[Any]):
+    """Step 7 settings: masking per direct identifier, suppression limit, metric, maximum
+    generalization levels per quasi-identifier."""
+
+    masking = serializers.DictField(
+        child=MaskingSerializer(),
+        default=dict,
+        help_text="Direct identifier → masking; a direct identifier left out is removed.",
+    )
+    suppression_limit = serializers.FloatField(
+        min_value=0,
+        max_value=1,
+        default=deidentify.DEFAULT_SUPPRESSION_LIMIT,
+        help_text="Share of records that may be suppressed (0.05 = 5%).",
+    )
+    metric = serializers.ChoiceField(choices=deidentify.METRICS, default="loss")
+    max_levels = serializers.DictField(
+        child=serializers.IntegerField(min_value=0),
+        default=dict,
+        help_text="Quasi-identifier → highest generalization level the search may use.",
+    )
+    direct_identifiers = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+
+class UtilitySerializer(serializers.Serializer[Any]):
+    """Step 8: why the remaining utility is acceptable for the purpose (saving accepts it)."""
+
+    note = serializers.CharField(allow_blank=True)
+    accepted = serializers.BooleanField(read_only=True)
+
+
+class JobBlockSerializer(serializers.Serializer[Any]):
+    result = serializers.JSONField(read_only=True, allow_null=True)
+    job = JobSerializer(read_only=True, allow_null=True)
+
+
+class RiskSerializer(JobBlockSerializer):
+    """Step 4: the data risk measured by the last risk job."""
+
+
+class SearchSerializer(JobBlockSerializer):
+    """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
+
+    chosen_levels = serializers.DictField(
+        child=serializers.IntegerField(), read_only=True, allow_null=True
+    )
+
+
+class ApplySerializer(JobBlockSerializer):
+    """Step 7: the applied de-identification (figures Step 8 measures)."""
+
+
+class ChooseSerializer(serializers.Serializer[Any]):
+    levels = serializers.DictField(
+        child=serializers.IntegerField(min_value=0),
+        help_text="Quasi-identifier → level: the optimum or one of the search's alternatives.",
+    )
+
+
+class OverallSerializer(serializers.Serializer[Any]):
+    """Step 6: data risk × context risk against the threshold, and Step 7's target."""
+
+    release_model = serializers.CharField()
+    threshold = serializers.FloatField()
+    context_risk = serializers.FloatField()
+    data_risk_target = serializers.FloatField()
+    risk_measure = serializers.CharField()
+    target_class_size = serializers.IntegerField(allow_null=True)
+    strict_average_cap = serializers.FloatField(allow_null=True)
+    data_risk = serializers.FloatField(allow_null=True)
+    value = serializers.FloatField(allow_null=True)
+    passes = serializers.BooleanField(allow_null=True)
+    explanation = serializers.CharField(allow_blank=True)
+
+
+class OverallBlockSerializer(serializers.Serializer[Any]):
+    overall = OverallSerializer(allow_null=True, help_text="Null until Steps 3 and 5 are done.")
+
+
+class HierarchySerializer(serializers.Serializer[Any]):
+    """How one quasi-identifier is generalized, with the groups at every level."""
+
+    column = serializers.CharField(read_only=True)
+    kind = serializers.ChoiceField(choices=HierarchySpec.Kind.choices)
+    params = serializers.DictField(
+        default=dict,
+        help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
+        "prefix: lengths; categorical: levels (list of {group: [values]}), keep_ungrouped.",
+    )
+    arx_text = serializers.CharField(
+        write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"
+    )
+    arx_csv = serializers.CharField(read_only=True)
+    height = serializers.IntegerField(read_only=True)
+    level_labels = serializers.ListField(child=serializers.CharField(), read_only=True)
+    preview = serializers.ListField(
+        child=serializers.DictField(),
+        read_only=True,
+        help_text="Per level: name, number of groups, smallest group, largest groups.",
+    )
+
+
+class StepStateSerializer(serializers.Serializer[Any]):
+    number = serializers.IntegerField()
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    guideline = serializers.CharField()
+    summary = serializers.CharField()
+    state = serializers.ChoiceField(choices=["done", "stale", "to do"])
+    done = serializers.BooleanField()
+    stale = serializers.BooleanField()
+
+
+class PreviewSerializer(serializers.Serializer[Any]):
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
+
+
+ReleaseSavedSerializer = _with_stale(ReleaseSerializer)
+ThresholdSavedSerializer = _with_stale(ThresholdSerializer)
+ContextSavedSerializer = _with_stale(ContextSerializer)
+DeidConfigSavedSerializer = _with_stale(DeidConfigSerializer)
+UtilitySavedSerializer = _with_stale(UtilitySerializer)
+SearchSavedSerializer = _with_stale(SearchSerializer)
+HierarchySavedSerializer = _with_stale(HierarchySerializer)
+
+
+# --------------------------------------------------------------------------- representations
+
+
+def _job(job: Job | None) -> Job | None:
+    return job_refresh(job) if job is not None else None
+
+
+def release_data(assessment: Assessment) -> dict[str, Any]:
+    fields = (
+        "release_model",
+        "recipient_organization",
+        "recipient_contact",
+        "purpose",
+        "agreement_kind",
+        "agreement_reference",
+        "agreement_date",
+        "effective_release_model",
+    )
+    return ReleaseSerializer({f: getattr(assessment, f) for f in fields}).data
+
+
+def threshold_data(assessment: Assessment) -> dict[str, Any]:
+    answers = assessment.threshold_answers or {}
+    return ThresholdSerializer(
+        {
+            "profile": assessment.threshold_profile,
+            "mode": assessment.threshold_mode,
+            "answers": {key: answers.get(key) for key, _, _ in engine_threshold.INVASION_FACTORS},
+            "preset": assessment.threshold_preset,
+            "custom_value": assessment.threshold_custom_value,
+            "justification": assessment.threshold_justification,
+            "result": assessment.threshold_result,
+        }
+    ).data
+
+
+def context_data(assessment: Assessment) -> dict[str, Any]:
+    answers = assessment.context_answers or {}
+    controls = answers.get("controls") or {}
+    motives = answers.get("motives") or {}
+    return ContextSerializer(
+        {
+            "controls": {k: controls.get(k) for k, _ in engine_context.CONTROLS},
+            "motives": {k: motives.get(k) for k, _, _ in engine_context.MOTIVES},
+            "prevalence": answers.get("prevalence"),
+            "prevalence_source": answers.get("prevalence_source", ""),
+            "acquaintances": answers.get("acquaintances") or engine_context.DEFAULT_ACQUAINTANCES,
+            "single_sex": bool(answers.get("single_sex", False)),
+            "breach_rate": answers.get("breach_rate", engine_context.DEFAULT_BREACH_RATE),
+            "breach_source": answers.get("breach_source") or "",
+            "release_model": assessment.effective_release_model,
+            "result": assessment.context_result,
+        }
+    ).data
+
+
+def deid_config_data(assessment: Assessment) -> dict[str, Any]:
+    config = deidentify.deid_config(assessment)
+    return DeidConfigSerializer(
+        {**config, "direct_identifiers": deidentify.direct_identifiers(assessment)}
+    ).data
+
+
+def risk_data(assessment: Assessment) -> dict[str, Any]:
+    return RiskSerializer({"result": assessment.risk_result, "job": _job(assessment.risk_job)}).data
+
+
+def search_data(assessment: Assessment) -> dict[str, Any]:
+    return SearchSerializer(
+        {
+            "result": assessment.search_result,
+            "chosen_levels": assessment.chosen_levels,
+            "job": _job(assessment.search_job),
+        }
+    ).data
+
+
+def apply_data(assessment: Assessment) -> dict[str, Any]:
+    return ApplySerializer(
+        {"result": assessment.apply_result, "job": _job(assessment.apply_job)}
+    ).data
+
+
+def utility_data(assessment: Assessment) -> dict[str, Any]:
+    return UtilitySerializer(
+        {"note": assessment.utility_note, "accepted": assessment.utility_accepted}
+    ).data
+
+
+def overall_data(assessment: Assessment) -> dict[str, Any] | None:
+    overall = overall_risk(assessment)
+    return OverallSerializer(overall).data if overall is not None else None
+
+
+def steps_data(assessment: Assessment) -> list[dict[str, Any]]:
+    data = []
+    for state in steps.step_states(assessment):
+        step = cast(steps.Step, state["step"])
+        data.append(
+            {
+                "number": step.number,
+                "slug": step.slug,
+                "title": step.title,
+                "guideline": step.guideline,
+                "summary": step.summary,
+                "state": state["state"],
+                "done": state["done"],
+                "stale": state["stale"],
+            }
+        )
+    return data
+
+
+def hierarchy_data(assessment: Assessment, spec: HierarchySpec) -> dict[str, Any]:
+    return HierarchySerializer(
+        {
+            "column": spec.column,
+            "kind": spec.kind,
+            "params": spec.params,
+            "arx_csv": spec.arx_csv,
+            "height": spec.height,
+            "level_labels": spec.level_labels,
+            "preview": hierarchy_preview(assessment, spec),
+        }
+    ).data
+
+
+def _stale_states(assessment: Assessment) -> set[str]:
+    return {cast(steps.Step, s["step"]).slug for s in steps.step_states(assessment) if s["stale"]}
+
+
+# --------------------------------------------------------------------------- assessments
+
+
+class AssessmentSummarySerializer(serializers.ModelSerializer[Assessment]):
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
+    dataset: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    status = serializers.CharField(
+        read_only=True, help_text="draft, submitted, approved or rejected."
+    )
+    release_model = serializers.CharField(read_only=True, help_text="As declared in Step 1.")
+    effective_release_model = serializers.CharField(read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Assessment
+        fields = [
+            "id",
+            "organization",
+            "dataset",
+            "dataset_name",
+            "title",
+            "status",
+            "version",
+            "release_model",
+            "effective_release_model",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class AssessmentSerializer(AssessmentSummarySerializer):
+    """The whole assessment: every step's inputs and results, and the steps' states."""
+
+    status = serializers.ChoiceField(choices=AssessmentStatus.choices, read_only=True)  # type: ignore[assignment]
+    steps = serializers.SerializerMethodField()
+    release = serializers.SerializerMethodField()
+    threshold = serializers.SerializerMethodField()
+    data_risk = serializers.SerializerMethodField()
+    context = serializers.SerializerMethodField()  # type: ignore[assignment]  # a field, popped from the class
+    overall = serializers.SerializerMethodField()
+    deidentify_config = serializers.SerializerMethodField()
+    search = serializers.SerializerMethodField()
+    apply = serializers.SerializerMethodField()
+    utility = serializers.SerializerMethodField()
+
+    class Meta(AssessmentSummarySerializer.Meta):
+        fields = [
+            *AssessmentSummarySerializer.Meta.fields,
+            "steps",
+            "release",
+            "threshold",
+            "data_risk",
+            "context",
+            "overall",
+            "deidentify_config",
+            "search",
+            "apply",
+            "utility",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(StepStateSerializer(many=True))
+    def get_steps(self, obj: Assessment) -> list[dict[str, Any]]:
+        return steps_data(obj)
+
+    @extend_schema_field(ReleaseSerializer)
+    def get_release(self, obj: Assessment) -> dict[str, Any]:
+        return release_data(obj)
+
+    @extend_schema_field(ThresholdSerializer)
+    def get_threshold(self, obj: Assessment) -> dict[str, Any]:
+        return threshold_data(obj)
+
+    @extend_schema_field(RiskSerializer)
+    def get_data_risk(self, obj: Assessment) -> dict[str, Any]:
+        return risk_data(obj)
+
+    @extend_schema_field(ContextSerializer)
+    def get_context(self, obj: Assessment) -> dict[str, Any]:
+        return context_data(obj)
+
+    @extend_schema_field(OverallSerializer(allow_null=True))
+    def get_overall(self, obj: Assessment) -> dict[str, Any] | None:
+        return overall_data(obj)
+
+    @extend_schema_field(DeidConfigSerializer)
+    def get_deidentify_config(self, obj: Assessment) -> dict[str, Any]:
+        return deid_config_data(obj)
+
+    @extend_schema_field(SearchSerializer)
+    def get_search(self, obj: Assessment) -> dict[str, Any]:
+        return search_data(obj)
+
+    @extend_schema_field(ApplySerializer)
+    def get_apply(self, obj: Assessment) -> dict[str, Any]:
+        return apply_data(obj)
+
+    @extend_schema_field(UtilitySerializer)
+    def get_utility(self, obj: Assessment) -> dict[str, Any]:
+        return utility_data(obj)
+
+
+class AssessmentCreateSerializer(serializers.Serializer[Any]):
+    dataset = serializers.UUIDField(help_text="A profiled data set of one of your organizations.")
+    title = serializers.CharField(
+        max_length=200,
+        allow_blank=True,
+        default="",
+        help_text="Defaults to “Release of <data set>”.",
+    )
+
+
+class AssessmentFilterSerializer(serializers.Serializer[Any]):
+    organization = serializers.SlugField(
+        required=False, help_text="Short name (slug) of the organization."
+    )
+    dataset = serializers.UUIDField(required=False)
+
+
+class DownloadSerializer(serializers.Serializer[Any]):
+    format = serializers.ChoiceField(choices=["csv", "parquet"], default="csv")
+
+
+class FileFormatNegotiation(DefaultContentNegotiation):
+    """``?format=`` names the release file here, not a renderer: answer errors in JSON."""
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+def _jsonable(value: object) -> object:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+RUN = {202: JobSerializer}
+NO_BODY = None
+
+
+class AssessmentViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet[Assessment],
+):
+    """Assessments of the caller's organizations, one action per step.
+
+    Reads for any member; writes for analysts and administrators (403 for reviewers);
+    another organization's assessment is a 404. Jobs (risk, search, apply) answer 202 with
+    the job: poll ``/api/v1/jobs/{id}/`` or the step's GET."""
+
+    serializer_class = AssessmentSerializer
+    permission_classes = [OrganizationRole]
+    queryset = Assessment.objects.none()  # for the schema; get_queryset scopes every request
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        queryset = Assessment.objects.filter(
+            organization__memberships__user=self.request.user
+        ).select_related(
+            "organization", "dataset", "created_by", "risk_job", "search_job", "apply_job"
+        )
+        if self.action != "list":
+            return queryset
+        filters = AssessmentFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        if "organization" in filters.validated_data:
+            queryset = queryset.filter(organization__slug=filters.validated_data["organization"])
+        if "dataset" in filters.validated_data:
+            queryset = queryset.filter(dataset_id=filters.validated_data["dataset"])
+        return queryset
+
+    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+        return AssessmentSummarySerializer if self.action == "list" else AssessmentSerializer
+
+    def _user(self) -> AbstractBaseUser:
+        return cast(AbstractBaseUser, self.request.user)  # authenticated: OrganizationRole
+
+    def _membership(self, assessment: Assessment) -> Any:
+        return membership_get(user=self.request.user, organization=assessment.organization)
+
+    def _deidentify_step(
+        self, assessment: Assessment, action: str, change: Callable[[], object], **details: str
+    ) -> list[str]:
+        """A Step 7 change, recorded in the audit trail as the page records it; returns the
+        steps it made stale."""
+        from apps.audit.services import audit_record
+
+        before = _stale_states(assessment)
+        with transaction.atomic():
+            change()
+            audit_record(
+                organization=assessment.organization,
+                actor=self._user(),
+                action=f"assessment.deidentify.{action}",
+                obj=assessment,
+                details={
+                    "deid_config": assessment.deid_config,
+                    "chosen_levels": assessment.chosen_levels,
+                    "column": details.get("column", ""),
+                    "kind": details.get("kind", ""),
+                },
+            )
+        return sorted(_stale_states(assessment) - before, key=lambda s: steps.BY_SLUG[s].number)
+
+    def _audit_download(self, assessment: Assessment, action: str, **details: str) -> None:
+        from apps.audit.services import audit_record
+
+        audit_record(
+            organization=assessment.organization,
+            actor=self._user(),
+            action=action,
+            obj=assessment,
+            details={**details, "version": assessment.version},
+        )
+
+    def _payload(self, serializer: type[serializers.Serializer[Any]], **context: Any) -> Any:
+        payload = serializer(data=self.request.data, context=context)
+        payload.is_valid(raise_exception=True)
+        return payload
+
+    # ----------------------------------------------------------------------- collection
+
+    @extend_schema(
+        parameters=[AssessmentFilterSerializer], responses=AssessmentSummarySerializer(many=True)
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Assessments of your organizations, newest first."""
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses=AssessmentSerializer)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The whole assessment: every step's inputs and results, the steps' states, Step 6."""
+        return super().retrieve(request, *args, **kwargs)
+
+    @extend_schema(request=AssessmentCreateSerializer, responses={201: AssessmentSerializer})
+    def create(self, request: Request) -> Response:
+        """Start an assessment of a profiled data set (analysts and administrators)."""
+        payload = self._payload(AssessmentCreateSerializer)
+        dataset = (
+            Dataset.objects.filter(
+                id=payload.validated_data["dataset"], organization__memberships__user=request.user
+            )
+            .select_related("organization")
+            .first()
+        )
+        if dataset is None:
+            raise NotFound("No such data set.")
+        if not membership_get(user=request.user, organization=dataset.organization).can_edit:
+            raise PermissionDenied("Only analysts and administrators can start an assessment.")
+        assessment = services.assessment_create(
+            organization=dataset.organization,
+            dataset=dataset,
+            user=self._user(),
+            title=payload.validated_data["title"],
+        )
+        return Response(AssessmentSerializer(assessment).data, status=status.HTTP_201_CREATED)
+
+    # ----------------------------------------------------------------------- Step 1
+
+    @extend_schema(methods=["GET"], responses=ReleaseSerializer)
+    @extend_schema(methods=["PUT"], request=ReleaseSerializer, responses=ReleaseSavedSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def release(self, request: Request, pk: str | None = None) -> Response:
+        """Step 1: release model and recipient."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(release_data(assessment))
+        payload = self._payload(ReleaseSerializer)
+        stale = services.assessment_set_release(
+            assessment=assessment, user=self._user(), **payload.validated_data
+        )
+        return Response({**release_data(assessment), "stale": stale})
+
+    # ----------------------------------------------------------------------- Step 3
+
+    @extend_schema(methods=["GET"], responses=ThresholdSerializer)
+    @extend_schema(methods=["PUT"], request=ThresholdSerializer, responses=ThresholdSavedSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def threshold(self, request: Request, pk: str | None = None) -> Response:
+        """Step 3: the threshold — from the questionnaire, a preset or a custom value (the
+        last two need a written justification)."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(threshold_data(assessment))
+        data = self._payload(ThresholdSerializer).validated_data
+        stale = services.assessment_set_threshold(
+            assessment=assessment,
+            user=self._user(),
+            profile=data["profile"],
+            answers=dict(data["answers"]),
+            mode=data["mode"],
+            preset=data["preset"],
+            custom_value=data["custom_value"],
+            justification=data["justification"],
+        )
+        return Response({**threshold_data(assessment), "stale": stale})
+
+    # ----------------------------------------------------------------------- Step 4
+
+    @extend_schema(methods=["GET"], responses=RiskSerializer)
+    @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)
+    @action(detail=True, methods=["get", "post"])
+    def risk(self, request: Request, pk: str | None = None) -> Response:
+        """Step 4: POST starts measuring the data risk (a job); GET shows the result or null,
+        and the last job."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(risk_data(assessment))
+        job = services.assessment_start_risk(assessment=assessment, user=self._user())
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    # ----------------------------------------------------------------------- Step 5
+
+    @extend_schema(methods=["GET"], responses=ContextSerializer)
+    @extend_schema(methods=["PUT"], request=ContextSerializer, responses=ContextSavedSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def context(self, request: Request, pk: str | None = None) -> Response:
+        """Step 5: the context risk. Controls and motives are required for a non-public
+        release (with a data sharing agreement) and ignored otherwise."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(context_data(assessment))
+        payload = self._payload(
+            ContextSerializer,
+            non_public=assessment.effective_release_model == ReleaseModel.NON_PUBLIC,
+        )
+        stale = services.assessment_set_context(
+            assessment=assessment, answers=payload.answers(), user=self._user()
+        )
+        return Response({**context_data(assessment), "stale": stale})
+
+    # ----------------------------------------------------------------------- Step 6
+
+    @extend_schema(responses=OverallBlockSerializer)
+    @action(detail=True, methods=["get"])
+    def overall(self, request: Request, pk: str | None = None) -> Response:
+        """Step 6: overall risk = data risk × context risk, against the threshold."""
+        return Response({"overall": overall_data(self.get_object())})
+
+    # ----------------------------------------------------------------------- Step 7
+
+    @extend_schema(methods=["GET"], responses=DeidConfigSerializer)
+    @extend_schema(
+        methods=["PUT"], request=DeidConfigSerializer, responses=DeidConfigSavedSerializer
+    )
+    @action(
+        detail=True,
+        methods=["get", "put"],
+        url_path="deidentify/config",
+        url_name="deidentify-config",
+    )
+    def deidentify_config(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7 settings. Changing the suppression limit, metric or maximum levels drops
+        the last search."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(deid_config_data(assessment))
+        data = self._payload(DeidConfigSerializer).validated_data
+        stale = self._deidentify_step(
+            assessment,
+            "config",
+            lambda: deidentify.deid_config_set(
+                assessment=assessment,
+                masking={c: dict(m) for c, m in data["masking"].items()},
+                suppression_limit=data["suppression_limit"],
+                metric=data["metric"],
+                max_levels=dict(data["max_levels"]),
+            ),
+        )
+        return Response({**deid_config_data(assessment), "stale": stale})
+
+    @extend_schema(responses=HierarchySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def hierarchies(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: the generalization hierarchy of every quasi-identifier with its groups per
+        level. For analysts and administrators, missing ones are created with the defaults."""
+        assessment = self.get_object()
+        specs: list[HierarchySpec] | None = None
+        if self._membership(assessment).can_edit:
+            try:
+                specs = hierarchies_ensure(assessment=assessment)
+            except ApplicationError:  # frozen: the page, too, shows what is there
+                specs = None
+        if specs is None:
+            specs = list(HierarchySpec.objects.filter(assessment=assessment))
+        return Response([hierarchy_data(assessment, spec) for spec in specs])
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "column", str, OpenApiParameter.PATH, description="A quasi-identifier."
+            )
+        ],
+        request=HierarchySerializer,
+        responses=HierarchySavedSerializer,
+    )
+    @action(
+        detail=True,
+        methods=["put"],
+        url_path=r"hierarchies/(?P<column>[^/]+)",
+        url_name="hierarchy",
+    )
+    def hierarchy(self, request: Request, pk: str | None = None, column: str = "") -> Response:
+        """Step 7: set how one quasi-identifier is generalized; the last search is dropped."""
+        assessment = self.get_object()
+        data = self._payload(HierarchySerializer).validated_data
+        stale = self._deidentify_step(
+            assessment,
+            "hierarchy",
+            lambda: hierarchy_set(
+                assessment=assessment,
+                column=column,
+                kind=data["kind"],
+                params=dict(data["params"]),
+                arx_text=data["arx_text"],
+            ),
+            column=column,
+            kind=data["kind"],
+        )
+        spec = HierarchySpec.objects.get(assessment=assessment, column=column)
+        return Response({**hierarchy_data(assessment, spec), "stale": stale})
+
+    @extend_schema(methods=["GET"], responses=SearchSerializer)
+    @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)
+    @action(detail=True, methods=["get", "post"])
+    def search(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: POST starts the optimal search (a job); GET shows its result, the chosen
+        levels and the last job."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(search_data(assessment))
+        job = deidentify.assessment_start_search(assessment=assessment, user=self._user())
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=ChooseSerializer, responses=SearchSavedSerializer)
+    @action(detail=True, methods=["post"])
+    def choose(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: choose the optimum or one of the alternatives the search found."""
+        assessment = self.get_object()
+        levels = dict(self._payload(ChooseSerializer).validated_data["levels"])
+        stale = self._deidentify_step(
+            assessment,
+            "choose",
+            lambda: deidentify.assessment_choose_solution(assessment=assessment, levels=levels),
+        )
+        return Response({**search_data(assessment), "stale": stale})
+
+    @extend_schema(methods=["GET"], responses=ApplySerializer)
+    @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)
+    @action(detail=True, methods=["get", "post"])
+    def apply(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: POST writes the de-identified file for the chosen levels (a job); GET
+        shows the result (risk before and after, utility) and the last job."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(apply_data(assessment))
+        job = deidentify.assessment_start_apply(assessment=assessment, user=self._user())
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    # ----------------------------------------------------------------------- Step 8
+
+    @extend_schema(methods=["GET"], responses=UtilitySerializer)
+    @extend_schema(methods=["PUT"], request=UtilitySerializer, responses=UtilitySavedSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def utility(self, request: Request, pk: str | None = None) -> Response:
+        """Step 8: saving the note accepts the remaining utility for the purpose."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(utility_data(assessment))
+        note = self._payload(UtilitySerializer).validated_data["note"]
+        stale = services.assessment_accept_utility(
+            assessment=assessment, note=note, user=self._user()
+        )
+        return Response({**utility_data(assessment), "stale": stale})
+
+    # ----------------------------------------------------------------------- release files
+
+    @extend_schema(responses=PreviewSerializer)
+    @action(detail=True, methods=["get"], url_path="release/preview", url_name="release-preview")
+    def release_preview(self, request: Request, pk: str | None = None) -> Response:
+        """The first 100 rows of the de-identified file (analysts and administrators)."""
+        import polars as pl
+
+        from apps.datasets.storage import local_path
+
+        assessment = self.get_object()
+        if not self._membership(assessment).can_edit:
+            raise PermissionDenied(
+                "Only analysts and administrators may preview the de-identified file."
+            )
+        if not assessment.output_parquet_path:
+            raise NotFound("Nothing has been applied yet.")
+        with local_path(assessment.output_parquet_path) as path:
+            frame = pl.scan_parquet(path).head(100).collect()
+        return Response(
+            {
+                "columns": frame.columns,
+                "rows": [[_jsonable(v) for v in row] for row in frame.rows()],
+            }
+        )
+
+    @extend_schema(
+        parameters=[DownloadSerializer],
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The de-identified file."
+            ),
+            (200, "application/vnd.apache.parquet"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The de-identified file."
+            ),
+        },
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="release/download",
+        url_name="release-download",
+        content_negotiation_class=FileFormatNegotiation,
+    )
+    def release_download(self, request: Request, pk: str | None = None) -> HttpResponseBase:
+        """The de-identified file, once a reviewer approved the release (403 before)."""
+        assessment = self.get_object()
+        if assessment.status != AssessmentStatus.APPROVED:
+            raise PermissionDenied(
+                "The de-identified file is released only after a reviewer approves it."
+            )
+        query = DownloadSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        fmt = query.validated_data["format"]
+        name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}[fmt]
+        if not name:
+            raise NotFound("No such file.")
+        response = FileResponse(
+            default_storage.open(name, "rb"),
+            as_attachment=True,
+            filename=f"{assessment.dataset.name}-deidentified.{fmt}",
+        )
+        self._audit_download(assessment, "download.release", format=fmt)
+        return response
+
+    @extend_schema(
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="Keys and linking tables (JSON file)."
+            )
+        },
+    )
+    @action(detail=True, methods=["get"], url_path="release/secrets", url_name="release-secrets")
+    def release_secrets(self, request: Request, pk: str | None = None) -> HttpResponseBase:
+        """Keys and linking tables, kept apart from the data: administrators only."""
+        assessment = self.get_object()
+        if not self._membership(assessment).is_admin:
+            raise PermissionDenied(
+                "Only the organization's administrators may see keys and linking tables."
+            )
+        if not assessment.secrets_path:
+            raise NotFound("This release has no keys or linking tables.")
+        response = FileResponse(
+            default_storage.open(assessment.secrets_path, "rb"),
+            as_attachment=True,
+            filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+        )
+        self._audit_download(assessment, "download.secrets")
+        return response

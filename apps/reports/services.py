@@ -1,0 +1,616 @@
+"""The Step 9 report (IPC 2016, step 9): gathered from the stored results, rendered to PDF by
+WeasyPrint, signed with the organization's certificate, stored, and matched back to its
+review decision when someone presents a copy.
+
+Nothing here recomputes a figure: every number comes from the JSON results the steps stored,
+so the report says exactly what the pages and the API said when the reviewer decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from apps.accounts.models import Organization
+from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.presenters import distribution_charts, pareto_chart, risk_charts
+from apps.assessments.selectors import overall_risk
+from apps.assessments.steps import BY_SLUG, STEPS
+from apps.classification.models import ClassificationChange, Variable
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import delete_quietly
+from apps.jobs.models import Job
+from apps.jobs.services import JobContext
+from apps.reports import signing
+from apps.reports.models import Report
+from apps.reviews.models import (
+    MotivatedIntruderTest,
+    ReleaseRecord,
+    ReviewDecision,
+    StepComment,
+    Submission,
+)
+
+logger = logging.getLogger(__name__)
+
+SIGNING_REASON = "Step 9 de-identification report (IPC 2016, step 9)"
+
+
+# --------------------------------------------------------------------------- signing identity
+
+
+def _signing_path(organization: Organization) -> str:
+    return f"organizations/{organization.id}/signing/signing.p12"
+
+
+def _read(name: str) -> bytes:
+    with default_storage.open(name, "rb") as handle:
+        return handle.read()
+
+
+def _identity(organization: Organization) -> tuple[bytes, str] | None:
+    """The stored PKCS#12 bundle and its passphrase, or None when missing or unreadable."""
+    if not (organization.signing_certificate_path and organization.signing_passphrase):
+        return None
+    try:
+        bundle = _read(organization.signing_certificate_path)
+        signing.certificate_of(bundle, organization.signing_passphrase)
+    except (OSError, ValueError):
+        logger.warning("the signing identity of organization %s is unreadable", organization.id)
+        return None
+    return bundle, organization.signing_passphrase
+
+
+def organization_signing_ensure(*, organization: Organization) -> bytes:
+    """The organization's signing certificate (PEM), creating the identity when missing.
+
+    The PKCS#12 bundle (key and certificate) goes to the storage backend; its passphrase is
+    kept on the organization, apart from the file."""
+    existing = _identity(organization)
+    if existing is not None:
+        return signing.certificate_pem(*existing)
+    with transaction.atomic():
+        locked = Organization.objects.select_for_update().get(id=organization.id)
+        existing = _identity(locked)  # another process may have created it meanwhile
+        if existing is None:
+            bundle, passphrase, pem = signing.create_signing_identity(locked.name, locked.name)
+            old = locked.signing_certificate_path
+            name = default_storage.save(_signing_path(locked), ContentFile(bundle))
+            locked.signing_certificate_path = name
+            locked.signing_passphrase = passphrase
+            locked.save(update_fields=["signing_certificate_path", "signing_passphrase",
+                                       "updated_at"])
+            if old and old != name:
+                transaction.on_commit(lambda: delete_quietly(old))
+        else:
+            pem = signing.certificate_pem(*existing)
+    organization.signing_certificate_path = locked.signing_certificate_path
+    organization.signing_passphrase = locked.signing_passphrase
+    return pem
+
+
+def organization_certificate(organization: Organization) -> bytes:
+    """The certificate (PEM) that the organization's reports are checked against.
+
+    Creates the identity on first use: an organization that never signed anything then
+    simply holds a certificate no presented report chains to."""
+    return organization_signing_ensure(organization=organization)
+
+
+# --------------------------------------------------------------------------- report content
+
+MASKING_LABELS = {
+    "remove": "Removed: the column is not in the release",
+    "hmac": "Pseudonymized with a keyed hash (HMAC-SHA-256); the per-release key is kept "
+            "apart from the release, by the custodian",
+    "random": "Replaced by random pseudonyms; the linking table is kept apart from the release, "
+              "by the custodian",
+    "encrypt": "Encrypted (reversible); the key is kept by the custodian",
+    "mask": "Character masking",
+}
+RELEASE_MODEL_LABELS = {
+    "public": "Public", "semi_public": "Semi-public", "non_public": "Non-public",
+}
+METRIC_LABELS = {
+    "loss": "Loss (Iyengar 2002)",
+    "entropy": "Non-uniform entropy (El Emam et al. 2009)",
+    "precision": "Precision (Sweeney)",
+    "discernibility": "Discernibility",
+    "aecs": "Average equivalence class size",
+}
+STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
+STEP_TITLES["general"] = "General"
+
+
+def _person(user: Any) -> str:
+    if user is None:
+        return "(a deleted user)"
+    return user.get_full_name() or user.get_username()
+
+
+def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
+    """How each direct identifier was masked: the method and its public parameters only.
+    Keys and linking tables never come near the report."""
+    rows = []
+    for column, spec in masking.items():
+        method = str(spec.get("method", ""))
+        detail = MASKING_LABELS.get(method, method)
+        if method == "mask":
+            lead, trail = int(spec.get("keep_leading") or 0), int(spec.get("keep_trailing") or 0)
+            detail += f": keeps {lead} leading and {trail} trailing characters"
+        elif method in {"hmac", "random"} and spec.get("length"):
+            detail += f"; pseudonyms of {int(spec['length'])} characters"
+        rows.append({"column": column, "method": method, "detail": detail})
+    return rows
+
+
+def _hierarchy_rows(assessment: Assessment) -> list[dict[str, Any]]:
+    applied = assessment.apply_result or {}
+    levels = applied.get("levels") or assessment.chosen_levels or {}
+    rows = []
+    for spec in HierarchySpec.objects.filter(assessment=assessment).order_by("column"):
+        chosen = levels.get(spec.column)
+        labels = list(spec.level_labels or [])
+        rows.append({
+            "column": spec.column,
+            "kind": spec.get_kind_display(),
+            "height": spec.height,
+            "labels": [{"level": i, "label": label, "chosen": i == chosen}
+                       for i, label in enumerate(labels)],
+            "chosen_level": chosen,
+            "chosen_label": (applied.get("level_labels") or {}).get(spec.column)
+            or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
+        })
+    return rows
+
+
+def _variables(assessment: Assessment) -> tuple[list[dict[str, Any]], int]:
+    variables = list(
+        Variable.objects.filter(dataset=assessment.dataset)
+        .select_related("confirmed_by").order_by("position")
+    )
+    changes = ClassificationChange.objects.filter(variable__dataset=assessment.dataset)
+    counts: dict[Any, int] = {}
+    for variable_id in changes.values_list("variable_id", flat=True):
+        counts[variable_id] = counts.get(variable_id, 0) + 1
+    rows = []
+    for v in variables:
+        rows.append({
+            "name": v.name,
+            "position": v.position,
+            "type": v.inferred_type,
+            "role": v.role,
+            "role_label": v.get_role_display() if v.role else "Not confirmed",
+            "reason": v.reason or v.suggested_reason,
+            "suggested_role": v.suggested_role,
+            "suggested_label": v.get_suggested_role_display(),
+            "overridden": bool(v.role) and v.role != v.suggested_role,
+            "keep_for_analysis": v.keep_for_analysis,
+            "needs_review": v.needs_review,
+            "confirmed_by": _person(v.confirmed_by) if v.confirmed_by_id else "",
+            "confirmed_at": v.confirmed_at,
+            "changes": counts.get(v.id, 0),
+        })
+    return rows, changes.count()
+
+
+def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[str, Any] | None:
+    from apps.engine.threshold import get_profile
+
+    if not context_result or not context_result.get("insider"):
+        return None
+    try:
+        data = get_profile(profile)
+    except Exception:
+        return None
+    insider = context_result["insider"]
+    motives = list(next(iter(data.insider_attack.values())).keys()) if data.insider_attack else []
+    return {
+        "name": data.name,
+        "source": data.insider_attack_source,
+        "motives": motives,
+        "rows": [
+            {"controls": controls, "cells": [
+                {"value": row.get(m), "used": controls == insider.get("controls")
+                 and m == insider.get("motives")} for m in motives]}
+            for controls, row in data.insider_attack.items()
+        ],
+    }
+
+
+def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list[str]:
+    """The method's standing assumptions, stated so a reader can challenge them."""
+    risk = assessment.risk_result or {}
+    context = assessment.context_result or {}
+    search = assessment.search_result or {}
+    items = [
+        "An adversary is assumed to know that the person they look for is in the data set "
+        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope).",
+        "Equivalence classes are formed on the confirmed quasi-identifiers only; a missing value "
+        "counts as a value of its own (IPC 2016, step 4).",
+        "Every quasi-identifier is assumed to be knowable by an adversary from other sources; "
+        "the sensitive and other variables are assumed not to be (IPC 2016, step 2).",
+    ]
+    if risk.get("profile", {}).get("strict_average_cap") is not None and (
+        assessment.effective_release_model == "non_public"
+    ):
+        items.append(
+            "Strict average risk uses the cap of "
+            f"{risk['profile']['strict_average_cap']}: above it the max risk applies "
+            "(IPC 2016, step 4)."
+        )
+    if assessment.effective_release_model == "public":
+        items.append("A public release is assumed to be attacked: the context risk is 1 "
+                     "(IPC 2016, step 5).")
+    elif context:
+        acquaintance = context.get("acquaintance") or {}
+        breach = context.get("breach") or {}
+        if acquaintance:
+            items.append(
+                f"Each person is assumed to know {acquaintance.get('acquaintances')} people "
+                f"(effective {acquaintance.get('effective_acquaintances')}); prevalence "
+                f"{acquaintance.get('prevalence')} — source: "
+                f"{context.get('prevalence_source') or 'not given'} (IPC 2016, step 5)."
+            )
+        if breach:
+            items.append(f"The recipient's sector is assumed to suffer a breach with probability "
+                         f"{breach.get('rate')} — source: {breach.get('source')} (IPC 2016, step 5).")
+        if context.get("release_model") != context.get("declared_release_model"):
+            items.append(
+                "The release was declared non-public but no data sharing agreement is recorded, "
+                "so it is handled as semi-public (IPC 2016, step 1)."
+            )
+    if search:
+        items.append(
+            f"At most {float(search.get('suppression_limit', 0)) * 100:.1f}% of the records may be "
+            "suppressed (IPC 2016, step 7.2 and step 8)."
+        )
+    return items
+
+
+def _justifications(assessment: Assessment, variables: list[dict[str, Any]]) -> list[dict[str, str]]:
+    items = []
+    threshold = assessment.threshold_result or {}
+    if threshold.get("origin") and threshold.get("origin") != "profile":
+        items.append({
+            "topic": "Step 3: threshold override",
+            "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
+                    f"instead of {threshold.get('profile_threshold')} from the questionnaire. "
+                    f"Justification: {threshold.get('justification') or '(none recorded)'}",
+        })
+    for v in variables:
+        if v["overridden"]:
+            items.append({
+                "topic": f"Step 2: {v['name']}",
+                "text": f"Classified as {v['role_label'].lower()} although the suggestion was "
+                        f"{v['suggested_label'].lower()}. Reason: {v['reason'] or '(none)'}",
+            })
+        if v["keep_for_analysis"]:
+            items.append({
+                "topic": f"Step 2: {v['name']}",
+                "text": "Kept for the analysis and therefore generalized rather than removed "
+                        f"(IPC 2016, step 2). Reason: {v['reason'] or '(none)'}",
+            })
+    if assessment.purpose:
+        items.append({"topic": "Step 1: purpose of the release", "text": assessment.purpose})
+    if assessment.utility_note:
+        items.append({"topic": "Step 8: utility accepted for the purpose",
+                      "text": assessment.utility_note})
+    return items
+
+
+def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str, Any]:
+    return {
+        "id": decision.id,
+        "reviewer": _person(decision.reviewer),
+        "decision": decision.decision,
+        "decision_label": decision.get_decision_display(),
+        "reasons": decision.reasons,
+        "version": decision.version,
+        "final": decision.final,
+        "at": decision.created_at,
+        "this": decision.id == current.id,
+    }
+
+
+def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[str, Any]:
+    """Everything the Step 9 template shows, read from the stored results."""
+    if decision.assessment_id != assessment.id:
+        raise ApplicationError("The decision is about another assessment.")
+    organization = assessment.organization
+    dataset = assessment.dataset
+    threshold = assessment.threshold_result or {}
+    risk = assessment.risk_result or {}
+    context = assessment.context_result or {}
+    search = assessment.search_result or {}
+    applied = assessment.apply_result or {}
+    utility = applied.get("utility") or {}
+    overall = overall_risk(assessment)
+    variables, change_count = _variables(assessment)
+
+    risk_after = applied.get("risk_after") or {}
+    context_value = context.get("value")
+    threshold_value = threshold.get("value")
+    overall_after = (
+        float(risk_after["data_risk"]) * float(context_value)
+        if risk_after.get("data_risk") is not None and context_value is not None else None
+    )
+    passes_after = (
+        overall_after <= float(threshold_value) + 1e-12
+        if overall_after is not None and threshold_value is not None else None
+    )
+    if applied.get("passes") is not None and passes_after is not None:
+        passes_after = bool(passes_after and applied["passes"])
+
+    charts: dict[str, Any] = {}
+    if risk.get("profile"):
+        charts["risk"] = risk_charts(risk, overall)
+    if search:
+        charts["pareto"] = pareto_chart(search, assessment.chosen_levels)
+    charts["distributions"] = distribution_charts(applied.get("distributions") or [])
+
+    decisions = list(
+        ReviewDecision.objects.filter(assessment=assessment)
+        .select_related("reviewer").order_by("created_at")
+    )
+    submissions = list(
+        Submission.objects.filter(assessment=assessment)
+        .select_related("submitted_by").order_by("created_at")
+    )
+    comments = [
+        {"step": STEP_TITLES.get(c.step, c.step), "author": _person(c.author), "at": c.created_at,
+         "text": c.text}
+        for c in StepComment.objects.filter(assessment=assessment)
+        .select_related("author").order_by("created_at")
+    ]
+    release_record = ReleaseRecord.objects.filter(assessment=assessment).first()
+    intruder_tests = list(
+        MotivatedIntruderTest.objects.filter(assessment=assessment).order_by("tested_on")
+    )
+    pem = organization_certificate(organization)
+
+    small = risk.get("small_cells") or {}
+    small_by_column: dict[str, int] = {}
+    for cell in small.get("univariate") or []:
+        for column in cell.get("columns") or []:
+            small_by_column[column] = small_by_column.get(column, 0) + 1
+
+    model = assessment.effective_release_model
+    return {
+        "organization": organization,
+        "assessment": assessment,
+        "dataset": dataset,
+        "decision": decision,
+        "decision_row": _decision_row(decision, decision),
+        "generated_at": timezone.now(),
+        "steps": STEPS,
+        "step_refs": {s.slug: s.guideline for s in STEPS},
+        "release_model": model,
+        "release_model_label": RELEASE_MODEL_LABELS.get(model, model or "—"),
+        "declared_release_model_label": RELEASE_MODEL_LABELS.get(
+            assessment.release_model, assessment.release_model or "—"),
+        "handled_as_semi_public": model != assessment.release_model,
+        "threshold": threshold,
+        "threshold_value": threshold_value,
+        "risk": risk,
+        "risk_before": applied.get("risk_before") or {},
+        "risk_after": risk_after,
+        "context": context,
+        "context_value": context_value,
+        "insider_table": _insider_table(context, assessment.threshold_profile),
+        "overall": overall,
+        "overall_after": overall_after,
+        "passes_after": passes_after,
+        "search": search,
+        "search_metric_label": METRIC_LABELS.get(search.get("metric", ""), search.get("metric", "")),
+        "applied": applied,
+        "utility": utility,
+        "masking": _masking_rows(applied.get("masking") or {}),
+        "hierarchies": _hierarchy_rows(assessment),
+        "variables": variables,
+        "variable_counts": {
+            role: sum(1 for v in variables if v["role"] == role)
+            for role in ("direct", "quasi", "sensitive", "other", "")
+        },
+        "classification_changes": change_count,
+        "small_cells": small,
+        "small_cells_by_column": sorted(small_by_column.items()),
+        "attribute_disclosure": risk.get("attribute_disclosure") or [],
+        "charts": charts,
+        "assumptions": _assumptions(assessment, overall),
+        "justifications": _justifications(assessment, variables),
+        "decisions": [_decision_row(d, decision) for d in decisions],
+        "submissions": [
+            {"by": _person(s.submitted_by), "at": s.created_at, "note": s.note}
+            for s in submissions
+        ],
+        "comments": comments,
+        "release_record": release_record,
+        "intruder_tests": intruder_tests,
+        "digests": {**_dataset_digests(assessment), **(decision.digests or {})},
+        "certificate": signing.describe_certificate(pem),
+        "people": {
+            "created_by": _person(assessment.created_by) if assessment.created_by_id else "—",
+            "submitted_by": ", ".join(sorted({_person(s.submitted_by) for s in submissions
+                                              if s.submitted_by_id})) or "—",
+            "reviewers": ", ".join(dict.fromkeys(_person(d.reviewer) for d in decisions)) or "—",
+        },
+        "step_title": STEP_TITLES,
+        "by_slug": BY_SLUG,
+    }
+
+
+def _dataset_digests(assessment: Assessment) -> dict[str, str]:
+    applied = assessment.apply_result or {}
+    return {
+        "upload": assessment.dataset.sha256,
+        "input_parquet": assessment.dataset.parquet_sha256,
+        "release_parquet": (applied.get("sha256") or {}).get("parquet", ""),
+        "release_csv": (applied.get("sha256") or {}).get("csv", ""),
+    }
+
+
+# --------------------------------------------------------------------------- render and sign
+
+
+def _url_fetcher() -> Any:
+    """WeasyPrint may read nothing from outside: only inline data: URIs are allowed."""
+    from weasyprint.urls import URLFetcher
+
+    return URLFetcher(allowed_protocols={"data"}, timeout=1)
+
+
+def report_html(*, assessment: Assessment, decision: ReviewDecision) -> str:
+    return render_to_string("reports/step9.html", report_context(assessment=assessment,
+                                                                  decision=decision))
+
+
+def report_render(*, assessment: Assessment, decision: ReviewDecision) -> bytes:
+    """The report as PDF bytes (unsigned)."""
+    from weasyprint import HTML
+
+    html = report_html(assessment=assessment, decision=decision)
+    base_url = str(settings.BASE_DIR / "templates" / "reports") + "/"
+    document = HTML(string=html, base_url=base_url, url_fetcher=_url_fetcher())
+    pdf = document.write_pdf()
+    assert pdf is not None
+    return bytes(pdf)
+
+
+def report_path(*, assessment: Assessment, decision: ReviewDecision) -> str:
+    return (f"organizations/{assessment.organization_id}/assessments/{assessment.id}/"
+            f"v{assessment.version}/report-{decision.id}.pdf")
+
+
+def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    """Job kind "report", params {"decision_id"}: render, sign, store, record the digest.
+
+    A decision has one report: when it already exists and its file is intact, the job
+    returns it rather than signing a second, different copy."""
+    decision = (
+        ReviewDecision.objects.select_related("assessment", "assessment__dataset",
+                                              "assessment__organization", "reviewer")
+        .filter(id=job.params.get("decision_id"), organization=job.organization).first()
+    )
+    if decision is None:
+        raise ApplicationError("The review decision of this report no longer exists.")
+    assessment = decision.assessment
+    organization = assessment.organization
+    existing = Report.objects.filter(decision=decision).first()
+    if existing is not None and default_storage.exists(existing.pdf_path):
+        if _sha256(_read(existing.pdf_path)) == existing.sha256:
+            return _job_result(existing)
+
+    context.progress(5, "Preparing the signing certificate", force=True)
+    organization_signing_ensure(organization=organization)
+    identity = _identity(organization)
+    if identity is None:
+        raise ApplicationError("The organization's signing certificate could not be read.")
+    context.progress(15, "Rendering the report", force=True)
+    pdf = report_render(assessment=assessment, decision=decision)
+    context.progress(75, "Signing the report", force=True)
+    signed = signing.sign_pdf(
+        pdf, identity[0], identity[1],
+        reason=SIGNING_REASON,
+        location=organization.name,
+        signer_name=organization.name,
+    )
+    digest = _sha256(signed)
+    context.progress(90, "Storing the signed report", force=True)
+    name = default_storage.save(report_path(assessment=assessment, decision=decision),
+                                ContentFile(signed))
+    try:
+        with transaction.atomic():
+            old_path = existing.pdf_path if existing is not None else ""
+            report, _created = Report.objects.update_or_create(
+                decision=decision,
+                defaults={
+                    "organization": organization,
+                    "assessment": assessment,
+                    "pdf_path": name,
+                    "sha256": digest,
+                    "size_bytes": len(signed),
+                    "signer": organization.name,
+                    "job": job,
+                },
+            )
+            ReviewDecision.objects.filter(id=decision.id).update(report_sha256=digest)
+            if old_path and old_path != name:
+                transaction.on_commit(lambda: delete_quietly(old_path))
+    except Exception:
+        delete_quietly(name)
+        raise
+    return _job_result(report)
+
+
+def _job_result(report: Report) -> dict[str, Any]:
+    return {"report_id": str(report.id), "sha256": report.sha256,
+            "size_bytes": report.size_bytes, "decision_id": str(report.decision_id)}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------- verify and read
+
+
+def report_pdf(report: Report) -> bytes:
+    return _read(report.pdf_path)
+
+
+def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
+    """Is this the organization's signed report, unchanged, and of which release decision?"""
+    pem = organization_certificate(organization)
+    check = signing.verify_pdf(pdf, [pem])
+    digest = _sha256(pdf)
+    decision = (
+        ReviewDecision.objects.filter(organization=organization, report_sha256=digest)
+        .select_related("assessment", "reviewer").first()
+        if pdf else None
+    )
+    match = None
+    if decision is not None:
+        report = Report.objects.filter(decision=decision).first()
+        match = {
+            "decision_id": str(decision.id),
+            "assessment_id": str(decision.assessment_id),
+            "assessment_title": decision.assessment.title,
+            "version": decision.version,
+            "decision": decision.decision,
+            "decision_label": decision.get_decision_display(),
+            "final": decision.final,
+            "reviewer": _person(decision.reviewer),
+            "decided_at": decision.created_at.isoformat(),
+            "report_id": str(report.id) if report else None,
+        }
+    if check.valid and match:
+        summary = (f"Valid: signed by {check.signer} and unchanged; it is the report of the "
+                   f"{match['decision_label'].lower()} decision on '{match['assessment_title']}' "
+                   f"version {match['version']}.")
+    elif check.valid:
+        summary = (f"The signature of {check.signer} is valid, but no release decision of this "
+                   "organization has a report with this exact content.")
+    else:
+        summary = f"Not valid: {check.problem}"
+    return {
+        "valid": check.valid,
+        "signed": check.signed,
+        "intact": check.intact,
+        "trusted": check.trusted,
+        "signer": check.signer,
+        "signed_at": check.signed_at.isoformat() if check.signed_at else None,
+        "problem": check.problem,
+        "sha256": digest,
+        "size_bytes": len(pdf),
+        "decision": match,
+        "summary": summary,
+    }

@@ -1,0 +1,258 @@
+"""Signing identities and PAdES signatures for Step 9 reports (no Django here).
+
+Each organization signs its reports with its own self-signed certificate. A reader checks a
+report against the certificates the organization holds: the signature must be intact (not
+one byte of the signed revision changed), cover the whole file (nothing appended), and come
+from a trusted certificate. No network is used: no timestamp authority, no revocation
+fetching.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_FIELD = "deidweb-signature"
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """What a reader needs to know about a signed report."""
+
+    signed: bool
+    valid: bool  # intact, covering the whole file, and from a trusted certificate
+    intact: bool
+    trusted: bool
+    signer: str = ""
+    signed_at: dt.datetime | None = None
+    problem: str = ""
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def create_signing_identity(
+    common_name: str, organization: str, *, days: int = 3650
+) -> tuple[bytes, str, bytes]:
+    """A new RSA-2048 key and a self-signed certificate for signing documents.
+
+    Returns the PKCS#12 bundle (key and certificate, encrypted with a random passphrase),
+    the passphrase, and the certificate in PEM form (public: anyone may hold it to verify)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name[:64] or "deidweb"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization[:64] or "deidweb"),
+        ]
+    )
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=True,  # nonRepudiation
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    passphrase = secrets.token_urlsafe(32)
+    bundle = pkcs12.serialize_key_and_certificates(
+        name=common_name.encode()[:64],
+        key=key,
+        cert=certificate,
+        cas=None,
+        encryption_algorithm=serialization.BestAvailableEncryption(passphrase.encode()),
+    )
+    return bundle, passphrase, certificate.public_bytes(serialization.Encoding.PEM)
+
+
+def certificate_of(pkcs12_bytes: bytes, passphrase: str) -> x509.Certificate:
+    _key, certificate, _others = pkcs12.load_key_and_certificates(
+        pkcs12_bytes, passphrase.encode()
+    )
+    if certificate is None:
+        raise ValueError("The PKCS#12 bundle holds no certificate.")
+    return certificate
+
+
+def certificate_pem(pkcs12_bytes: bytes, passphrase: str) -> bytes:
+    return certificate_of(pkcs12_bytes, passphrase).public_bytes(serialization.Encoding.PEM)
+
+
+def describe_certificate(pem: bytes) -> dict[str, str]:
+    """Subject, validity and SHA-256 fingerprint, for people comparing certificates."""
+    certificate = x509.load_pem_x509_certificate(pem)
+    fingerprint = certificate.fingerprint(hashes.SHA256()).hex().upper()
+    return {
+        "subject": certificate.subject.rfc4514_string(),
+        "sha256": ":".join(fingerprint[i : i + 2] for i in range(0, len(fingerprint), 2)),
+        "not_before": certificate.not_valid_before_utc.isoformat(),
+        "not_after": certificate.not_valid_after_utc.isoformat(),
+    }
+
+
+# --------------------------------------------------------------------------- sign
+
+
+def sign_pdf(
+    pdf: bytes,
+    pkcs12: bytes,
+    passphrase: str,
+    *,
+    reason: str,
+    location: str,
+    signer_name: str,
+) -> bytes:
+    """Sign a PDF (PAdES baseline B-B, SHA-256) as an incremental update, in an invisible
+    field named ``deidweb-signature``."""
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+
+    signer = signers.SimpleSigner.load_pkcs12_data(
+        pkcs12, other_certs=[], passphrase=passphrase.encode()
+    )
+    writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
+    metadata = signers.PdfSignatureMetadata(
+        field_name=SIGNATURE_FIELD,
+        subfilter=fields.SigSeedSubFilter.PADES,
+        md_algorithm="sha256",
+        reason=reason,
+        location=location,
+        name=signer_name,
+    )
+    output = signers.sign_pdf(writer, metadata, signer=signer)
+    return output.getvalue()
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def _load_certificates(certificates: Sequence[bytes]) -> list[object]:
+    from asn1crypto import pem as asn1_pem
+    from asn1crypto import x509 as asn1_x509
+
+    loaded = []
+    for data in certificates:
+        if not data:
+            continue
+        try:
+            if asn1_pem.detect(data):
+                for _type, _headers, der in asn1_pem.unarmor(data, multiple=True):
+                    loaded.append(asn1_x509.Certificate.load(der))
+            else:
+                loaded.append(asn1_x509.Certificate.load(data))
+        except Exception:  # an unreadable certificate is simply not trusted
+            logger.warning("ignoring an unreadable trusted certificate")
+    return loaded
+
+
+def _signer_name(certificate: object) -> str:
+    try:
+        subject = certificate.subject.native  # type: ignore[attr-defined]
+    except Exception:
+        return ""
+    common = subject.get("common_name", "")
+    org = subject.get("organization_name", "")
+    if common and org and common != org:
+        return f"{common} ({org})"
+    return str(common or org)
+
+
+def _failed(problem: str, **fields: object) -> SignatureCheck:
+    values: dict[str, object] = {"signed": False, "valid": False, "intact": False, "trusted": False}
+    values.update(fields)
+    return SignatureCheck(problem=problem, **values)  # type: ignore[arg-type]
+
+
+def verify_pdf(pdf: bytes, trusted_certificates: Sequence[bytes]) -> SignatureCheck:
+    """Check a report's signature against the certificates the organization holds.
+
+    Never raises: a damaged or foreign file gives ``valid=False`` with the reason."""
+    try:
+        return _verify(pdf, trusted_certificates)
+    except Exception as exc:  # a hostile or broken upload must not become a traceback
+        logger.info("signature check failed: %s: %s", type(exc).__name__, exc)
+        return _failed(
+            "The file could not be checked: it is damaged or not a PDF this service signed."
+        )
+
+
+def _verify(pdf: bytes, trusted_certificates: Sequence[bytes]) -> SignatureCheck:
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+    from pyhanko_certvalidator import ValidationContext
+
+    if not pdf or not pdf.lstrip()[:5].startswith(b"%PDF-"):
+        return _failed("The file is not a PDF.")
+    try:
+        reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+        embedded = list(reader.embedded_signatures)
+    except Exception:
+        return _failed("The PDF could not be read: it is damaged or was changed after signing.")
+    if not embedded:
+        return _failed("No signature found: the PDF is not signed.")
+    ours = [s for s in embedded if s.field_name == SIGNATURE_FIELD]
+    signature = (ours or embedded)[-1]
+    roots = _load_certificates(trusted_certificates)
+    context = ValidationContext(
+        trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail"
+    )
+    try:
+        status = validate_pdf_signature(signature, signer_validation_context=context)
+    except Exception:
+        return _failed(
+            "The signature could not be validated: the document was changed after signing "
+            "or the signature is damaged.",
+            signed=True,
+        )
+    signer = _signer_name(status.signing_cert)
+    signed_at = status.signer_reported_dt
+    intact = bool(status.intact and status.valid)
+    whole_file = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
+    trusted = bool(status.trusted)
+    problem = ""
+    if not intact:
+        problem = "The document was changed after signing: its content no longer matches the signature."
+    elif not whole_file:
+        problem = "The document was changed after signing: content was added after the signature."
+    elif not trusted:
+        problem = "The report was signed by a certificate this organization does not hold."
+    return SignatureCheck(
+        signed=True,
+        valid=intact and whole_file and trusted,
+        intact=intact and whole_file,
+        trusted=trusted,
+        signer=signer,
+        signed_at=signed_at,
+        problem=problem,
+    )

@@ -1,0 +1,90 @@
+"""Submission, review decisions, comments and the governance records of a release."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import OrganizationOwned
+
+
+class Submission(OrganizationOwned):
+    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
+                                   related_name="submissions")
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    note = models.TextField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Decision(models.TextChoices):
+    APPROVE = "approve", "Approve"
+    REJECT = "reject", "Reject"
+
+
+class ReviewDecision(OrganizationOwned):
+    """One reviewer's decision on one version, with what it rested on."""
+
+    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
+                                   related_name="decisions")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="decisions")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+    decision = models.CharField(max_length=8, choices=Decision.choices)
+    reasons = models.TextField()
+    version = models.PositiveIntegerField()
+    final = models.BooleanField(default=False, help_text="This decision settled the submission.")
+    figures = models.JSONField(default=dict, help_text="The figures the decision rested on.")
+    digests = models.JSONField(default=dict, help_text="SHA-256 of the input and released files.")
+    report_sha256 = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class StepComment(OrganizationOwned):
+    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
+                                   related_name="comments")
+    step = models.CharField(max_length=30)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["created_at"]
+
+
+class ReleaseRecord(OrganizationOwned):
+    """The release registry: what went to whom, when, under which model and quasi-identifiers."""
+
+    assessment = models.OneToOneField("assessments.Assessment", on_delete=models.PROTECT,
+                                      related_name="release_record")
+    dataset_name = models.CharField(max_length=200)
+    recipient = models.CharField(max_length=200)
+    release_model = models.CharField(max_length=12)
+    quasi_identifiers = models.JSONField(default=list)
+    decided_at = models.DateTimeField()
+    reassess_on = models.DateField(help_text="When the release must be re-assessed.")
+    reminder_sent_at = models.DateTimeField(null=True, blank=True)
+    overlaps = models.JSONField(default=list, blank=True,
+                                help_text="Earlier releases to the same recipient sharing quasi-identifiers.")
+
+    class Meta:
+        ordering = ["-decided_at"]
+
+
+class MotivatedIntruderTest(OrganizationOwned):
+    """A motivated-intruder test of a public release (El Emam's open-data protocol)."""
+
+    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
+                                   related_name="intruder_tests")
+    tester = models.CharField(max_length=200)
+    tested_on = models.DateField()
+    method = models.TextField()
+    outcome = models.TextField()
+    re_identified = models.PositiveIntegerField(default=0)
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+
+    class Meta:
+        ordering = ["-tested_on"]
