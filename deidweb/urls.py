@@ -8,9 +8,9 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify
+from apps.assessments.api import AssessmentViewSet
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
-from apps.assessments.api import AssessmentViewSet
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views

@@ -350,6 +350,10 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     if applied.get("passes") is not None and passes_after is not None:
         passes_after = bool(passes_after and applied["passes"])
 
+    # JSONB stores object keys sorted by length, so "20+" comes back before "3-4": put the
+    # class-size buckets back in order of size before drawing or tabulating them.
+    risk = _with_ordered_buckets(risk)
+    risk_after = _with_ordered_buckets({"profile": risk_after})["profile"] if risk_after else {}
     charts: dict[str, Any] = {}
     if risk.get("profile"):
         charts["risk"] = risk_charts(risk, overall)
@@ -446,6 +450,24 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "step_title": STEP_TITLES,
         "by_slug": BY_SLUG,
     }
+
+
+def _bucket_low(label: str) -> int:
+    digits = ""
+    for char in label:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits) if digits else 0
+
+
+def _with_ordered_buckets(result: dict[str, Any]) -> dict[str, Any]:
+    profile = result.get("profile") or {}
+    histogram = profile.get("class_size_histogram")
+    if not histogram:
+        return result
+    ordered = dict(sorted(histogram.items(), key=lambda item: _bucket_low(item[0])))
+    return {**result, "profile": {**profile, "class_size_histogram": ordered}}
 
 
 def _dataset_digests(assessment: Assessment) -> dict[str, str]:
