@@ -207,7 +207,9 @@ def test_twenty_appends_keep_sequences_contiguous_per_organization(custodian, ou
         .values_list("sequence", flat=True)
     ) == list(range(1, 21))
     assert list(
-        AuditEvent.objects.filter(organization=elsewhere).values_list("sequence", flat=True)
+        AuditEvent.objects.filter(organization=elsewhere)
+        .order_by("sequence")
+        .values_list("sequence", flat=True)
     ) == [1, 2, 3, 4, 5]
     result = audit_verify()
     assert (result.ok, result.checked, result.organizations) == (True, 25, 2)
