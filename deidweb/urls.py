@@ -18,6 +18,8 @@ from apps.datasets import views as dataset_views
 from apps.datasets.api import DatasetViewSet
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
+from apps.reports import views as report_views
+from apps.reports.api import ReportViewSet
 from apps.reviews import views as review_views
 
 router = DefaultRouter()
@@ -28,6 +30,7 @@ router.register("variables", VariableViewSet, basename="variable")
 router.register("jobs", JobViewSet, basename="job")
 router.register("assessments", AssessmentViewSet, basename="assessment")
 router.register("audit", AuditEventViewSet, basename="audit")
+router.register("reports", ReportViewSet, basename="report")
 
 org_patterns = [
     path("", account_views.org_home, name="org-home"),
@@ -89,6 +92,12 @@ org_patterns = [
     path("jobs/<uuid:job_id>/progress/", job_views.job_progress, name="job-progress"),
     path("jobs/<uuid:job_id>/cancel/", job_views.job_cancel_view, name="job-cancel"),
     path("jobs/<uuid:job_id>/retry/", job_views.job_retry_view, name="job-retry"),
+    path("reports/verify/", report_views.report_verify_view, name="report-verify"),
+    path(
+        "reports/<uuid:report_id>/download/",
+        report_views.report_download,
+        name="report-download",
+    ),
 ]
 
 urlpatterns = [

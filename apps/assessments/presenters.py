@@ -20,7 +20,8 @@ def _html(chart: Any) -> SafeString:
 
 def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[str, SafeString]:
     histogram = result["profile"]["class_size_histogram"]
-    labels = list(histogram)
+    # JSON columns do not keep key order (PostgreSQL's jsonb sorts keys by length).
+    labels = sorted(histogram, key=lambda label: _BUCKET_LOW.get(label, 0))
     k = (overall or {}).get("target_class_size")
     highlight = [i for i, label in enumerate(labels) if k and _BUCKET_LOW.get(label, 0) < k]
     charts = {

@@ -41,12 +41,26 @@ def _engine(call: Any, *args: Any, **kwargs: Any) -> Any:
         raise ApplicationError(str(exc)) from None
 
 
+# Steps whose change moves the target of the Step 7 search (or what it searches over).
+SEARCH_INPUTS = ("release", "classification", "threshold", "context-risk")
+
+
+def forget_search(assessment: Assessment) -> list[str]:
+    """The last search answered a question that is no longer asked: drop its solutions (the
+    applied output stays, marked stale, until a new one is written)."""
+    assessment.search_result = None
+    assessment.chosen_levels = None
+    return ["search_result", "chosen_levels"]
+
+
 def _save(assessment: Assessment, slug: str, fields: list[str],
           user: AbstractBaseUser | None = None) -> list[str]:
     """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
     from apps.audit.services import audit_record
 
     stale = steps.mark_changed(assessment, slug)
+    if "deidentify" in stale or slug in SEARCH_INPUTS:
+        fields = [*fields, *forget_search(assessment)]
     assessment.save(update_fields=[*fields, "step_state", "updated_at"])
     audit_record(
         organization=assessment.organization, actor=user, action=f"assessment.{slug.replace('-', '_')}",

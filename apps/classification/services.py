@@ -146,12 +146,14 @@ def _assessments_changed(dataset: Dataset) -> None:
     """Open assessments of the data set: results computed on the old roles become stale."""
     from apps.assessments import steps
     from apps.assessments.models import Assessment, AssessmentStatus
+    from apps.assessments.services import forget_search
 
     for assessment in Assessment.objects.select_for_update().filter(
         dataset=dataset, status__in=[AssessmentStatus.DRAFT, AssessmentStatus.REJECTED]
     ):
         steps.mark_changed(assessment, "classification")
-        assessment.save(update_fields=["step_state", "updated_at"])
+        fields = forget_search(assessment)
+        assessment.save(update_fields=["step_state", *fields, "updated_at"])
 
 
 def variables_accept_suggestions(

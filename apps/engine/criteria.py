@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineInputError
-from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
+from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP, check_strict_average_cap
 
 #: Default cap of the strict average risk, shared with risk.py (Engine I) so that the
 #: search and the measure agree: the cap is compared as a number, so with 0.33 a class of
@@ -120,6 +120,7 @@ def criterion_for_release(
     average risk with its cap.
     """
     target = data_risk_target(threshold, context_risk)
+    check_strict_average_cap(cap)  # 0.33 or 0.5 (Seed 000 step 4.2), as risk.py measures
     if model in ("public", "semi_public"):
         return MaxRisk(target)
     if model == "non_public":

@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization
 from apps.assessments.models import Assessment, HierarchySpec
@@ -57,20 +58,27 @@ def _read(name: str) -> bytes:
 
 
 def _identity(organization: Organization) -> tuple[bytes, str] | None:
-    """The stored PKCS#12 bundle and its passphrase, or None when missing or unreadable."""
+    """The stored PKCS#12 bundle and its passphrase; None when the organization has none.
+
+    A recorded identity that cannot be read is an error, never a reason to make a new one:
+    a new certificate would silently stop every report signed so far from verifying."""
     if not (organization.signing_certificate_path and organization.signing_passphrase):
         return None
     try:
         bundle = _read(organization.signing_certificate_path)
         signing.certificate_of(bundle, organization.signing_passphrase)
     except (OSError, ValueError):
-        logger.warning("the signing identity of organization %s is unreadable", organization.id)
-        return None
+        logger.exception("the signing identity of organization %s is unreadable", organization.id)
+        raise ApplicationError(
+            "The organization's signing certificate cannot be read from storage; an "
+            "administrator must restore it (reports signed with it would no longer verify "
+            "against a new one)."
+        ) from None
     return bundle, organization.signing_passphrase
 
 
 def organization_signing_ensure(*, organization: Organization) -> bytes:
-    """The organization's signing certificate (PEM), creating the identity when missing.
+    """The organization's signing certificate (PEM), creating the identity when it has none.
 
     The PKCS#12 bundle (key and certificate) goes to the storage backend; its passphrase is
     kept on the organization, apart from the file."""
@@ -82,14 +90,12 @@ def organization_signing_ensure(*, organization: Organization) -> bytes:
         existing = _identity(locked)  # another process may have created it meanwhile
         if existing is None:
             bundle, passphrase, pem = signing.create_signing_identity(locked.name, locked.name)
-            old = locked.signing_certificate_path
             name = default_storage.save(_signing_path(locked), ContentFile(bundle))
             locked.signing_certificate_path = name
             locked.signing_passphrase = passphrase
-            locked.save(update_fields=["signing_certificate_path", "signing_passphrase",
-                                       "updated_at"])
-            if old and old != name:
-                transaction.on_commit(lambda: delete_quietly(old))
+            locked.save(
+                update_fields=["signing_certificate_path", "signing_passphrase", "updated_at"]
+            )
         else:
             pem = signing.certificate_pem(*existing)
     organization.signing_certificate_path = locked.signing_certificate_path
@@ -110,14 +116,17 @@ def organization_certificate(organization: Organization) -> bytes:
 MASKING_LABELS = {
     "remove": "Removed: the column is not in the release",
     "hmac": "Pseudonymized with a keyed hash (HMAC-SHA-256); the per-release key is kept "
-            "apart from the release, by the custodian",
+    "apart from the release, by the custodian",
     "random": "Replaced by random pseudonyms; the linking table is kept apart from the release, "
-              "by the custodian",
+    "by the custodian",
     "encrypt": "Encrypted (reversible); the key is kept by the custodian",
     "mask": "Character masking",
 }
+DECISION_LABELS = {"approve": "Approved", "reject": "Rejected"}
 RELEASE_MODEL_LABELS = {
-    "public": "Public", "semi_public": "Semi-public", "non_public": "Non-public",
+    "public": "Public",
+    "semi_public": "Semi-public",
+    "non_public": "Non-public",
 }
 METRIC_LABELS = {
     "loss": "Loss (Iyengar 2002)",
@@ -159,23 +168,28 @@ def _hierarchy_rows(assessment: Assessment) -> list[dict[str, Any]]:
     for spec in HierarchySpec.objects.filter(assessment=assessment).order_by("column"):
         chosen = levels.get(spec.column)
         labels = list(spec.level_labels or [])
-        rows.append({
-            "column": spec.column,
-            "kind": spec.get_kind_display(),
-            "height": spec.height,
-            "labels": [{"level": i, "label": label, "chosen": i == chosen}
-                       for i, label in enumerate(labels)],
-            "chosen_level": chosen,
-            "chosen_label": (applied.get("level_labels") or {}).get(spec.column)
-            or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
-        })
+        rows.append(
+            {
+                "column": spec.column,
+                "kind": spec.get_kind_display(),
+                "height": spec.height,
+                "labels": [
+                    {"level": i, "label": label, "chosen": i == chosen}
+                    for i, label in enumerate(labels)
+                ],
+                "chosen_level": chosen,
+                "chosen_label": (applied.get("level_labels") or {}).get(spec.column)
+                or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
+            }
+        )
     return rows
 
 
 def _variables(assessment: Assessment) -> tuple[list[dict[str, Any]], int]:
     variables = list(
         Variable.objects.filter(dataset=assessment.dataset)
-        .select_related("confirmed_by").order_by("position")
+        .select_related("confirmed_by")
+        .order_by("position")
     )
     changes = ClassificationChange.objects.filter(variable__dataset=assessment.dataset)
     counts: dict[Any, int] = {}
@@ -183,22 +197,24 @@ def _variables(assessment: Assessment) -> tuple[list[dict[str, Any]], int]:
         counts[variable_id] = counts.get(variable_id, 0) + 1
     rows = []
     for v in variables:
-        rows.append({
-            "name": v.name,
-            "position": v.position,
-            "type": v.inferred_type,
-            "role": v.role,
-            "role_label": v.get_role_display() if v.role else "Not confirmed",
-            "reason": v.reason or v.suggested_reason,
-            "suggested_role": v.suggested_role,
-            "suggested_label": v.get_suggested_role_display(),
-            "overridden": bool(v.role) and v.role != v.suggested_role,
-            "keep_for_analysis": v.keep_for_analysis,
-            "needs_review": v.needs_review,
-            "confirmed_by": _person(v.confirmed_by) if v.confirmed_by_id else "",
-            "confirmed_at": v.confirmed_at,
-            "changes": counts.get(v.id, 0),
-        })
+        rows.append(
+            {
+                "name": v.name,
+                "position": v.position,
+                "type": v.inferred_type,
+                "role": v.role,
+                "role_label": v.get_role_display() if v.role else "Not confirmed",
+                "reason": v.reason or v.suggested_reason,
+                "suggested_role": v.suggested_role,
+                "suggested_label": v.get_suggested_role_display(),
+                "overridden": bool(v.role) and v.role != v.suggested_role,
+                "keep_for_analysis": v.keep_for_analysis,
+                "needs_review": v.needs_review,
+                "confirmed_by": _person(v.confirmed_by) if v.confirmed_by_id else "",
+                "confirmed_at": v.confirmed_at,
+                "changes": counts.get(v.id, 0),
+            }
+        )
     return rows, changes.count()
 
 
@@ -218,9 +234,16 @@ def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[
         "source": data.insider_attack_source,
         "motives": motives,
         "rows": [
-            {"controls": controls, "cells": [
-                {"value": row.get(m), "used": controls == insider.get("controls")
-                 and m == insider.get("motives")} for m in motives]}
+            {
+                "controls": controls,
+                "cells": [
+                    {
+                        "value": row.get(m),
+                        "used": controls == insider.get("controls") and m == insider.get("motives"),
+                    }
+                    for m in motives
+                ],
+            }
             for controls, row in data.insider_attack.items()
         ],
     }
@@ -248,8 +271,9 @@ def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list
             "(IPC 2016, step 4)."
         )
     if assessment.effective_release_model == "public":
-        items.append("A public release is assumed to be attacked: the context risk is 1 "
-                     "(IPC 2016, step 5).")
+        items.append(
+            "A public release is assumed to be attacked: the context risk is 1 (IPC 2016, step 5)."
+        )
     elif context:
         acquaintance = context.get("acquaintance") or {}
         breach = context.get("breach") or {}
@@ -261,8 +285,10 @@ def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list
                 f"{context.get('prevalence_source') or 'not given'} (IPC 2016, step 5)."
             )
         if breach:
-            items.append(f"The recipient's sector is assumed to suffer a breach with probability "
-                         f"{breach.get('rate')} — source: {breach.get('source')} (IPC 2016, step 5).")
+            items.append(
+                f"The recipient's sector is assumed to suffer a breach with probability "
+                f"{breach.get('rate')} — source: {breach.get('source')} (IPC 2016, step 5)."
+            )
         if context.get("release_model") != context.get("declared_release_model"):
             items.append(
                 "The release was declared non-public but no data sharing agreement is recorded, "
@@ -276,34 +302,43 @@ def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list
     return items
 
 
-def _justifications(assessment: Assessment, variables: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _justifications(
+    assessment: Assessment, variables: list[dict[str, Any]]
+) -> list[dict[str, str]]:
     items = []
     threshold = assessment.threshold_result or {}
     if threshold.get("origin") and threshold.get("origin") != "profile":
-        items.append({
-            "topic": "Step 3: threshold override",
-            "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
-                    f"instead of {threshold.get('profile_threshold')} from the questionnaire. "
-                    f"Justification: {threshold.get('justification') or '(none recorded)'}",
-        })
+        items.append(
+            {
+                "topic": "Step 3: threshold override",
+                "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
+                f"instead of {threshold.get('profile_threshold')} from the questionnaire. "
+                f"Justification: {threshold.get('justification') or '(none recorded)'}",
+            }
+        )
     for v in variables:
         if v["overridden"]:
-            items.append({
-                "topic": f"Step 2: {v['name']}",
-                "text": f"Classified as {v['role_label'].lower()} although the suggestion was "
-                        f"{v['suggested_label'].lower()}. Reason: {v['reason'] or '(none)'}",
-            })
+            items.append(
+                {
+                    "topic": f"Step 2: {v['name']}",
+                    "text": f"Classified as {v['role_label'].lower()} although the suggestion was "
+                    f"{v['suggested_label'].lower()}. Reason: {v['reason'] or '(none)'}",
+                }
+            )
         if v["keep_for_analysis"]:
-            items.append({
-                "topic": f"Step 2: {v['name']}",
-                "text": "Kept for the analysis and therefore generalized rather than removed "
-                        f"(IPC 2016, step 2). Reason: {v['reason'] or '(none)'}",
-            })
+            items.append(
+                {
+                    "topic": f"Step 2: {v['name']}",
+                    "text": "Kept for the analysis and therefore generalized rather than removed "
+                    f"(IPC 2016, step 2). Reason: {v['reason'] or '(none)'}",
+                }
+            )
     if assessment.purpose:
         items.append({"topic": "Step 1: purpose of the release", "text": assessment.purpose})
     if assessment.utility_note:
-        items.append({"topic": "Step 8: utility accepted for the purpose",
-                      "text": assessment.utility_note})
+        items.append(
+            {"topic": "Step 8: utility accepted for the purpose", "text": assessment.utility_note}
+        )
     return items
 
 
@@ -312,7 +347,7 @@ def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str
         "id": decision.id,
         "reviewer": _person(decision.reviewer),
         "decision": decision.decision,
-        "decision_label": decision.get_decision_display(),
+        "decision_label": DECISION_LABELS.get(decision.decision, decision.decision),
         "reasons": decision.reasons,
         "version": decision.version,
         "final": decision.final,
@@ -341,11 +376,13 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     threshold_value = threshold.get("value")
     overall_after = (
         float(risk_after["data_risk"]) * float(context_value)
-        if risk_after.get("data_risk") is not None and context_value is not None else None
+        if risk_after.get("data_risk") is not None and context_value is not None
+        else None
     )
     passes_after = (
         overall_after <= float(threshold_value) + 1e-12
-        if overall_after is not None and threshold_value is not None else None
+        if overall_after is not None and threshold_value is not None
+        else None
     )
     if applied.get("passes") is not None and passes_after is not None:
         passes_after = bool(passes_after and applied["passes"])
@@ -356,24 +393,33 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     risk_after = _with_ordered_buckets({"profile": risk_after})["profile"] if risk_after else {}
     charts: dict[str, Any] = {}
     if risk.get("profile"):
-        charts["risk"] = risk_charts(risk, overall)
+        charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
     if search:
-        charts["pareto"] = pareto_chart(search, assessment.chosen_levels)
-    charts["distributions"] = distribution_charts(applied.get("distributions") or [])
+        charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
+    charts["distributions"] = [
+        _for_print(c) for c in distribution_charts(applied.get("distributions") or [])
+    ]
 
     decisions = list(
         ReviewDecision.objects.filter(assessment=assessment)
-        .select_related("reviewer").order_by("created_at")
+        .select_related("reviewer")
+        .order_by("created_at")
     )
     submissions = list(
         Submission.objects.filter(assessment=assessment)
-        .select_related("submitted_by").order_by("created_at")
+        .select_related("submitted_by")
+        .order_by("created_at")
     )
     comments = [
-        {"step": STEP_TITLES.get(c.step, c.step), "author": _person(c.author), "at": c.created_at,
-         "text": c.text}
+        {
+            "step": STEP_TITLES.get(c.step, c.step),
+            "author": _person(c.author),
+            "at": c.created_at,
+            "text": c.text,
+        }
         for c in StepComment.objects.filter(assessment=assessment)
-        .select_related("author").order_by("created_at")
+        .select_related("author")
+        .order_by("created_at")
     ]
     release_record = ReleaseRecord.objects.filter(assessment=assessment).first()
     intruder_tests = list(
@@ -400,7 +446,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "release_model": model,
         "release_model_label": RELEASE_MODEL_LABELS.get(model, model or "—"),
         "declared_release_model_label": RELEASE_MODEL_LABELS.get(
-            assessment.release_model, assessment.release_model or "—"),
+            assessment.release_model, assessment.release_model or "—"
+        ),
         "handled_as_semi_public": model != assessment.release_model,
         "threshold": threshold,
         "threshold_value": threshold_value,
@@ -414,7 +461,9 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "overall_after": overall_after,
         "passes_after": passes_after,
         "search": search,
-        "search_metric_label": METRIC_LABELS.get(search.get("metric", ""), search.get("metric", "")),
+        "search_metric_label": METRIC_LABELS.get(
+            search.get("metric", ""), search.get("metric", "")
+        ),
         "applied": applied,
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),
@@ -433,8 +482,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "justifications": _justifications(assessment, variables),
         "decisions": [_decision_row(d, decision) for d in decisions],
         "submissions": [
-            {"by": _person(s.submitted_by), "at": s.created_at, "note": s.note}
-            for s in submissions
+            {"by": _person(s.submitted_by), "at": s.created_at, "note": s.note} for s in submissions
         ],
         "comments": comments,
         "release_record": release_record,
@@ -443,13 +491,26 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "certificate": signing.describe_certificate(pem),
         "people": {
             "created_by": _person(assessment.created_by) if assessment.created_by_id else "—",
-            "submitted_by": ", ".join(sorted({_person(s.submitted_by) for s in submissions
-                                              if s.submitted_by_id})) or "—",
+            "submitted_by": ", ".join(
+                sorted({_person(s.submitted_by) for s in submissions if s.submitted_by_id})
+            )
+            or "—",
             "reviewers": ", ".join(dict.fromkeys(_person(d.reviewer) for d in decisions)) or "—",
         },
         "step_title": STEP_TITLES,
         "by_slug": BY_SLUG,
     }
+
+
+# The charts' inline style (max-width with height:auto) makes WeasyPrint draw every chart as
+# a square; without it the print stylesheet scales them by their own aspect ratio.
+_SCREEN_SVG_STYLE = ' style="max-width:100%;height:auto"'
+
+
+def _for_print(chart: SafeString | None) -> SafeString | None:
+    if chart is None:
+        return None
+    return mark_safe(str(chart).replace(_SCREEN_SVG_STYLE, ""))  # noqa: S308  # already escaped
 
 
 def _bucket_low(label: str) -> int:
@@ -491,8 +552,9 @@ def _url_fetcher() -> Any:
 
 
 def report_html(*, assessment: Assessment, decision: ReviewDecision) -> str:
-    return render_to_string("reports/step9.html", report_context(assessment=assessment,
-                                                                  decision=decision))
+    return render_to_string(
+        "reports/step9.html", report_context(assessment=assessment, decision=decision)
+    )
 
 
 def report_render(*, assessment: Assessment, decision: ReviewDecision) -> bytes:
@@ -508,8 +570,10 @@ def report_render(*, assessment: Assessment, decision: ReviewDecision) -> bytes:
 
 
 def report_path(*, assessment: Assessment, decision: ReviewDecision) -> str:
-    return (f"organizations/{assessment.organization_id}/assessments/{assessment.id}/"
-            f"v{assessment.version}/report-{decision.id}.pdf")
+    return (
+        f"organizations/{assessment.organization_id}/assessments/{assessment.id}/"
+        f"v{assessment.version}/report-{decision.id}.pdf"
+    )
 
 
 def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
@@ -518,18 +582,23 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     A decision has one report: when it already exists and its file is intact, the job
     returns it rather than signing a second, different copy."""
     decision = (
-        ReviewDecision.objects.select_related("assessment", "assessment__dataset",
-                                              "assessment__organization", "reviewer")
-        .filter(id=job.params.get("decision_id"), organization=job.organization).first()
+        ReviewDecision.objects.select_related(
+            "assessment", "assessment__dataset", "assessment__organization", "reviewer"
+        )
+        .filter(id=job.params.get("decision_id"), organization=job.organization)
+        .first()
     )
     if decision is None:
         raise ApplicationError("The review decision of this report no longer exists.")
     assessment = decision.assessment
     organization = assessment.organization
     existing = Report.objects.filter(decision=decision).first()
-    if existing is not None and default_storage.exists(existing.pdf_path):
-        if _sha256(_read(existing.pdf_path)) == existing.sha256:
-            return _job_result(existing)
+    if (
+        existing is not None
+        and default_storage.exists(existing.pdf_path)
+        and _sha256(_read(existing.pdf_path)) == existing.sha256
+    ):
+        return _job_result(existing)
 
     context.progress(5, "Preparing the signing certificate", force=True)
     organization_signing_ensure(organization=organization)
@@ -540,15 +609,18 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     pdf = report_render(assessment=assessment, decision=decision)
     context.progress(75, "Signing the report", force=True)
     signed = signing.sign_pdf(
-        pdf, identity[0], identity[1],
+        pdf,
+        identity[0],
+        identity[1],
         reason=SIGNING_REASON,
         location=organization.name,
         signer_name=organization.name,
     )
     digest = _sha256(signed)
     context.progress(90, "Storing the signed report", force=True)
-    name = default_storage.save(report_path(assessment=assessment, decision=decision),
-                                ContentFile(signed))
+    name = default_storage.save(
+        report_path(assessment=assessment, decision=decision), ContentFile(signed)
+    )
     try:
         with transaction.atomic():
             old_path = existing.pdf_path if existing is not None else ""
@@ -565,6 +637,12 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 },
             )
             ReviewDecision.objects.filter(id=decision.id).update(report_sha256=digest)
+            from apps.audit.services import audit_record
+
+            audit_record(organization=organization, actor=job.created_by, action="report.generate",
+                         obj=report, details={"assessment": str(assessment.id),
+                                              "decision": str(decision.id), "sha256": digest,
+                                              "version": assessment.version})
             if old_path and old_path != name:
                 transaction.on_commit(lambda: delete_quietly(old_path))
     except Exception:
@@ -574,8 +652,12 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
 
 def _job_result(report: Report) -> dict[str, Any]:
-    return {"report_id": str(report.id), "sha256": report.sha256,
-            "size_bytes": report.size_bytes, "decision_id": str(report.decision_id)}
+    return {
+        "report_id": str(report.id),
+        "sha256": report.sha256,
+        "size_bytes": report.size_bytes,
+        "decision_id": str(report.decision_id),
+    }
 
 
 def _sha256(data: bytes) -> str:
@@ -596,8 +678,10 @@ def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
     digest = _sha256(pdf)
     decision = (
         ReviewDecision.objects.filter(organization=organization, report_sha256=digest)
-        .select_related("assessment", "reviewer").first()
-        if pdf else None
+        .select_related("assessment", "reviewer")
+        .first()
+        if pdf
+        else None
     )
     match = None
     if decision is not None:
@@ -608,19 +692,23 @@ def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
             "assessment_title": decision.assessment.title,
             "version": decision.version,
             "decision": decision.decision,
-            "decision_label": decision.get_decision_display(),
+            "decision_label": DECISION_LABELS.get(decision.decision, decision.decision),
             "final": decision.final,
             "reviewer": _person(decision.reviewer),
             "decided_at": decision.created_at.isoformat(),
             "report_id": str(report.id) if report else None,
         }
     if check.valid and match:
-        summary = (f"Valid: signed by {check.signer} and unchanged; it is the report of the "
-                   f"{match['decision_label'].lower()} decision on '{match['assessment_title']}' "
-                   f"version {match['version']}.")
+        summary = (
+            f"Valid: signed by {check.signer} and unchanged; it is the report of the "
+            f"{match['decision_label'].lower()} decision on '{match['assessment_title']}' "
+            f"version {match['version']}."
+        )
     elif check.valid:
-        summary = (f"The signature of {check.signer} is valid, but no release decision of this "
-                   "organization has a report with this exact content.")
+        summary = (
+            f"The signature of {check.signer} is valid, but no release decision of this "
+            "organization has a report with this exact content."
+        )
     else:
         summary = f"Not valid: {check.problem}"
     return {

@@ -41,6 +41,10 @@ class ReviewDecision(OrganizationOwned):
     class Meta:
         ordering = ["-created_at"]
 
+    @property
+    def outcome(self) -> str:
+        return {"approve": "Approved", "reject": "Rejected"}.get(self.decision, self.decision)
+
 
 class StepComment(OrganizationOwned):
     assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,

@@ -26,6 +26,7 @@ def prepared_assessment(organization, analyst) -> Assessment:
     dataset = dataset_upload(organization=organization, user=analyst, name="Demo register",
                              upload=SimpleUploadedFile("demo.csv", generate_register(800).write_csv().encode()))
     assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
+    dataset.refresh_from_db()
     variables_accept_suggestions(dataset=dataset, user=analyst)
     keep = {"age", "sex", "postal_code"}
     variables_classify(dataset=dataset, user=analyst, decisions=[
@@ -93,19 +94,26 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
     expect(ana.get_by_role("heading", level=1)).to_have_text(v1.title)
     v2 = Assessment.objects.get(previous=v1)
     assert v2.version == 2
-    ana.get_by_role("link", name="Risk threshold").click()
+    ana.get_by_role("link", name="Risk threshold", exact=True).click()
     ana.get_by_role("group", name="How sensitive is the information?").get_by_label("high", exact=True).check()
     ana.get_by_role("group", name="How serious would harm or injury be after a breach or misuse?").get_by_label("high", exact=True).check()
     ana.get_by_role("group", name="How detailed is the information (scope, granularity)?").get_by_label("high", exact=True).check()
     ana.get_by_role("group", name="How many individuals does it concern?").get_by_label("very many", exact=True).check()
+    ana.get_by_role("group", name="Is the disclosure permitted by FIPPA/MFIPPA without consent?").get_by_label("no", exact=True).check()
+    # 2 + 2 + 2 + 2 + 2 = 10 of 14 → high invasion of privacy → threshold 0.05.
     ana.get_by_test_id("save-step").click()
     expect(ana.get_by_test_id("invasion-level")).to_have_text("high")
     expect(ana.get_by_test_id("state-deidentify")).to_have_text("⚠ stale")
-    ana.get_by_role("link", name="De-identify").click()
+    ana.get_by_role("link", name="De-identify", exact=True).click()
+    expect(ana.get_by_test_id("optimum")).to_have_count(0)  # the old search answered another target
     ana.get_by_test_id("run-search").click()
     expect(ana.get_by_test_id("optimum")).to_be_visible(timeout=TIMEOUT)
     ana.get_by_test_id("apply").click()
+    # Version 2 still shows version 1's output until the new one is written.
+    assert wait_for_job(Assessment.objects.get(id=v2.id).apply_job_id, timeout=120).status == "succeeded"
+    ana.reload()
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
+    expect(ana.get_by_test_id("state-deidentify")).to_have_text("✓ done")
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
     ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill("Coarser, still fit.")
     ana.get_by_test_id("accept-utility").click()

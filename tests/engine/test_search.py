@@ -57,9 +57,9 @@ def test_allowed_suppression() -> None:
 
 
 def test_tiny_k2_tie_goes_to_lowest_level_then_lexicographic() -> None:
-    # k=2, nothing suppressed: (0,1) and (2,0) both pass with loss sqrt(2) - 1
-    # (one QI fully generalized: (1+1)(1+0)); (1,1) has a larger loss. Same total
-    # level 1+... both total 2 -> lexicographic: (0,1).
+    # k=2, nothing suppressed: (0,1) and (2,0) both pass with loss sqrt(2) - 1 (one QI
+    # fully generalized: sqrt((1+1)(1+0)) - 1); (1,1) and (2,1) lose more. Both have
+    # total level 2 -> lexicographic order decides: (0,1).
     result = optimal_search(tiny(), KAnonymity(2), suppression_limit=0.0)
     assert result.optimal
     assert result.solution is not None
@@ -80,6 +80,8 @@ def test_tiny_suppression_beats_generalization() -> None:
     assert result.solution.max_risk == 0.5
     assert result.solution.average_risk == pytest.approx(2 / 5)
     assert [(p.levels, p.suppressed_rows) for p in result.pareto] == [((1, 0), 1), ((0, 1), 0)]
+    budgets = optimal_search(tiny(), KAnonymity(2), suppression_limit=1 / 6, pareto=(0.5, 0.0))
+    assert [p.levels for p in budgets.pareto] == [(1, 0), (0, 1)]
 
 
 def test_max_levels_restrict_the_lattice() -> None:

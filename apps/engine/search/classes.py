@@ -19,8 +19,8 @@ import numpy as np
 from apps.engine.search.problem import I64, U32, SearchProblem
 
 #: Key ranges up to max(this, _SPARSITY x classes) are grouped by bincount, not sorting.
-_BINCOUNT_RANGE = 1 << 16
-_SPARSITY = 4
+_BINCOUNT_RANGE = 1 << 10
+_SPARSITY = 8
 _KEY_LIMIT = 1 << 62
 _EMPTY = np.iinfo(np.int16).max
 

@@ -43,6 +43,9 @@ class Command(BaseCommand):
                 user = self._user(username, logins[username], first, last)
                 membership_set(organization=organization, user=user, role=role)
             self._dataset(organization, rows)
+            from apps.reports.services import organization_signing_ensure
+
+            organization_signing_ensure(organization=organization)  # signs its Step 9 reports
         self.stdout.write("Demo logins (organization 'Demo Health Agency'):")
         for username, role, _, _ in DEMO_USERS:
             self.stdout.write(f"  {role.label:<26} user {username:<14} password {logins[username]}")

@@ -1,0 +1,164 @@
+"""``/api/v1/reports/``: the signed Step 9 reports of the caller's organizations, their PDF,
+and the check of a presented copy (``POST /api/v1/reports/verify/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.models import Organization
+from apps.accounts.selectors import membership_get
+from apps.core.api_permissions import OrganizationRole
+from apps.reports.forms import MAX_REPORT_BYTES
+from apps.reports.models import Report
+from apps.reports.selectors import report_filename
+from apps.reports.services import report_verify
+
+
+class ReportSerializer(serializers.ModelSerializer[Report]):
+    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    assessment_title = serializers.CharField(source="assessment.title", read_only=True)
+    version = serializers.IntegerField(source="decision.version", read_only=True)
+    decision_outcome = serializers.CharField(source="decision.decision", read_only=True)
+
+    class Meta:
+        model = Report
+        fields = [
+            "id",
+            "organization",
+            "assessment",
+            "assessment_title",
+            "version",
+            "decision",
+            "decision_outcome",
+            "sha256",
+            "size_bytes",
+            "signer",
+            "job",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ReportVerifyRequestSerializer(serializers.Serializer[dict[str, object]]):
+    organization = serializers.SlugField(help_text="Short name (slug) of the organization.")
+    file = serializers.FileField(help_text="The signed report (PDF) to check.")
+
+    def validate_file(self, value):  # type: ignore[no-untyped-def]
+        if value.size > MAX_REPORT_BYTES:
+            raise serializers.ValidationError("That file is far larger than any report.")
+        return value
+
+
+class MatchedDecisionSerializer(serializers.Serializer[dict[str, object]]):
+    decision_id = serializers.UUIDField()
+    assessment_id = serializers.UUIDField()
+    assessment_title = serializers.CharField()
+    version = serializers.IntegerField()
+    decision = serializers.CharField()
+    decision_label = serializers.CharField()
+    final = serializers.BooleanField()
+    reviewer = serializers.CharField()
+    decided_at = serializers.DateTimeField()
+    report_id = serializers.UUIDField(allow_null=True)
+
+
+class ReportVerifyResultSerializer(serializers.Serializer[dict[str, object]]):
+    valid = serializers.BooleanField(
+        help_text="Intact, covering the whole file, and signed with the organization's certificate."
+    )
+    signed = serializers.BooleanField()
+    intact = serializers.BooleanField(help_text="Not one byte changed since signing.")
+    trusted = serializers.BooleanField(help_text="Signed with the organization's certificate.")
+    signer = serializers.CharField()
+    signed_at = serializers.DateTimeField(allow_null=True)
+    problem = serializers.CharField(help_text="Why the report is not valid; empty when it is.")
+    sha256 = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    decision = MatchedDecisionSerializer(
+        allow_null=True,
+        help_text="The organization's release decision whose report has exactly this content.",
+    )
+    summary = serializers.CharField()
+
+
+class AnyAcceptNegotiation(DefaultContentNegotiation):
+    """The download answers a PDF whatever the Accept header; errors come back as JSON."""
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+class ReportViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Report]
+):
+    """Signed Step 9 reports of the caller's organizations (IPC 2016, step 9)."""
+
+    serializer_class = ReportSerializer
+    permission_classes = [OrganizationRole]
+    queryset = Report.objects.none()  # for the schema; get_queryset scopes every request
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        queryset = Report.objects.filter(
+            organization__memberships__user=self.request.user
+        ).select_related("organization", "assessment", "decision")
+        org = self.request.query_params.get("organization")
+        return queryset.filter(organization__slug=org) if org else queryset
+
+    @extend_schema(
+        responses={
+            (200, "application/pdf"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The signed report."
+            )
+        },
+    )
+    @action(detail=True, methods=["get"], content_negotiation_class=AnyAcceptNegotiation)
+    def download(self, request: Request, pk: str | None = None) -> HttpResponseBase:
+        """The signed PDF, for any member of the report's organization."""
+        report = self.get_object()
+        if not default_storage.exists(report.pdf_path):
+            raise NotFound("The report file is missing.")
+        from apps.audit.services import audit_record
+
+        audit_record(organization=report.organization, actor=request.user, action="download.report",
+                     obj=report, details={"assessment": str(report.assessment_id), "sha256": report.sha256})
+        return FileResponse(
+            default_storage.open(report.pdf_path, "rb"),
+            as_attachment=True,
+            filename=report_filename(report),
+            content_type="application/pdf",
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": ReportVerifyRequestSerializer},
+        responses={200: ReportVerifyResultSerializer},
+    )
+    @action(detail=False, methods=["post"], parser_classes=[MultiPartParser, FormParser])
+    def verify(self, request: Request) -> Response:
+        """Check a presented copy: signature intact and made with the organization's
+        certificate, and the release decision whose report has exactly this content."""
+        payload = ReportVerifyRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        organization = Organization.objects.filter(
+            slug=payload.validated_data["organization"]
+        ).first()
+        if organization is None:
+            raise NotFound("No such organization.")
+        membership_get(user=request.user, organization=organization)  # 404 for outsiders
+        result = report_verify(organization=organization, pdf=payload.validated_data["file"].read())
+        return Response(ReportVerifyResultSerializer(result).data)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from django import forms
+
+MAX_REPORT_BYTES = 50 * 1024 * 1024
+
+
+class ReportVerifyForm(forms.Form):
+    file = forms.FileField(
+        label="Report (PDF)",
+        help_text="The signed Step 9 report as you received it. It is checked, not stored.",
+        widget=forms.ClearableFileInput(attrs={"accept": "application/pdf,.pdf"}),
+    )
+
+    def clean_file(self):  # type: ignore[no-untyped-def]
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_REPORT_BYTES:
+            raise forms.ValidationError(
+                "That file is far larger than any report; it was not checked."
+            )
+        return upload

@@ -1,0 +1,74 @@
+"""Report pages: check a presented copy, download a stored one (any member)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from apps.accounts.decorators import org_view
+from apps.accounts.models import Organization
+from apps.core.errors import ApplicationError
+from apps.reports.forms import ReportVerifyForm
+from apps.reports.selectors import report_filename, report_get, reports_of
+from apps.reports.services import report_verify
+
+
+@org_view()
+def report_verify_view(request: HttpRequest, organization: Organization) -> HttpResponse:
+    """GET: the upload form. POST: is this PDF our signed, unchanged report, and of which
+    release decision? The file is read in memory and not kept."""
+    result = None
+    signed_at = None
+    status = 200
+    if request.method == "POST":
+        form = ReportVerifyForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                result = report_verify(organization=organization, pdf=upload.read())
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                status = 503
+            else:
+                result["filename"] = upload.name
+                if result["signed_at"]:
+                    signed_at = datetime.fromisoformat(result["signed_at"])
+        else:
+            status = 400
+    else:
+        form = ReportVerifyForm()
+    return render(
+        request,
+        "reports/verify.html",
+        {
+            "form": form,
+            "result": result,
+            "signed_at": signed_at,
+            "reports": reports_of(organization=organization)[:20],
+            "help_topic": "assessments",
+        },
+        status=status,
+    )
+
+
+@org_view()
+def report_download(
+    request: HttpRequest, organization: Organization, report_id: UUID
+) -> HttpResponse:
+    report = report_get(organization=organization, report_id=report_id)
+    if not default_storage.exists(report.pdf_path):
+        raise Http404("The report file is missing.")
+    from apps.audit.services import audit_record
+
+    audit_record(organization=organization, actor=request.user, action="download.report",
+                 obj=report, details={"assessment": str(report.assessment_id), "sha256": report.sha256})
+    return FileResponse(
+        default_storage.open(report.pdf_path, "rb"),
+        as_attachment=True,
+        filename=report_filename(report),
+        content_type="application/pdf",
+    )

@@ -1,0 +1,131 @@
+"""Steps 1-8 computed in-process, a decision recorded, and the report job run."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+
+from apps.assessments import deidentify, services
+from apps.assessments.models import AssessmentStatus
+from apps.jobs import services as job_services
+from apps.jobs.services import job_create, job_execute
+from apps.reviews.models import ReviewDecision, StepComment, Submission
+from tests.assessments.conftest import LOW_ANSWERS
+
+CONTROLS_ALL_YES = {
+    k: "yes"
+    for k in (
+        "need_to_know",
+        "confidentiality_agreements",
+        "retention_and_disposal",
+        "no_third_party_disclosure",
+        "policies_enforced",
+        "training",
+        "breach_protocol",
+        "anti_malware",
+        "audit_trail",
+        "encrypted_transmission",
+        "physical_security",
+    )
+}
+MOTIVES_LOW = {
+    "past_without_incident": "yes",
+    "reasons_to_reidentify": "no",
+    "expertise_and_resources": "no",
+    "linkable_data": "no",
+}
+REASONS = "Strict average risk is under the target; utility is adequate for the asthma study."
+
+
+def compute(assessment, analyst, *, release_model="non_public"):  # type: ignore[no-untyped-def]
+    """Steps 1-8 in-process: a non-public release under a DSA (so T1, T2 and T3 all show)."""
+    if release_model == "non_public":
+        services.assessment_set_release(
+            assessment=assessment,
+            release_model="non_public",
+            recipient_organization="University Hospital Research Unit",
+            purpose="Asthma prevalence study",
+            agreement_kind="dsa",
+            agreement_reference="DSA-2026-014",
+        )
+        context = {
+            "controls": CONTROLS_ALL_YES,
+            "motives": MOTIVES_LOW,
+            "prevalence": 0.001,
+            "prevalence_source": "Provincial asthma registry 2025",
+        }
+    else:
+        services.assessment_set_release(assessment=assessment, release_model="public")
+        context = {}
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers=context)
+    for start in (
+        services.assessment_start_risk,
+        deidentify.assessment_start_search,
+        deidentify.assessment_start_apply,
+    ):
+        job = start(assessment=assessment, user=analyst)
+        job_execute(job_id=str(job.id))
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.error
+        assessment.refresh_from_db()
+    services.assessment_accept_utility(
+        assessment=assessment, note="Ten-year age bands suffice for the prevalence study."
+    )
+    assessment.refresh_from_db()
+    return assessment
+
+
+def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignore[no-untyped-def]
+    """Submission and decision rows written directly (the review flow is tested elsewhere)."""
+    from apps.reviews.services import decision_digests, decision_figures
+
+    submission = Submission.objects.create(
+        organization=assessment.organization,
+        assessment=assessment,
+        submitted_by=analyst,
+        note="Ready for review.",
+    )
+    StepComment.objects.create(
+        organization=assessment.organization,
+        assessment=assessment,
+        step="threshold",
+        author=reviewer,
+        text="Low invasion of privacy is consistent with the consent on file.",
+    )
+    record = ReviewDecision.objects.create(
+        organization=assessment.organization,
+        assessment=assessment,
+        submission=submission,
+        reviewer=reviewer,
+        decision=decision,
+        reasons=REASONS,
+        version=assessment.version,
+        final=True,
+        figures=decision_figures(assessment),
+        digests=decision_digests(assessment),
+    )
+    assessment.status = (
+        AssessmentStatus.APPROVED if decision == "approve" else AssessmentStatus.REJECTED
+    )
+    assessment.submitted_at = assessment.decided_at = timezone.now()
+    assessment.save()
+    return record
+
+
+def run_report_job(monkeypatch, decision):  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(
+        job_services.JOB_HANDLERS, "report", "apps.reports.services.report_generate_handler"
+    )
+    job = job_create(
+        organization=decision.organization,
+        kind="report",
+        subject=f"assessments.assessment:{decision.assessment_id}",
+        params={"decision_id": str(decision.id)},
+        enqueue=False,
+    )
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    return job

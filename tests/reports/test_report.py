@@ -1,0 +1,249 @@
+"""The Step 9 report: its content against the stored results, its storage, its check."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+
+import pytest
+from django.core.files.storage import default_storage
+from django.urls import reverse
+from pypdf import PdfReader
+
+from apps.assessments.selectors import overall_risk
+from apps.reports.models import Report
+from apps.reports.services import report_pdf, report_verify
+from apps.reviews.models import ReviewDecision
+from tests.assessments.conftest import PEOPLE
+from tests.reports.helpers import REASONS, compute, decide, run_report_job
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+
+
+def _pages(pdf: bytes) -> list[str]:
+    return [page.extract_text() or "" for page in PdfReader(io.BytesIO(pdf)).pages]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _tampered(pdf: bytes) -> bytes:
+    offset = pdf.index(b"stream", 200) + 12  # inside a content stream, in the signed range
+    copy = bytearray(pdf)
+    copy[offset] ^= 0x01
+    return bytes(copy)
+
+
+def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decided):
+    assessment = decided.assessment
+    assessment.refresh_from_db()
+    pdf = report_pdf(report)
+    pages = _pages(pdf)
+    text = _flat("\n".join(pages))
+
+    threshold = assessment.threshold_result
+    risk = assessment.risk_result
+    context = assessment.context_result
+    applied = assessment.apply_result
+    after = applied["risk_after"]
+    overall = overall_risk(assessment)
+    overall_after = after["data_risk"] * context["value"]
+
+    first = _flat(pages[0])
+    for expected in (
+        "Custodian",
+        f"{assessment.title} — version 1",
+        "people",
+        "Non-public",
+        "University Hospital Research Unit",
+        "Approved by reviewer",
+        f"Risk threshold {threshold['value']:.4f}",
+        f"Data risk before (strict average risk) {risk['data_risk']:.4f}",
+        f"Data risk after (strict average risk) {after['data_risk']:.4f}",
+        f"Context risk {context['value']:.4f}",
+        f"Overall risk after de-identification {overall_after:.4f} PASS",
+        f"Rows suppressed {applied['suppressed_rows']} of {applied['rows_in']}",
+        f"Information loss {applied['utility']['entropy_percent']:.1f}%",
+        "Report date",
+        "Page 1 of",
+    ):
+        assert expected in first, expected
+
+    # a table of contents whose page numbers point at the sections
+    contents = pages[1]
+    assert contents.lstrip().startswith("Contents")
+    for number, title in ((1, "Release model and recipient"), (4, "Data risk"), (8, "Utility")):
+        match = re.search(rf"Step {number} — {title}\s*\.+\s*(\d+)", contents)
+        assert match, title
+        assert f"Step {number} — {title}" in pages[int(match.group(1)) - 1]
+    assert all(f"Page {i} of {len(pages)}" in page for i, page in enumerate(pages, 1))
+    assert all("Custodian" in page for page in pages)  # running header
+
+    # Step 2: roles with reasons
+    assert "Direct identifier" in text and "An e-mail address leads to one person" in text
+    # Step 3: answers, scores, the rule and the table
+    assert "How sensitive is the information?" in text
+    assert threshold["invasion_of_privacy"]["rule"] in text
+    # Step 4: before and after, attribute disclosure, small cells
+    assert f"Max risk {risk['max_risk']:.4f} {after['max_risk']:.4f}" in text
+    assert "Attribute disclosure" in text and "diagnosis" in text
+    # Step 5: T1 cell, T2 formula, T3 source
+    assert f"T1 deliberate insider attempt {context['insider']['probability']:.4f}" in text
+    assert _flat(context["acquaintance"]["formula"]) in text
+    assert "Provincial asthma registry 2025" in text
+    assert _flat(context["breach"]["source"])[:60] in text
+    # Step 6: overall before and after, the target
+    assert f"= overall risk {overall['value']:.4f} {overall_after:.4f}" in text
+    assert f"Data-risk target (threshold ÷ context risk) {overall['data_risk_target']:.4f}" in text
+    # Step 7: masking method, hierarchies with the applied level, the search
+    assert "email Removed: the column is not in the release" in text
+    for column, label in applied["level_labels"].items():
+        assert f"{column}: {label}" in text
+    search = assessment.search_result
+    assert f"Lattice nodes evaluated {search['nodes_evaluated']} of {search['nodes_total']}" in text
+    assert "Yes: the solution is proven optimal" in text
+    # Step 8: utility
+    assert (
+        f"Non-uniform entropy, share of the maximum {applied['utility']['entropy_percent']:.1f}%"
+        in text
+    )
+    assert "Ten-year age bands suffice for the prevalence study." in text
+    # the review: decision, reasons, comments
+    assert "reviewer" in text and _flat(REASONS) in text
+    assert "Low invasion of privacy is consistent with the consent on file." in text
+    # the digests of the files
+    assert assessment.dataset.sha256 in text and applied["sha256"]["csv"] in text
+
+    # direct identifiers never appear
+    for email in PEOPLE["email"]:
+        assert email not in text
+    assert not EMAIL.search(text)
+    assert "<svg" not in text
+
+
+def test_report_is_stored_recorded_and_matched_to_its_decision(report, decided, monkeypatch):
+    pdf = report_pdf(report)
+    digest = hashlib.sha256(pdf).hexdigest()
+    assert report.sha256 == digest and report.size_bytes == len(pdf)
+    assert report.pdf_path == (
+        f"organizations/{decided.organization_id}/assessments/{decided.assessment_id}/v1/"
+        f"report-{decided.id}.pdf"
+    )
+    assert report.signer == "Custodian" and report.job is not None
+    decided.refresh_from_db()
+    assert decided.report_sha256 == digest
+
+    result = report_verify(organization=decided.organization, pdf=pdf)
+    assert result["valid"] and result["signer"] == "Custodian" and result["signed_at"]
+    assert result["decision"]["decision_id"] == str(decided.id)
+    assert result["decision"]["assessment_title"] == decided.assessment.title
+    assert (result["decision"]["version"], result["decision"]["decision"]) == (1, "approve")
+
+    bad = report_verify(organization=decided.organization, pdf=_tampered(pdf))
+    assert not bad["valid"] and not bad["intact"] and bad["decision"] is None
+    assert "changed after signing" in bad["problem"]
+
+    # a second run of the job does not sign a second, different copy
+    job = run_report_job(monkeypatch, decided)
+    assert job.result["report_id"] == str(report.id)
+    assert Report.objects.filter(decision=decided).count() == 1
+    assert report_pdf(Report.objects.get(id=report.id)) == pdf
+
+
+def test_rejected_public_release_report(assessment, analyst, reviewer, monkeypatch):
+    compute(assessment, analyst, release_model="public")
+    decision = decide(assessment, analyst, reviewer, decision="reject")
+    job = run_report_job(monkeypatch, decision)
+    report = Report.objects.get(id=job.result["report_id"])
+    text = _flat("\n".join(_pages(report_pdf(report))))
+    assert "Rejected by reviewer" in text and "Public" in text
+    assert "Context risk 1.0000" in text
+    assert "This version is not in the release registry: it was not approved" in text
+    assert ReviewDecision.objects.get(id=decision.id).report_sha256 == report.sha256
+
+
+def test_verify_page_and_download(client_for, analyst, reviewer, outsider, report):
+    pdf = report_pdf(report)
+    org = report.organization.slug
+    verify = reverse("report-verify", kwargs={"org": org})
+    download = reverse("report-download", kwargs={"org": org, "report_id": report.id})
+
+    page = client_for(reviewer).get(verify)
+    assert page.status_code == 200 and b"Verify a Step 9 report" in page.content
+    assert download.encode() in page.content
+
+    response = client_for(reviewer).post(verify, {"file": io.BytesIO(pdf)}, format="multipart")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-valid="true"' in body and "Valid signature." in body
+    assert report.assessment.title in body and "Approved" in body
+
+    tampered = io.BytesIO(_tampered(pdf))
+    tampered.name = "report.pdf"
+    body = client_for(analyst).post(verify, {"file": tampered}).content.decode()
+    assert 'data-valid="false"' in body and "changed after signing" in body
+
+    assert client_for(analyst).post(verify, {}).status_code == 400
+
+    response = client_for(analyst).get(download)
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert b"".join(response.streaming_content) == pdf
+    assert "step9-report.pdf" in response["Content-Disposition"]
+    assert "approved" in response["Content-Disposition"]
+
+    assert client_for(outsider).get(verify).status_code == 404
+    assert client_for(outsider).post(verify, {"file": io.BytesIO(pdf)}).status_code == 404
+    assert client_for(outsider).get(download).status_code == 404
+
+
+@pytest.fixture
+def api(client_for):  # type: ignore[no-untyped-def]
+    return client_for
+
+
+def test_reports_api(api, analyst, outsider, report):
+    pdf = report_pdf(report)
+    org = report.organization.slug
+    listing = api(analyst).get("/api/v1/reports/")
+    assert listing.status_code == 200
+    rows = listing.json()["results"] if isinstance(listing.json(), dict) else listing.json()
+    assert [r["id"] for r in rows] == [str(report.id)]
+    assert rows[0]["sha256"] == report.sha256 and rows[0]["decision_outcome"] == "approve"
+
+    response = api(analyst).get(
+        f"/api/v1/reports/{report.id}/download/", HTTP_ACCEPT="application/pdf"
+    )
+    assert response.status_code == 200 and b"".join(response.streaming_content) == pdf
+
+    ok = api(analyst).post(
+        "/api/v1/reports/verify/", {"organization": org, "file": io.BytesIO(pdf)}
+    )
+    assert ok.status_code == 200, ok.content
+    data = ok.json()
+    assert data["valid"] and data["decision"]["decision_id"] == str(report.decision_id)
+    assert data["signer"] == "Custodian"
+
+    bad = api(analyst).post(
+        "/api/v1/reports/verify/", {"organization": org, "file": io.BytesIO(_tampered(pdf))}
+    )
+    assert bad.status_code == 200 and not bad.json()["valid"]
+    assert bad.json()["decision"] is None
+
+    garbage = api(analyst).post(
+        "/api/v1/reports/verify/", {"organization": org, "file": io.BytesIO(b"not a pdf")}
+    )
+    assert garbage.status_code == 200 and not garbage.json()["valid"]
+
+    assert api(outsider).get(f"/api/v1/reports/{report.id}/").status_code == 404
+    assert api(outsider).get(f"/api/v1/reports/{report.id}/download/").status_code == 404
+    outside = api(outsider).get("/api/v1/reports/").json()
+    assert (outside["results"] if isinstance(outside, dict) else outside) == []
+    assert (
+        api(outsider)
+        .post("/api/v1/reports/verify/", {"organization": org, "file": io.BytesIO(pdf)})
+        .status_code
+        == 404
+    )
+    assert default_storage.exists(report.pdf_path)
