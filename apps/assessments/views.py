@@ -176,6 +176,7 @@ def risk_step(request: HttpRequest, organization: Organization, assessment: Asse
             messages.error(request, exc.message)
         return _go(organization, assessment, "data-risk")
     job = job_refresh(assessment.risk_job) if assessment.risk_job else None
+    assessment.refresh_from_db()  # after the job: a finished job's result is already committed
     return render(request, "assessments/step_risk.html", _context(
         request, assessment, "data-risk", job=job, result=assessment.risk_result,
         charts=risk_charts(assessment.risk_result, overall_risk(assessment)) if assessment.risk_result else None,

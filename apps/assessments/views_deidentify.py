@@ -71,6 +71,11 @@ def deidentify_step(request: HttpRequest, organization: Organization, assessment
         else:
             messages.success(request, message)
         return _go(organization, assessment, "deidentify")
+    # Jobs first, then the assessment: a handler commits its result before its job is marked
+    # finished, so a finished job read here always comes with its result below.
+    search_job = job_refresh(assessment.search_job) if assessment.search_job else None
+    apply_job = job_refresh(assessment.apply_job) if assessment.apply_job else None
+    assessment.refresh_from_db()
     specs: list[HierarchySpec] = []
     error = ""
     if assessment.threshold_result and assessment.context_result:
@@ -89,8 +94,7 @@ def deidentify_step(request: HttpRequest, organization: Organization, assessment
         hierarchies=[{"spec": s, "preview": hierarchy_preview(assessment, s),
                       "max_level": config["max_levels"].get(s.column, "")} for s in specs],
         kinds=HierarchySpec.Kind.choices, date_levels=DATE_LEVELS,
-        search=search, search_job=job_refresh(assessment.search_job) if assessment.search_job else None,
-        apply_job=job_refresh(assessment.apply_job) if assessment.apply_job else None,
+        search=search, search_job=search_job, apply_job=apply_job,
         pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
         target=deidentify.search_target(assessment) if assessment.threshold_result and assessment.context_result else None,
         error=error,

@@ -14,8 +14,10 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium per test module: Playwright's sync API keeps an event loop running in
+    this thread while it is open, which later tests that start their own loop must not see."""
     # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test
     # itself (fixtures, assertions) are still plain synchronous code.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

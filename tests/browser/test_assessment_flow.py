@@ -106,9 +106,15 @@ def test_steps_1_to_8_reach_a_passing_release(celery_worker_process, live_server
     # Step 7: search, then apply the optimum.
     page.get_by_role("link", name="De-identify").click()
     page.get_by_test_id("run-search").click()
+    search_job = Assessment.objects.get(dataset=dataset).search_job
+    finished = wait_for_job(search_job.id, timeout=TIMEOUT / 1000)
+    assert finished.status == "succeeded", finished.error
     expect(page.get_by_test_id("optimum")).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_test_id("alternatives").get_by_test_id("chosen")).to_be_visible()
     page.get_by_test_id("apply").click()
+    apply_job = Assessment.objects.get(dataset=dataset).apply_job
+    finished = wait_for_job(apply_job.id, timeout=TIMEOUT / 1000)
+    assert finished.status == "succeeded", finished.error
     expect(page.get_by_test_id("applied")).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_test_id("applied")).to_contain_text("meets the target")
 
