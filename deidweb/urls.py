@@ -37,9 +37,21 @@ org_patterns = [
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
-    path("datasets/<uuid:dataset_id>/preview/", dataset_views.dataset_preview_view, name="dataset-preview"),
-    path("datasets/<uuid:dataset_id>/delete/", dataset_views.dataset_delete_view, name="dataset-delete"),
-    path("datasets/<uuid:dataset_id>/classify/", classification_views.classify, name="dataset-classify"),
+    path(
+        "datasets/<uuid:dataset_id>/preview/",
+        dataset_views.dataset_preview_view,
+        name="dataset-preview",
+    ),
+    path(
+        "datasets/<uuid:dataset_id>/delete/",
+        dataset_views.dataset_delete_view,
+        name="dataset-delete",
+    ),
+    path(
+        "datasets/<uuid:dataset_id>/classify/",
+        classification_views.classify,
+        name="dataset-classify",
+    ),
     path(
         "datasets/<uuid:dataset_id>/classify/accept/",
         classification_views.accept_suggestions,
@@ -51,7 +63,11 @@ org_patterns = [
         assessment_views.assessment_create,
         name="assessment-create",
     ),
-    path("assessments/<uuid:assessment_id>/", assessment_views.assessment_detail, name="assessment-detail"),
+    path(
+        "assessments/<uuid:assessment_id>/",
+        assessment_views.assessment_detail,
+        name="assessment-detail",
+    ),
     path(
         "assessments/<uuid:assessment_id>/steps/<slug:slug>/",
         assessment_views.assessment_step,
@@ -79,9 +95,21 @@ org_patterns = [
     ),
     path("reviews/", review_views.review_queue, name="review-queue"),
     path("releases/", review_views.release_registry, name="release-registry"),
-    path("assessments/<uuid:assessment_id>/review/", review_views.assessment_review, name="assessment-review"),
-    path("assessments/<uuid:assessment_id>/submit/", review_views.assessment_submit, name="assessment-submit"),
-    path("assessments/<uuid:assessment_id>/revise/", review_views.assessment_revise, name="assessment-revise"),
+    path(
+        "assessments/<uuid:assessment_id>/review/",
+        review_views.assessment_review,
+        name="assessment-review",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/submit/",
+        review_views.assessment_submit,
+        name="assessment-submit",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/revise/",
+        review_views.assessment_revise,
+        name="assessment-revise",
+    ),
     path(
         "assessments/<uuid:assessment_id>/intruder-test/",
         review_views.intruder_test,

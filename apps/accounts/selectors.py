@@ -16,7 +16,9 @@ def organizations_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Org
 
 
 def membership_get(
-    *, user: AbstractBaseUser | AnonymousUser, organization: Organization | None = None,
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    organization: Organization | None = None,
     slug: str | None = None,
 ) -> Membership:
     """The user's membership in an organization, or 404 — never 403, which would confirm

@@ -30,7 +30,9 @@ def membership_set(*, organization: Organization, user: AbstractBaseUser, role: 
     return membership
 
 
-def user_create(*, username: str, password: str, email: str = "", **fields: object) -> AbstractBaseUser:
+def user_create(
+    *, username: str, password: str, email: str = "", **fields: object
+) -> AbstractBaseUser:
     User = get_user_model()
     if User.objects.filter(username=username).exists():
         raise ApplicationError(f"The user name '{username}' is taken.")

@@ -14,7 +14,9 @@ def home(request: HttpRequest) -> HttpResponse:
     organizations = list(organizations_for(user=request.user))
     if len(organizations) == 1:
         return redirect("org-home", org=organizations[0].slug)
-    return render(request, "accounts/home.html", {"organizations": organizations, "help_topic": "start"})
+    return render(
+        request, "accounts/home.html", {"organizations": organizations, "help_topic": "start"}
+    )
 
 
 @org_view()

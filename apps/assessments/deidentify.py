@@ -33,7 +33,8 @@ DEFAULT_SUPPRESSION_LIMIT = 0.05
 def direct_identifiers(assessment: Assessment) -> list[str]:
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="direct")
-        .order_by("position").values_list("name", flat=True)
+        .order_by("position")
+        .values_list("name", flat=True)
     )
 
 
@@ -66,19 +67,26 @@ def deid_config_set(
         if column not in directs:
             raise ApplicationError(f"'{column}' is not a direct identifier.", {"column": column})
         if spec.get("method") not in MASKING_METHODS:
-            raise ApplicationError(f"'{spec.get('method')}' is not a masking method ({column}).",
-                                   {"column": column})
+            raise ApplicationError(
+                f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
+            )
         if spec["method"] == "mask":
             keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
             if keep <= 0:
                 raise ApplicationError(
                     f"Character masking of '{column}' keeps nothing: say how many leading or "
-                    "trailing characters to keep, or remove the column.", {"column": column})
+                    "trailing characters to keep, or remove the column.",
+                    {"column": column},
+                )
     if not 0 <= suppression_limit <= 1:
-        raise ApplicationError("The suppression limit is a share between 0 and 1 (e.g. 0.05).",
-                               {"field": "suppression_limit"})
+        raise ApplicationError(
+            "The suppression limit is a share between 0 and 1 (e.g. 0.05).",
+            {"field": "suppression_limit"},
+        )
     if metric not in METRICS:
-        raise ApplicationError(f"'{metric}' is not an information-loss metric.", {"field": "metric"})
+        raise ApplicationError(
+            f"'{metric}' is not an information-loss metric.", {"field": "metric"}
+        )
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     for column, level in max_levels.items():
         spec = specs.get(column)
@@ -87,19 +95,27 @@ def deid_config_set(
         if not 0 <= int(level) <= spec.height:
             raise ApplicationError(
                 f"The maximum level of '{column}' must be between 0 and {spec.height}.",
-                {"column": column})
+                {"column": column},
+            )
     old = deid_config(assessment)
-    new = {"masking": masking, "suppression_limit": suppression_limit, "metric": metric,
-           "max_levels": {c: int(v) for c, v in max_levels.items()}}
+    new = {
+        "masking": masking,
+        "suppression_limit": suppression_limit,
+        "metric": metric,
+        "max_levels": {c: int(v) for c, v in max_levels.items()},
+    }
     assessment.deid_config = new
-    search_inputs_changed = any(old.get(k) != new[k] for k in ("suppression_limit", "metric", "max_levels"))
+    search_inputs_changed = any(
+        old.get(k) != new[k] for k in ("suppression_limit", "metric", "max_levels")
+    )
     if search_inputs_changed:
         assessment.search_result = None
         assessment.chosen_levels = None
     if assessment.apply_result is not None and old != {**old, **new}:
         steps.mark_stale(assessment, "deidentify")
-    assessment.save(update_fields=["deid_config", "search_result", "chosen_levels", "step_state",
-                                   "updated_at"])
+    assessment.save(
+        update_fields=["deid_config", "search_result", "chosen_levels", "step_state", "updated_at"]
+    )
 
 
 def search_target(assessment: Assessment) -> dict[str, Any]:
@@ -107,7 +123,9 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
     if overall is None:
         raise ApplicationError(
             "Set the threshold (Step 3) and the context risk (Step 5) first: the search needs "
-            "the data-risk target of Step 6.", {"step": "overall-risk"})
+            "the data-risk target of Step 6.",
+            {"step": "overall-risk"},
+        )
     return overall
 
 
@@ -115,13 +133,16 @@ def assessment_start_search(*, assessment: Assessment, user: AbstractBaseUser) -
     _editable(assessment)
     search_target(assessment)
     if not quasi_identifiers(assessment):
-        raise ApplicationError("No confirmed quasi-identifier: finish Step 2 first.",
-                               {"step": "classification"})
+        raise ApplicationError(
+            "No confirmed quasi-identifier: finish Step 2 first.", {"step": "classification"}
+        )
     hierarchies_ensure(assessment=assessment)
     job = job_create(
-        organization=assessment.organization, kind="assessment-search",
+        organization=assessment.organization,
+        kind="assessment-search",
         subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id)}, created_by=user,
+        params={"assessment_id": str(assessment.id)},
+        created_by=user,
     )
     Assessment.objects.filter(id=assessment.id).update(search_job=job)
     assessment.search_job = job
@@ -143,7 +164,8 @@ def _node(node: Any, quasi: list[str]) -> dict[str, Any]:
 
 def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
-        id=job.params["assessment_id"], organization=job.organization)
+        id=job.params["assessment_id"], organization=job.organization
+    )
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     target = search_target(assessment)
@@ -152,15 +174,22 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     with local_path(assessment.dataset.parquet_path) as path:
         encoded = encode(read_table(path), quasi)
     try:
-        lookups = [hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)]
+        lookups = [
+            hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
+        ]
         problem = problem_from_encoded(encoded, lookups)
         criterion = criterion_for_release(
-            target["release_model"], target["threshold"], target["context_risk"])
+            target["release_model"], target["threshold"], target["context_risk"]
+        )
     except EngineError as exc:
         raise ApplicationError(f"Step 7 cannot start: {exc}") from None
 
     def listen(progress: SearchProgress) -> None:
-        best = "" if progress.best_loss is None else f"; best information loss so far {progress.best_loss:.4f}"
+        best = (
+            ""
+            if progress.best_loss is None
+            else f"; best information loss so far {progress.best_loss:.4f}"
+        )
         context.progress(
             5 + 90 * progress.fraction,
             f"{progress.nodes_evaluated:,} of {progress.nodes_total:,} generalizations evaluated{best}",
@@ -169,9 +198,13 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     context.progress(5, "Searching the generalization lattice", force=True)
     try:
         result = optimal_search(
-            problem, criterion, metric=config["metric"],
+            problem,
+            criterion,
+            metric=config["metric"],
             suppression_limit=float(config["suppression_limit"]),
-            max_levels=config["max_levels"] or None, progress=listen, pareto=True,
+            max_levels=config["max_levels"] or None,
+            progress=listen,
+            pareto=True,
         )
     except EngineError as exc:
         raise ApplicationError(f"The search failed: {exc}") from None
@@ -204,8 +237,12 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
     if result.solution is None:
         return {"found": False, "nodes_evaluated": result.nodes_evaluated}
-    return {"found": True, "levels": result.levels, "nodes_evaluated": result.nodes_evaluated,
-            "information_loss": result.solution.information_loss}
+    return {
+        "found": True,
+        "levels": result.levels,
+        "nodes_evaluated": result.nodes_evaluated,
+        "information_loss": result.solution.information_loss,
+    }
 
 
 def _alternatives(result: Any, quasi: list[str]) -> list[dict[str, Any]]:
@@ -256,7 +293,8 @@ def assessment_start_apply(*, assessment: Assessment, user: AbstractBaseUser) ->
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.")
     job = job_create(
-        organization=assessment.organization, kind="assessment-apply",
+        organization=assessment.organization,
+        kind="assessment-apply",
         subject=f"assessments.assessment:{assessment.id}",
         params={"assessment_id": str(assessment.id), "levels": assessment.chosen_levels},
         created_by=user,
@@ -296,7 +334,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from apps.engine.search.report import node_missingness, variable_distributions
 
     assessment = Assessment.objects.select_related("dataset").get(
-        id=job.params["assessment_id"], organization=job.organization)
+        id=job.params["assessment_id"], organization=job.organization
+    )
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
@@ -305,21 +344,32 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     context.progress(5, "Encoding", force=True)
     prefix = f"organizations/{assessment.organization_id}/assessments/{assessment.id}/v{assessment.version}"
     stored: list[str] = []
-    with local_path(assessment.dataset.parquet_path) as path, \
-            tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch:
+    with (
+        local_path(assessment.dataset.parquet_path) as path,
+        tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
+    ):
         data = read_table(path)
         encoded = encode(data, quasi)
         try:
-            lookups = [hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)]
+            lookups = [
+                hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
+            ]
             problem = problem_from_encoded(encoded, lookups)
             criterion = criterion_for_release(
-                target["release_model"], target["threshold"], target["context_risk"])
+                target["release_model"], target["threshold"], target["context_risk"]
+            )
             context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
             out = Path(scratch) / "release.parquet"
             applied = apply_solution(
-                data, problem=problem, lookups=lookups, dictionaries=encoded.dictionaries,
-                levels=levels, criterion=criterion, out=out,
-                suppression_limit=float(config["suppression_limit"]), direct=_mask_specs(config),
+                data,
+                problem=problem,
+                lookups=lookups,
+                dictionaries=encoded.dictionaries,
+                levels=levels,
+                criterion=criterion,
+                out=out,
+                suppression_limit=float(config["suppression_limit"]),
+                direct=_mask_specs(config),
             )
         except EngineError as exc:
             raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
@@ -344,7 +394,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 bundle = Path(scratch) / "secrets.json"
                 payload = {
                     "assessment": str(assessment.id),
-                    "keys": {c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()},
+                    "keys": {
+                        c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()
+                    },
                     "linking_tables": {},
                 }
                 for column, table in applied.secrets.linking_tables.items():
@@ -366,13 +418,20 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "passes": measure.passes,
                 "risk_measure": target["risk_measure"],
                 "data_risk_target": target["data_risk_target"],
-                "risk_before": {**before.to_dict(), "data_risk": before.data_risk(target["release_model"])},
-                "risk_after": {**measure.risk.to_dict(),
-                               "data_risk": measure.risk.data_risk(target["release_model"])},
+                "risk_before": {
+                    **before.to_dict(),
+                    "data_risk": before.data_risk(target["release_model"]),
+                },
+                "risk_after": {
+                    **measure.risk.to_dict(),
+                    "data_risk": measure.risk.data_risk(target["release_model"]),
+                },
                 "utility": {
                     **measure.information_loss,
                     "entropy_maximum": maximum,
-                    "entropy_percent": entropy_percent(measure.information_loss["entropy"], maximum),
+                    "entropy_percent": entropy_percent(
+                        measure.information_loss["entropy"], maximum
+                    ),
                     "record_missingness": missing.records,
                     "cell_missingness": missing.cells,
                 },
@@ -390,17 +449,30 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 locked.secrets_path = secrets_name
                 steps.mark_changed(locked, "deidentify")
                 locked.utility_accepted = False
-                locked.save(update_fields=["apply_result", "output_parquet_path", "output_csv_path",
-                                           "secrets_path", "step_state", "utility_accepted",
-                                           "updated_at"])
+                locked.save(
+                    update_fields=[
+                        "apply_result",
+                        "output_parquet_path",
+                        "output_csv_path",
+                        "secrets_path",
+                        "step_state",
+                        "utility_accepted",
+                        "updated_at",
+                    ]
+                )
                 # Earlier versions of the assessment may still point at the old files.
-                unused = [n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)]
+                unused = [
+                    n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)
+                ]
                 transaction.on_commit(lambda: delete_quietly(*unused))
         except Exception:
             delete_quietly(*stored)
             raise
-    return {"rows_out": result["rows_out"], "suppressed_rows": result["suppressed_rows"],
-            "passes": result["passes"]}
+    return {
+        "rows_out": result["rows_out"],
+        "suppressed_rows": result["suppressed_rows"],
+        "passes": result["passes"],
+    }
 
 
 MAX_CHART_VALUES = 30
@@ -419,27 +491,33 @@ def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list
         after_by_label = {label: n for label, n in released[j].after}
         labels = lookup.labels[level]
         rows = sorted(
-            ((labels[g], int(before[g]), int(after_by_label.get(labels[g], 0)))
-             for g in np.flatnonzero(before)),
+            (
+                (labels[g], int(before[g]), int(after_by_label.get(labels[g], 0)))
+                for g in np.flatnonzero(before)
+            ),
             key=lambda r: (-r[1], str(r[0])),
         )
         shown = rows[:MAX_CHART_VALUES]
-        out.append({
-            "column": lookup.column,
-            "level": level,
-            "labels": [r[0] if r[0] is not None else "(missing)" for r in shown],
-            "before": [r[1] for r in shown],
-            "after": [r[2] for r in shown],
-            "groups": len(rows),
-            "original_values": int(np.count_nonzero(problem.frequencies[j][0])),
-            "suppressed_rows": released[j].suppressed_rows,
-        })
+        out.append(
+            {
+                "column": lookup.column,
+                "level": level,
+                "labels": [r[0] if r[0] is not None else "(missing)" for r in shown],
+                "before": [r[1] for r in shown],
+                "after": [r[2] for r in shown],
+                "groups": len(rows),
+                "original_values": int(np.count_nonzero(problem.frequencies[j][0])),
+                "suppressed_rows": released[j].suppressed_rows,
+            }
+        )
     return out
 
 
 def _referenced_elsewhere(name: str, assessment: Assessment) -> bool:
     from django.db.models import Q
 
-    return Assessment.objects.exclude(id=assessment.id).filter(
-        Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name)
-    ).exists()
+    return (
+        Assessment.objects.exclude(id=assessment.id)
+        .filter(Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name))
+        .exists()
+    )

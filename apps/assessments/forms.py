@@ -14,31 +14,41 @@ from apps.engine import threshold as engine_threshold
 
 
 class AssessmentCreateForm(forms.Form):
-    title = forms.CharField(max_length=200, required=False,
-                            help_text="Defaults to “Release of <data set>”.")
+    title = forms.CharField(
+        max_length=200, required=False, help_text="Defaults to “Release of <data set>”."
+    )
 
 
 class ReleaseForm(forms.Form):
     release_model = forms.ChoiceField(
-        choices=ReleaseModel.choices, widget=forms.RadioSelect,
+        choices=ReleaseModel.choices,
+        widget=forms.RadioSelect,
         help_text="Public: anyone, no conditions (an access-to-information request counts as "
         "public). Semi-public: anyone who registers and accepts terms of use. Non-public: named "
         "recipients bound by a data sharing agreement.",
     )
-    recipient_organization = forms.CharField(max_length=200, required=False, label="Recipient organization")
+    recipient_organization = forms.CharField(
+        max_length=200, required=False, label="Recipient organization"
+    )
     recipient_contact = forms.CharField(max_length=200, required=False, label="Contact person")
     purpose = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    agreement_kind = forms.ChoiceField(choices=AgreementKind.choices, required=False,
-                                       label="Agreement with the recipient")
-    agreement_reference = forms.CharField(max_length=300, required=False,
-                                          label="Agreement reference (title, number or file)")
-    agreement_date = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
-                                     label="Agreement signed on")
+    agreement_kind = forms.ChoiceField(
+        choices=AgreementKind.choices, required=False, label="Agreement with the recipient"
+    )
+    agreement_reference = forms.CharField(
+        max_length=300, required=False, label="Agreement reference (title, number or file)"
+    )
+    agreement_date = forms.DateField(
+        required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Agreement signed on"
+    )
 
 
-def _choice_field(label: str, answers: tuple[str, ...], *, required: bool = True) -> forms.ChoiceField:
-    return forms.ChoiceField(label=label, choices=[(a, a) for a in answers],
-                             widget=forms.RadioSelect, required=required)
+def _choice_field(
+    label: str, answers: tuple[str, ...], *, required: bool = True
+) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        label=label, choices=[(a, a) for a in answers], widget=forms.RadioSelect, required=required
+    )
 
 
 class ThresholdForm(forms.Form):
@@ -46,16 +56,25 @@ class ThresholdForm(forms.Form):
         choices=[(key, data["name"]) for key, data in engine_threshold.PROFILES.items()],
         label="Jurisdiction profile",
     )
-    mode = forms.ChoiceField(choices=ThresholdMode.choices, widget=forms.RadioSelect,
-                             initial=ThresholdMode.PROFILE, label="How the threshold is set")
+    mode = forms.ChoiceField(
+        choices=ThresholdMode.choices,
+        widget=forms.RadioSelect,
+        initial=ThresholdMode.PROFILE,
+        label="How the threshold is set",
+    )
     preset = forms.ChoiceField(
-        choices=[("", "—")] + [(k, f"{v['name']} ({v['value']:.4g})") for k, v in engine_threshold.PRESETS.items()],
+        choices=[("", "—")]
+        + [(k, f"{v['name']} ({v['value']:.4g})") for k, v in engine_threshold.PRESETS.items()],
         required=False,
     )
-    custom_value = forms.FloatField(required=False, min_value=0.000001, max_value=1,
-                                    label="Custom threshold (probability)")
-    justification = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False,
-                                    help_text="Required for a preset or a custom threshold; printed in the report.")
+    custom_value = forms.FloatField(
+        required=False, min_value=0.000001, max_value=1, label="Custom threshold (probability)"
+    )
+    justification = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        help_text="Required for a preset or a custom threshold; printed in the report.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,7 +82,9 @@ class ThresholdForm(forms.Form):
             self.fields[f"q_{key}"] = _choice_field(question, answers)
 
     def answers(self) -> dict[str, str]:
-        return {key: self.cleaned_data[f"q_{key}"] for key, _, _ in engine_threshold.INVASION_FACTORS}
+        return {
+            key: self.cleaned_data[f"q_{key}"] for key, _, _ in engine_threshold.INVASION_FACTORS
+        }
 
     def question_fields(self) -> list[forms.BoundField]:
         return [self[f"q_{key}"] for key, _, _ in engine_threshold.INVASION_FACTORS]
@@ -71,26 +92,43 @@ class ThresholdForm(forms.Form):
 
 class ContextForm(forms.Form):
     prevalence = forms.FloatField(
-        min_value=0, max_value=1, required=False,
+        min_value=0,
+        max_value=1,
+        required=False,
         help_text="Share of the population that has the data set's condition (e.g. 0.05). Use 1 "
         "when anyone could be in the data set (a population register).",
     )
-    prevalence_source = forms.CharField(max_length=300, required=False, label="Source of the prevalence")
+    prevalence_source = forms.CharField(
+        max_length=300, required=False, label="Source of the prevalence"
+    )
     acquaintances = forms.IntegerField(
-        min_value=engine_context.ACQUAINTANCES_RANGE[0], max_value=engine_context.ACQUAINTANCES_RANGE[1],
-        initial=engine_context.DEFAULT_ACQUAINTANCES, label="Acquaintances per person (m)",
+        min_value=engine_context.ACQUAINTANCES_RANGE[0],
+        max_value=engine_context.ACQUAINTANCES_RANGE[1],
+        initial=engine_context.DEFAULT_ACQUAINTANCES,
+        label="Acquaintances per person (m)",
         help_text="150 (Dunbar's number) by default; 150–190 allowed.",
     )
-    single_sex = forms.BooleanField(required=False, label="The condition concerns one sex only (m is halved)")
-    breach_rate = forms.FloatField(min_value=0, max_value=1, initial=engine_context.DEFAULT_BREACH_RATE,
-                                   label="Yearly breach probability at the recipient (T3)")
-    breach_source = forms.CharField(max_length=400, required=False,
-                                    help_text="Required when the rate differs from the default 0.27.")
+    single_sex = forms.BooleanField(
+        required=False, label="The condition concerns one sex only (m is halved)"
+    )
+    breach_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=engine_context.DEFAULT_BREACH_RATE,
+        label="Yearly breach probability at the recipient (T3)",
+    )
+    breach_source = forms.CharField(
+        max_length=400,
+        required=False,
+        help_text="Required when the rate differs from the default 0.27.",
+    )
 
     def __init__(self, *args: Any, non_public: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for key, label in engine_context.CONTROLS:
-            self.fields[f"c_{key}"] = _choice_field(label, ("yes", "partial", "no"), required=non_public)
+            self.fields[f"c_{key}"] = _choice_field(
+                label, ("yes", "partial", "no"), required=non_public
+            )
         for key, question, answers in engine_context.MOTIVES:
             self.fields[f"m_{key}"] = _choice_field(question, answers, required=non_public)
 
@@ -109,15 +147,24 @@ class ContextForm(forms.Form):
             "prevalence_source": data.get("prevalence_source", ""),
             "acquaintances": data.get("acquaintances") or engine_context.DEFAULT_ACQUAINTANCES,
             "single_sex": bool(data.get("single_sex")),
-            "breach_rate": data.get("breach_rate") if data.get("breach_rate") is not None else engine_context.DEFAULT_BREACH_RATE,
+            "breach_rate": data.get("breach_rate")
+            if data.get("breach_rate") is not None
+            else engine_context.DEFAULT_BREACH_RATE,
             "breach_source": data.get("breach_source", ""),
         }
 
     @classmethod
     def initial_from(cls, answers: dict[str, Any]) -> dict[str, Any]:
         initial: dict[str, Any] = {
-            k: answers.get(k) for k in ("prevalence", "prevalence_source", "acquaintances",
-                                        "single_sex", "breach_rate", "breach_source")
+            k: answers.get(k)
+            for k in (
+                "prevalence",
+                "prevalence_source",
+                "acquaintances",
+                "single_sex",
+                "breach_rate",
+                "breach_source",
+            )
             if answers.get(k) is not None
         }
         for k, v in (answers.get("controls") or {}).items():
@@ -128,5 +175,7 @@ class ContextForm(forms.Form):
 
 
 class UtilityForm(forms.Form):
-    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
-                           label="Why the remaining utility is acceptable for the purpose")
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Why the remaining utility is acceptable for the purpose",
+    )

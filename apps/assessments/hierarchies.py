@@ -75,26 +75,35 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def build_hierarchy(column: str, kind: str, params: dict[str, Any], values: list[str | None],
-                    arx_text: str = "") -> h.Hierarchy:
+def build_hierarchy(
+    column: str, kind: str, params: dict[str, Any], values: list[str | None], arx_text: str = ""
+) -> h.Hierarchy:
     """Build the engine's hierarchy; its errors (uncovered values, bad widths…) become
     rule violations naming the column."""
     try:
         if kind == Kind.INTERVAL:
             return h.interval_hierarchy(
-                column, values, [float(w) for w in params["widths"]],
-                bottom=params.get("bottom"), top=params.get("top"),
+                column,
+                values,
+                [float(w) for w in params["widths"]],
+                bottom=params.get("bottom"),
+                top=params.get("top"),
                 bottom_label=params.get("bottom_label") or None,
                 top_label=params.get("top_label") or None,
             )
         if kind == Kind.DATE:
-            return h.date_hierarchy(column, values, levels=params.get("levels") or h.DATE_LEVELS,
-                                    date_format=params.get("date_format") or None)
+            return h.date_hierarchy(
+                column,
+                values,
+                levels=params.get("levels") or h.DATE_LEVELS,
+                date_format=params.get("date_format") or None,
+            )
         if kind == Kind.PREFIX:
             return h.prefix_hierarchy(column, values, [int(n) for n in params["lengths"]])
         if kind == Kind.CATEGORICAL:
-            return h.categorical_hierarchy(column, values, params["levels"],
-                                           keep_ungrouped=bool(params.get("keep_ungrouped")))
+            return h.categorical_hierarchy(
+                column, values, params["levels"], keep_ungrouped=bool(params.get("keep_ungrouped"))
+            )
         if kind == Kind.ARX:
             hierarchy = h.parse_arx_text(arx_text, column)
             hierarchy.lookup(pl.Series(values, dtype=pl.String))  # every value must be covered
@@ -104,8 +113,9 @@ def build_hierarchy(column: str, kind: str, params: dict[str, Any], values: list
     except EngineError as exc:
         raise ApplicationError(f"Hierarchy of '{column}': {exc}", {"column": column}) from None
     except (KeyError, TypeError, ValueError) as exc:
-        raise ApplicationError(f"Hierarchy of '{column}': incomplete settings ({exc}).",
-                               {"column": column}) from None
+        raise ApplicationError(
+            f"Hierarchy of '{column}': incomplete settings ({exc}).", {"column": column}
+        ) from None
     raise ApplicationError(f"'{kind}' is not a kind of hierarchy.", {"column": column})
 
 
@@ -126,21 +136,30 @@ def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
 
 
 @transaction.atomic
-def hierarchy_set(*, assessment: Assessment, column: str, kind: str, params: dict[str, Any],
-                  arx_text: str = "") -> HierarchySpec:
+def hierarchy_set(
+    *, assessment: Assessment, column: str, kind: str, params: dict[str, Any], arx_text: str = ""
+) -> HierarchySpec:
     from apps.assessments.services import _editable, quasi_identifiers
 
     _editable(assessment)
     if column not in quasi_identifiers(assessment):
-        raise ApplicationError(f"'{column}' is not a confirmed quasi-identifier.", {"column": column})
+        raise ApplicationError(
+            f"'{column}' is not a confirmed quasi-identifier.", {"column": column}
+        )
     values = column_values(assessment, column)["value"].to_list()
     hierarchy = build_hierarchy(column, kind, params, values, arx_text)
     text = h.format_arx_text(hierarchy)
     spec, _ = HierarchySpec.objects.update_or_create(
-        assessment=assessment, column=column,
-        defaults={"organization": assessment.organization, "kind": kind, "params": params,
-                  "arx_csv": text, "height": hierarchy.height,
-                  "level_labels": level_labels(kind, params, hierarchy.height)},
+        assessment=assessment,
+        column=column,
+        defaults={
+            "organization": assessment.organization,
+            "kind": kind,
+            "params": params,
+            "arx_csv": text,
+            "height": hierarchy.height,
+            "level_labels": level_labels(kind, params, hierarchy.height),
+        },
     )
     if assessment.apply_result is not None:  # the applied output no longer matches
         steps.mark_stale(assessment, "deidentify")
@@ -163,18 +182,22 @@ def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
     quasi = quasi_identifiers(assessment)
     HierarchySpec.objects.filter(assessment=assessment).exclude(column__in=quasi).delete()
     existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
-    variables = {v.name: v for v in Variable.objects.filter(dataset=assessment.dataset, name__in=quasi)}
+    variables = {
+        v.name: v for v in Variable.objects.filter(dataset=assessment.dataset, name__in=quasi)
+    }
     for column in quasi:
         if column in existing:
             continue
         values = column_values(assessment, column)["value"].to_list()
         kind, params = default_spec(variables[column], values)
         try:
-            existing[column] = hierarchy_set(assessment=assessment, column=column, kind=kind,
-                                             params=params)
+            existing[column] = hierarchy_set(
+                assessment=assessment, column=column, kind=kind, params=params
+            )
         except ApplicationError:
-            existing[column] = hierarchy_set(assessment=assessment, column=column,
-                                             kind=Kind.SUPPRESS, params={})
+            existing[column] = hierarchy_set(
+                assessment=assessment, column=column, kind=Kind.SUPPRESS, params={}
+            )
     return [existing[c] for c in quasi]
 
 
@@ -194,15 +217,23 @@ def hierarchy_preview(assessment: Assessment, spec: HierarchySpec) -> list[dict[
         labels = lookup.labels[level]
         grouped = (
             pl.DataFrame({"g": codes.astype("int64"), "count": counts["count"]})
-            .group_by("g").agg(pl.col("count").sum()).sort("count", descending=True)
+            .group_by("g")
+            .agg(pl.col("count").sum())
+            .sort("count", descending=True)
         )
-        groups = [(labels[g] if labels[g] is not None else "(missing)", int(n))
-                  for g, n in grouped.iter_rows()]
-        levels.append({
-            "level": level,
-            "name": spec.level_labels[level] if level < len(spec.level_labels) else f"level {level}",
-            "groups": len(groups),
-            "smallest": min((n for _, n in groups), default=0),
-            "top": groups[:12],
-        })
+        groups = [
+            (labels[g] if labels[g] is not None else "(missing)", int(n))
+            for g, n in grouped.iter_rows()
+        ]
+        levels.append(
+            {
+                "level": level,
+                "name": spec.level_labels[level]
+                if level < len(spec.level_labels)
+                else f"level {level}",
+                "groups": len(groups),
+                "smallest": min((n for _, n in groups), default=0),
+                "top": groups[:12],
+            }
+        )
     return levels

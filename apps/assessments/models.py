@@ -41,7 +41,11 @@ class Assessment(OrganizationOwned):
     )
     version = models.PositiveIntegerField(default=1)
     previous = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_versions",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="next_versions",
         help_text="The frozen version this one was revised from.",
     )
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -146,6 +150,8 @@ class HierarchySpec(OrganizationOwned):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["assessment", "column"], name="one_hierarchy_per_column")
+            models.UniqueConstraint(
+                fields=["assessment", "column"], name="one_hierarchy_per_column"
+            )
         ]
         ordering = ["column"]

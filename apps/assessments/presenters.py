@@ -10,8 +10,17 @@ from django.utils.safestring import SafeString, mark_safe
 from apps.core.charts import bar_chart, grouped_bar_chart, horizontal_bar_chart, scatter_chart
 
 # Lower bound of each class-size bucket, in the engine's order (1, 2, 3–4, 5–9, 10–19, 20+).
-_BUCKET_LOW = {"1": 1, "2": 2, "3-4": 3, "3–4": 3, "5-9": 5, "5–9": 5, "10-19": 10, "10–19": 10,
-               "20+": 20}
+_BUCKET_LOW = {
+    "1": 1,
+    "2": 2,
+    "3-4": 3,
+    "3–4": 3,
+    "5-9": 5,
+    "5–9": 5,
+    "10-19": 10,
+    "10–19": 10,
+    "20+": 20,
+}
 
 
 def _html(chart: Any) -> SafeString:
@@ -25,36 +34,49 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
     k = (overall or {}).get("target_class_size")
     highlight = [i for i, label in enumerate(labels) if k and _BUCKET_LOW.get(label, 0) < k]
     charts = {
-        "histogram": _html(bar_chart(
-            "Equivalence classes by size",
-            labels,
-            [histogram[label]["classes"] for label in labels],
-            x_label="class size (records sharing the same quasi-identifier values)",
-            y_label="number of classes",
-            highlight=highlight,
-            description=(f"Highlighted: classes smaller than {k}, the size the target requires."
-                         if k else "Classes of size 1 are unique records."),
-        )),
-        "rows_histogram": _html(bar_chart(
-            "Records by the size of their class",
-            labels,
-            [histogram[label]["rows"] for label in labels],
-            x_label="class size", y_label="records", highlight=highlight,
-            description="How many records sit in classes of each size.",
-        )),
+        "histogram": _html(
+            bar_chart(
+                "Equivalence classes by size",
+                labels,
+                [histogram[label]["classes"] for label in labels],
+                x_label="class size (records sharing the same quasi-identifier values)",
+                y_label="number of classes",
+                highlight=highlight,
+                description=(
+                    f"Highlighted: classes smaller than {k}, the size the target requires."
+                    if k
+                    else "Classes of size 1 are unique records."
+                ),
+            )
+        ),
+        "rows_histogram": _html(
+            bar_chart(
+                "Records by the size of their class",
+                labels,
+                [histogram[label]["rows"] for label in labels],
+                x_label="class size",
+                y_label="records",
+                highlight=highlight,
+                description="How many records sit in classes of each size.",
+            )
+        ),
     }
     drivers = result.get("drivers") or []
     if drivers:
-        charts["drivers"] = _html(horizontal_bar_chart(
-            f"{result['risk_measure'].capitalize()} with each quasi-identifier left out",
-            [d["left_out"] for d in drivers],
-            [d["data_risk"] for d in drivers],
-            value_format="{:.4f}",
-            x_label=result["risk_measure"],
-            description=(f"With all quasi-identifiers the {result['risk_measure']} is "
-                         f"{result['data_risk']:.4f}; the lower a bar, the more that variable "
-                         "drives the risk."),
-        ))
+        charts["drivers"] = _html(
+            horizontal_bar_chart(
+                f"{result['risk_measure'].capitalize()} with each quasi-identifier left out",
+                [d["left_out"] for d in drivers],
+                [d["data_risk"] for d in drivers],
+                value_format="{:.4f}",
+                x_label=result["risk_measure"],
+                description=(
+                    f"With all quasi-identifiers the {result['risk_measure']} is "
+                    f"{result['data_risk']:.4f}; the lower a bar, the more that variable "
+                    "drives the risk."
+                ),
+            )
+        )
     return charts
 
 
@@ -68,33 +90,41 @@ def pareto_chart(search: dict[str, Any], chosen: dict[str, int] | None) -> SafeS
     for i, alternative in enumerate(pareto):
         levels = alternative["levels"]
         label = "(" + ", ".join(str(levels[q]) for q in search["quasi_identifiers"]) + ")"
-        points.append((alternative["suppressed_rows"] / rows, alternative["information_loss"], label))
+        points.append(
+            (alternative["suppressed_rows"] / rows, alternative["information_loss"], label)
+        )
         if chosen is not None and levels == chosen:
             highlight = i
-    return _html(scatter_chart(
-        "Alternatives: information loss against records suppressed",
-        points,
-        x_label="records suppressed (share of all records)",
-        y_label=f"information loss ({search.get('metric', 'loss')})",
-        highlight=highlight,
-        connect=True,
-        description="Each point is a solution that meets the target; none is better on both "
-        "axes. Labels give the generalization level of each quasi-identifier, in order.",
-    ))
+    return _html(
+        scatter_chart(
+            "Alternatives: information loss against records suppressed",
+            points,
+            x_label="records suppressed (share of all records)",
+            y_label=f"information loss ({search.get('metric', 'loss')})",
+            highlight=highlight,
+            connect=True,
+            description="Each point is a solution that meets the target; none is better on both "
+            "axes. Labels give the generalization level of each quasi-identifier, in order.",
+        )
+    )
 
 
 def distribution_charts(distributions: list[dict[str, Any]]) -> list[SafeString]:
     charts = []
     for dist in distributions:
-        charts.append(_html(grouped_bar_chart(
-            f"{dist['column']}: records per value, before and after",
-            [str(v) for v in dist["labels"]],
-            [("before", dist["before"]), ("after", dist["after"])],
-            x_label=f"{dist['column']} (generalized values)",
-            y_label="records",
-            description="Before: original values grouped by the generalized value they became. "
-            "After: records released with that value (suppressed records removed).",
-        )))
+        charts.append(
+            _html(
+                grouped_bar_chart(
+                    f"{dist['column']}: records per value, before and after",
+                    [str(v) for v in dist["labels"]],
+                    [("before", dist["before"]), ("after", dist["after"])],
+                    x_label=f"{dist['column']} (generalized values)",
+                    y_label="records",
+                    description="Before: original values grouped by the generalized value they became. "
+                    "After: records released with that value (suppressed records removed).",
+                )
+            )
+        )
     return charts
 
 

@@ -53,24 +53,30 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         profile = risk_profile(class_sizes(encoded).to_numpy())
         data_risk = profile.data_risk(model)
         overall = overall_risk(assessment)
-        threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+        threshold = (
+            float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+        )
         target = overall["data_risk_target"] if overall else threshold
-        at_risk = asdict(records_at_risk(class_sizes(encoded).to_numpy(), target)) if target else None
+        at_risk = (
+            asdict(records_at_risk(class_sizes(encoded).to_numpy(), target)) if target else None
+        )
 
         context.progress(55, "Which quasi-identifiers drive the risk", force=True)
         drivers = []
         for column in quasi:
             rest = [q for q in quasi if q != column]
             without = risk_profile(class_sizes(encoded, rest).to_numpy())
-            drivers.append({
-                "left_out": column,
-                "max_risk": without.max_risk,
-                "average_risk": without.average_risk,
-                "strict_average_risk": without.strict_average_risk,
-                "data_risk": without.data_risk(model),
-                "uniques": without.uniques,
-                "reduction": data_risk - without.data_risk(model),
-            })
+            drivers.append(
+                {
+                    "left_out": column,
+                    "max_risk": without.max_risk,
+                    "average_risk": without.average_risk,
+                    "strict_average_risk": without.strict_average_risk,
+                    "data_risk": without.data_risk(model),
+                    "uniques": without.uniques,
+                    "reduction": data_risk - without.data_risk(model),
+                }
+            )
         drivers.sort(key=lambda d: (-d["reduction"], d["left_out"]))
 
         context.progress(70, "Small cells", force=True)
@@ -106,6 +112,9 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         locked.risk_result = result
         steps.mark_changed(locked, "data-risk")
         locked.save(update_fields=["risk_result", "step_state", "updated_at"])
-    return {"data_risk": data_risk, "rows": profile.rows,
-            "equivalence_classes": profile.equivalence_classes,
-            "measure": data_risk_of(result, model)}
+    return {
+        "data_risk": data_risk,
+        "rows": profile.rows,
+        "equivalence_classes": profile.equivalence_classes,
+        "measure": data_risk_of(result, model),
+    }

@@ -53,8 +53,9 @@ def forget_search(assessment: Assessment) -> list[str]:
     return ["search_result", "chosen_levels"]
 
 
-def _save(assessment: Assessment, slug: str, fields: list[str],
-          user: AbstractBaseUser | None = None) -> list[str]:
+def _save(
+    assessment: Assessment, slug: str, fields: list[str], user: AbstractBaseUser | None = None
+) -> list[str]:
     """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
     from apps.audit.services import audit_record
 
@@ -63,10 +64,15 @@ def _save(assessment: Assessment, slug: str, fields: list[str],
         fields = [*fields, *forget_search(assessment)]
     assessment.save(update_fields=[*fields, "step_state", "updated_at"])
     audit_record(
-        organization=assessment.organization, actor=user, action=f"assessment.{slug.replace('-', '_')}",
+        organization=assessment.organization,
+        actor=user,
+        action=f"assessment.{slug.replace('-', '_')}",
         obj=assessment,
-        details={"version": assessment.version, "stale": stale,
-                 **{f: getattr(assessment, f) for f in fields if not f.endswith("_result")}},
+        details={
+            "version": assessment.version,
+            "stale": stale,
+            **{f: getattr(assessment, f) for f in fields if not f.endswith("_result")},
+        },
     )
     return stale
 
@@ -90,8 +96,13 @@ def assessment_create(
         created_by=user,
         release_model=dataset.intended_release_model,
     )
-    audit_record(organization=organization, actor=user, action="assessment.create",
-                 obj=assessment, details={"dataset": str(dataset.id), "title": assessment.title})
+    audit_record(
+        organization=organization,
+        actor=user,
+        action="assessment.create",
+        obj=assessment,
+        details={"dataset": str(dataset.id), "title": assessment.title},
+    )
     return assessment
 
 
@@ -115,11 +126,13 @@ def assessment_set_release(
     as semi-public (``Assessment.effective_release_model``), and the page says so."""
     _editable(assessment)
     if release_model not in ReleaseModel.values:
-        raise ApplicationError(f"'{release_model}' is not a release model.",
-                               {"field": "release_model"})
+        raise ApplicationError(
+            f"'{release_model}' is not a release model.", {"field": "release_model"}
+        )
     if agreement_kind not in AgreementKind.values:
-        raise ApplicationError(f"'{agreement_kind}' is not a kind of agreement.",
-                               {"field": "agreement_kind"})
+        raise ApplicationError(
+            f"'{agreement_kind}' is not a kind of agreement.", {"field": "agreement_kind"}
+        )
     if release_model != ReleaseModel.PUBLIC and not recipient_organization.strip():
         raise ApplicationError(
             "Name the recipient: a semi-public or non-public release goes to someone identifiable.",
@@ -137,8 +150,15 @@ def assessment_set_release(
     assessment.agreement_kind = agreement_kind
     assessment.agreement_reference = agreement_reference.strip()
     assessment.agreement_date = agreement_date
-    fields = ["release_model", "recipient_organization", "recipient_contact", "purpose",
-              "agreement_kind", "agreement_reference", "agreement_date"]
+    fields = [
+        "release_model",
+        "recipient_organization",
+        "recipient_contact",
+        "purpose",
+        "agreement_kind",
+        "agreement_reference",
+        "agreement_date",
+    ]
     # The context risk depends on the release model: recompute it when it can be.
     # The context risk depends on the release model: recompute it from the stored answers,
     # or drop it when those answers do not suffice for the new model.
@@ -180,12 +200,14 @@ def assessment_set_threshold(
         if not justification.strip():
             raise ApplicationError(
                 "Using a preset instead of the questionnaire's threshold needs a written "
-                "justification.", {"field": "justification"},
+                "justification.",
+                {"field": "justification"},
             )
     elif mode == ThresholdMode.CUSTOM:
         if custom_value is None:
-            raise ApplicationError("Enter the custom threshold (a probability, e.g. 0.05).",
-                                   {"field": "custom_value"})
+            raise ApplicationError(
+                "Enter the custom threshold (a probability, e.g. 0.05).", {"field": "custom_value"}
+            )
         chosen = _engine(engine_threshold.custom_threshold, custom_value, justification)
     else:
         raise ApplicationError(f"'{mode}' is not a way to set the threshold.")
@@ -194,7 +216,9 @@ def assessment_set_threshold(
     assessment.threshold_mode = mode
     assessment.threshold_preset = preset if mode == ThresholdMode.PRESET else ""
     assessment.threshold_custom_value = custom_value if mode == ThresholdMode.CUSTOM else None
-    assessment.threshold_justification = justification.strip() if mode != ThresholdMode.PROFILE else ""
+    assessment.threshold_justification = (
+        justification.strip() if mode != ThresholdMode.PROFILE else ""
+    )
     assessment.threshold_result = {
         "value": chosen.value,
         "minimum_class_size": chosen.minimum_class_size,
@@ -215,10 +239,20 @@ def assessment_set_threshold(
         "cell_size_equivalent": from_profile.cell_size_equivalent,
         "table": dict(profile_data.thresholds),
     }
-    return _save(assessment, "threshold", [
-        "threshold_profile", "threshold_answers", "threshold_mode", "threshold_preset",
-        "threshold_custom_value", "threshold_justification", "threshold_result",
-    ], user)
+    return _save(
+        assessment,
+        "threshold",
+        [
+            "threshold_profile",
+            "threshold_answers",
+            "threshold_mode",
+            "threshold_preset",
+            "threshold_custom_value",
+            "threshold_justification",
+            "threshold_result",
+        ],
+        user,
+    )
 
 
 # --------------------------------------------------------------------------- Step 5
@@ -231,7 +265,9 @@ def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str
     profile = assessment.threshold_profile
     controls = motives = None
     if model == ReleaseModel.NON_PUBLIC:
-        controls = _engine(engine_context.controls_level, answers.get("controls", {}), profile=profile)
+        controls = _engine(
+            engine_context.controls_level, answers.get("controls", {}), profile=profile
+        )
         motives = _engine(engine_context.motives_level, answers.get("motives", {}))
     prevalence = answers.get("prevalence")
     if model != ReleaseModel.PUBLIC and prevalence is None:
@@ -310,7 +346,8 @@ def quasi_identifiers(assessment: Assessment) -> list[str]:
 
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="quasi")
-        .order_by("position").values_list("name", flat=True)
+        .order_by("position")
+        .values_list("name", flat=True)
     )
 
 
@@ -319,7 +356,8 @@ def sensitive_columns(assessment: Assessment) -> list[str]:
 
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="sensitive")
-        .order_by("position").values_list("name", flat=True)
+        .order_by("position")
+        .values_list("name", flat=True)
     )
 
 

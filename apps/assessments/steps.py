@@ -27,22 +27,58 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step(1, "release", "Release model", "IPC 2016, step 1",
-         "Who receives the data and under what conditions."),
-    Step(2, "classification", "Classify variables", "IPC 2016, step 2",
-         "Which columns identify people directly, which indirectly, which are sensitive."),
-    Step(3, "threshold", "Risk threshold", "IPC 2016, step 3",
-         "How much re-identification risk is acceptable, from the invasion of privacy."),
-    Step(4, "data-risk", "Data risk", "IPC 2016, step 4",
-         "How identifiable the records are on their quasi-identifiers."),
-    Step(5, "context-risk", "Context risk", "IPC 2016, step 5",
-         "How likely an attempt at re-identification is, given the recipient."),
-    Step(6, "overall-risk", "Overall risk", "IPC 2016, step 6",
-         "Data risk times context risk, against the threshold."),
-    Step(7, "deidentify", "De-identify", "IPC 2016, step 7",
-         "Mask direct identifiers; generalize and suppress quasi-identifiers optimally."),
-    Step(8, "utility", "Utility", "IPC 2016, step 8",
-         "What the de-identification cost the analysis."),
+    Step(
+        1,
+        "release",
+        "Release model",
+        "IPC 2016, step 1",
+        "Who receives the data and under what conditions.",
+    ),
+    Step(
+        2,
+        "classification",
+        "Classify variables",
+        "IPC 2016, step 2",
+        "Which columns identify people directly, which indirectly, which are sensitive.",
+    ),
+    Step(
+        3,
+        "threshold",
+        "Risk threshold",
+        "IPC 2016, step 3",
+        "How much re-identification risk is acceptable, from the invasion of privacy.",
+    ),
+    Step(
+        4,
+        "data-risk",
+        "Data risk",
+        "IPC 2016, step 4",
+        "How identifiable the records are on their quasi-identifiers.",
+    ),
+    Step(
+        5,
+        "context-risk",
+        "Context risk",
+        "IPC 2016, step 5",
+        "How likely an attempt at re-identification is, given the recipient.",
+    ),
+    Step(
+        6,
+        "overall-risk",
+        "Overall risk",
+        "IPC 2016, step 6",
+        "Data risk times context risk, against the threshold.",
+    ),
+    Step(
+        7,
+        "deidentify",
+        "De-identify",
+        "IPC 2016, step 7",
+        "Mask direct identifiers; generalize and suppress quasi-identifiers optimally.",
+    ),
+    Step(
+        8, "utility", "Utility", "IPC 2016, step 8", "What the de-identification cost the analysis."
+    ),
 )
 BY_SLUG = {step.slug: step for step in STEPS}
 
@@ -122,8 +158,12 @@ def mark_changed(assessment: Assessment, slug: str) -> list[str]:
             continue
         seen.add(dependent)
         if _has_result(assessment, dependent) and not state.get(dependent, {}).get("stale"):
-            state[dependent] = {**state.get(dependent, {}), "stale": True, "stale_since": now,
-                                "because": slug}
+            state[dependent] = {
+                **state.get(dependent, {}),
+                "stale": True,
+                "stale_since": now,
+                "because": slug,
+            }
             marked.append(dependent)
         pending.extend(DEPENDENTS[dependent])
     assessment.step_state = state

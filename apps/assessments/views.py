@@ -31,7 +31,9 @@ from apps.engine import threshold as engine_threshold
 from apps.jobs.selectors import job_refresh
 
 
-def _context(request: HttpRequest, assessment: Assessment, slug: str, **extra: Any) -> dict[str, Any]:
+def _context(
+    request: HttpRequest, assessment: Assessment, slug: str, **extra: Any
+) -> dict[str, Any]:
     states = steps.step_states(assessment)
     current = steps.BY_SLUG.get(slug)
     return {
@@ -45,52 +47,79 @@ def _context(request: HttpRequest, assessment: Assessment, slug: str, **extra: A
     }
 
 
-def _go(organization: Organization, assessment: Assessment, slug: str | None = None) -> HttpResponse:
+def _go(
+    organization: Organization, assessment: Assessment, slug: str | None = None
+) -> HttpResponse:
     if slug is None:
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
-    return redirect("assessment-step", org=organization.slug, assessment_id=assessment.id, slug=slug)
+    return redirect(
+        "assessment-step", org=organization.slug, assessment_id=assessment.id, slug=slug
+    )
 
 
 def _saved(request: HttpRequest, stale: list[str]) -> None:
     if stale:
         titles = ", ".join(steps.BY_SLUG[s].title for s in stale)
-        messages.warning(request, f"Saved. These results depend on it and must be recomputed: {titles}.")
+        messages.warning(
+            request, f"Saved. These results depend on it and must be recomputed: {titles}."
+        )
     else:
         messages.success(request, "Saved.")
 
 
 @org_view()
 def assessment_list(request: HttpRequest, organization: Organization) -> HttpResponse:
-    return render(request, "assessments/list.html", {
-        "assessments": assessments_of(organization=organization), "help_topic": "assessments"})
+    return render(
+        request,
+        "assessments/list.html",
+        {"assessments": assessments_of(organization=organization), "help_topic": "assessments"},
+    )
 
 
 @org_view(edit=True)
-def assessment_create(request: HttpRequest, organization: Organization, dataset_id: UUID) -> HttpResponse:
+def assessment_create(
+    request: HttpRequest, organization: Organization, dataset_id: UUID
+) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     form = AssessmentCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             assessment = services.assessment_create(
-                organization=organization, dataset=dataset, user=request.user,
-                title=form.cleaned_data["title"])
+                organization=organization,
+                dataset=dataset,
+                user=request.user,
+                title=form.cleaned_data["title"],
+            )
         except ApplicationError as exc:
             messages.error(request, exc.message)
         else:
             return _go(organization, assessment, "release")
-    return render(request, "assessments/create.html", {"form": form, "dataset": dataset,
-                                                       "help_topic": "assessments"})
+    return render(
+        request,
+        "assessments/create.html",
+        {"form": form, "dataset": dataset, "help_topic": "assessments"},
+    )
 
 
 @org_view()
-def assessment_detail(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def assessment_detail(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     from apps.reviews.services import submission_blockers
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     blockers = submission_blockers(assessment) if assessment.status == "draft" else []
-    return render(request, "assessments/overview.html", _context(
-        request, assessment, "overview", blockers=blockers,
-        editable_versions=request.membership.can_edit))  # type: ignore[attr-defined]
+    return render(
+        request,
+        "assessments/overview.html",
+        _context(
+            request,
+            assessment,
+            "overview",
+            blockers=blockers,
+            editable_versions=request.membership.can_edit,
+        ),
+    )  # type: ignore[attr-defined]
 
 
 STEP_VIEWS: dict[str, Any] = {}
@@ -100,11 +129,14 @@ def step_view(slug: str) -> Any:
     def register(view: Any) -> Any:
         STEP_VIEWS[slug] = view
         return view
+
     return register
 
 
 @org_view()
-def assessment_step(request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str) -> HttpResponse:
+def assessment_step(
+    request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str
+) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if slug == "classification":
         return redirect("dataset-classify", org=organization.slug, dataset_id=assessment.dataset_id)
@@ -128,46 +160,94 @@ def _post_or_error(request: HttpRequest, form: Any, action: Any) -> list[str] | 
 
 
 @step_view("release")
-def release_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
-    initial = {f: getattr(assessment, f) for f in (
-        "release_model", "recipient_organization", "recipient_contact", "purpose",
-        "agreement_kind", "agreement_reference", "agreement_date")}
+def release_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
+    initial = {
+        f: getattr(assessment, f)
+        for f in (
+            "release_model",
+            "recipient_organization",
+            "recipient_contact",
+            "purpose",
+            "agreement_kind",
+            "agreement_reference",
+            "agreement_date",
+        )
+    }
     form = ReleaseForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        stale = _post_or_error(request, form, lambda: services.assessment_set_release(
-            assessment=assessment, user=request.user, **form.cleaned_data))
+        stale = _post_or_error(
+            request,
+            form,
+            lambda: services.assessment_set_release(
+                assessment=assessment, user=request.user, **form.cleaned_data
+            ),
+        )
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "release")
-    return render(request, "assessments/step_release.html", _context(request, assessment, "release", form=form),
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "assessments/step_release.html",
+        _context(request, assessment, "release", form=form),
+        status=400 if form.errors else 200,
+    )
 
 
 @step_view("threshold")
-def threshold_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+def threshold_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
     initial: dict[str, Any] = {
-        "profile": assessment.threshold_profile, "mode": assessment.threshold_mode,
-        "preset": assessment.threshold_preset, "custom_value": assessment.threshold_custom_value,
+        "profile": assessment.threshold_profile,
+        "mode": assessment.threshold_mode,
+        "preset": assessment.threshold_preset,
+        "custom_value": assessment.threshold_custom_value,
         "justification": assessment.threshold_justification,
         **{f"q_{k}": v for k, v in assessment.threshold_answers.items()},
     }
     form = ThresholdForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        stale = _post_or_error(request, form, lambda: services.assessment_set_threshold(
-            assessment=assessment, user=request.user, profile=data["profile"], answers=form.answers(), mode=data["mode"],
-            preset=data["preset"], custom_value=data["custom_value"], justification=data["justification"]))
+        stale = _post_or_error(
+            request,
+            form,
+            lambda: services.assessment_set_threshold(
+                assessment=assessment,
+                user=request.user,
+                profile=data["profile"],
+                answers=form.answers(),
+                mode=data["mode"],
+                preset=data["preset"],
+                custom_value=data["custom_value"],
+                justification=data["justification"],
+            ),
+        )
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "threshold")
     profiles = engine_threshold.PROFILES
-    return render(request, "assessments/step_threshold.html", _context(
-        request, assessment, "threshold", form=form, profiles=profiles, rule=engine_threshold.INVASION_RULE,
-        presets=engine_threshold.PRESETS), status=400 if form.errors else 200)
+    return render(
+        request,
+        "assessments/step_threshold.html",
+        _context(
+            request,
+            assessment,
+            "threshold",
+            form=form,
+            profiles=profiles,
+            rule=engine_threshold.INVASION_RULE,
+            presets=engine_threshold.PRESETS,
+        ),
+        status=400 if form.errors else 200,
+    )
 
 
 @step_view("data-risk")
-def risk_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+def risk_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
     if request.method == "POST":
         try:
             services.assessment_start_risk(assessment=assessment, user=request.user)
@@ -177,58 +257,116 @@ def risk_step(request: HttpRequest, organization: Organization, assessment: Asse
         return _go(organization, assessment, "data-risk")
     job = job_refresh(assessment.risk_job) if assessment.risk_job else None
     assessment.refresh_from_db()  # after the job: a finished job's result is already committed
-    return render(request, "assessments/step_risk.html", _context(
-        request, assessment, "data-risk", job=job, result=assessment.risk_result,
-        charts=risk_charts(assessment.risk_result, overall_risk(assessment)) if assessment.risk_result else None,
-        overall=overall_risk(assessment)))
+    return render(
+        request,
+        "assessments/step_risk.html",
+        _context(
+            request,
+            assessment,
+            "data-risk",
+            job=job,
+            result=assessment.risk_result,
+            charts=risk_charts(assessment.risk_result, overall_risk(assessment))
+            if assessment.risk_result
+            else None,
+            overall=overall_risk(assessment),
+        ),
+    )
 
 
 @step_view("context-risk")
-def context_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+def context_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
     model = assessment.effective_release_model
-    form = ContextForm(request.POST or None, non_public=model == "non_public",
-                       initial=ContextForm.initial_from(assessment.context_answers))
+    form = ContextForm(
+        request.POST or None,
+        non_public=model == "non_public",
+        initial=ContextForm.initial_from(assessment.context_answers),
+    )
     if request.method == "POST" and form.is_valid():
-        stale = _post_or_error(request, form, lambda: services.assessment_set_context(
-            assessment=assessment, answers=form.answers(), user=request.user))
+        stale = _post_or_error(
+            request,
+            form,
+            lambda: services.assessment_set_context(
+                assessment=assessment, answers=form.answers(), user=request.user
+            ),
+        )
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "context-risk")
     profile = engine_threshold.get_profile(assessment.threshold_profile)
-    return render(request, "assessments/step_context.html", _context(
-        request, assessment, "context-risk", form=form, model=model, profile=profile,
-        result=assessment.context_result, controls_rule=engine_context.CONTROLS_RULE,
-        motives_rule=engine_context.MOTIVES_RULE, breach_source=engine_context.DEFAULT_BREACH_SOURCE,
-        acquaintance_source=engine_context.ACQUAINTANCE_SOURCE), status=400 if form.errors else 200)
+    return render(
+        request,
+        "assessments/step_context.html",
+        _context(
+            request,
+            assessment,
+            "context-risk",
+            form=form,
+            model=model,
+            profile=profile,
+            result=assessment.context_result,
+            controls_rule=engine_context.CONTROLS_RULE,
+            motives_rule=engine_context.MOTIVES_RULE,
+            breach_source=engine_context.DEFAULT_BREACH_SOURCE,
+            acquaintance_source=engine_context.ACQUAINTANCE_SOURCE,
+        ),
+        status=400 if form.errors else 200,
+    )
 
 
 @step_view("overall-risk")
-def overall_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
-    return render(request, "assessments/step_overall.html", _context(
-        request, assessment, "overall-risk", overall=overall_risk(assessment)))
+def overall_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
+    return render(
+        request,
+        "assessments/step_overall.html",
+        _context(request, assessment, "overall-risk", overall=overall_risk(assessment)),
+    )
 
 
 @step_view("utility")
-def utility_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+def utility_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
     from apps.assessments.presenters import utility_charts
 
     form = UtilityForm(request.POST or None, initial={"note": assessment.utility_note})
     if request.method == "POST" and form.is_valid():
-        stale = _post_or_error(request, form, lambda: services.assessment_accept_utility(
-            assessment=assessment, note=form.cleaned_data["note"], user=request.user))
+        stale = _post_or_error(
+            request,
+            form,
+            lambda: services.assessment_accept_utility(
+                assessment=assessment, note=form.cleaned_data["note"], user=request.user
+            ),
+        )
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment)
     result = assessment.apply_result
-    return render(request, "assessments/step_utility.html", _context(
-        request, assessment, "utility", form=form, result=result,
-        charts=utility_charts(result) if result else None, search=assessment.search_result),
-        status=400 if form.errors else 200)
+    return render(
+        request,
+        "assessments/step_utility.html",
+        _context(
+            request,
+            assessment,
+            "utility",
+            form=form,
+            result=result,
+            charts=utility_charts(result) if result else None,
+            search=assessment.search_result,
+        ),
+        status=400 if form.errors else 200,
+    )
 
 
 @require_POST
 @org_view(edit=True)
-def assessment_job_cancel(request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str) -> HttpResponse:
+def assessment_job_cancel(
+    request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str
+) -> HttpResponse:
     from apps.jobs.services import job_cancel
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)

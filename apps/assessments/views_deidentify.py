@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from typing import Any
-
-from django.contrib import messages
 from uuid import UUID
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.decorators import org_view
-
 from apps.accounts.models import Organization
 from apps.assessments import deidentify
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
-from apps.assessments.selectors import assessment_get
 from apps.assessments.presenters import pareto_chart
+from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context, _go, step_view
 from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
@@ -61,7 +59,9 @@ def _hierarchy_params(post: Any, kind: str) -> tuple[dict[str, Any], str]:
 
 
 @step_view("deidentify")
-def deidentify_step(request: HttpRequest, organization: Organization, assessment: Assessment) -> HttpResponse:
+def deidentify_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -80,25 +80,48 @@ def deidentify_step(request: HttpRequest, organization: Organization, assessment
     error = ""
     if assessment.threshold_result and assessment.context_result:
         try:
-            specs = hierarchies_ensure(assessment=assessment) if request.membership.can_edit else list(  # type: ignore[attr-defined]
-                HierarchySpec.objects.filter(assessment=assessment))
+            specs = (
+                hierarchies_ensure(assessment=assessment)
+                if request.membership.can_edit
+                else list(  # type: ignore[attr-defined]
+                    HierarchySpec.objects.filter(assessment=assessment)
+                )
+            )
         except ApplicationError as exc:
             error = exc.message
     config = deidentify.deid_config(assessment)
     search = assessment.search_result
-    return render(request, "assessments/step_deidentify.html", _context(
-        request, assessment, "deidentify",
-        config=config,
-        directs=deidentify.direct_identifiers(assessment),
-        methods=deidentify.MASKING_METHODS, metrics=deidentify.METRICS,
-        hierarchies=[{"spec": s, "preview": hierarchy_preview(assessment, s),
-                      "max_level": config["max_levels"].get(s.column, "")} for s in specs],
-        kinds=HierarchySpec.Kind.choices, date_levels=DATE_LEVELS,
-        search=search, search_job=search_job, apply_job=apply_job,
-        pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
-        target=deidentify.search_target(assessment) if assessment.threshold_result and assessment.context_result else None,
-        error=error,
-    ))
+    return render(
+        request,
+        "assessments/step_deidentify.html",
+        _context(
+            request,
+            assessment,
+            "deidentify",
+            config=config,
+            directs=deidentify.direct_identifiers(assessment),
+            methods=deidentify.MASKING_METHODS,
+            metrics=deidentify.METRICS,
+            hierarchies=[
+                {
+                    "spec": s,
+                    "preview": hierarchy_preview(assessment, s),
+                    "max_level": config["max_levels"].get(s.column, ""),
+                }
+                for s in specs
+            ],
+            kinds=HierarchySpec.Kind.choices,
+            date_levels=DATE_LEVELS,
+            search=search,
+            search_job=search_job,
+            apply_job=apply_job,
+            pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
+            target=deidentify.search_target(assessment)
+            if assessment.threshold_result and assessment.context_result
+            else None,
+            error=error,
+        ),
+    )
 
 
 def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
@@ -107,12 +130,18 @@ def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
     message = _perform(request, assessment, action)
     if action in {"config", "hierarchy", "choose"}:
         assessment.refresh_from_db()
-        audit_record(organization=assessment.organization, actor=request.user,
-                     action=f"assessment.deidentify.{action}", obj=assessment,
-                     details={"deid_config": assessment.deid_config,
-                              "chosen_levels": assessment.chosen_levels,
-                              "column": request.POST.get("column", ""),
-                              "kind": request.POST.get("kind", "")})
+        audit_record(
+            organization=assessment.organization,
+            actor=request.user,
+            action=f"assessment.deidentify.{action}",
+            obj=assessment,
+            details={
+                "deid_config": assessment.deid_config,
+                "chosen_levels": assessment.chosen_levels,
+                "column": request.POST.get("column", ""),
+                "kind": request.POST.get("kind", ""),
+            },
+        )
     return message
 
 
@@ -126,14 +155,22 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
                 "keep_leading": int(post.get(f"lead-{column}") or 0),
                 "keep_trailing": int(post.get(f"trail-{column}") or 0),
             }
-        max_levels = {c.removeprefix("maxlevel-"): int(v) for c, v in post.items()
-                      if c.startswith("maxlevel-") and v.strip()}
+        max_levels = {
+            c.removeprefix("maxlevel-"): int(v)
+            for c, v in post.items()
+            if c.startswith("maxlevel-") and v.strip()
+        }
         try:
             limit = float(post.get("suppression_limit", "5")) / 100
         except ValueError:
             raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
-        deidentify.deid_config_set(assessment=assessment, masking=masking, suppression_limit=limit,
-                                   metric=post.get("metric", "loss"), max_levels=max_levels)
+        deidentify.deid_config_set(
+            assessment=assessment,
+            masking=masking,
+            suppression_limit=limit,
+            metric=post.get("metric", "loss"),
+            max_levels=max_levels,
+        )
         return "Settings saved."
     if action == "hierarchy":
         column, kind = post.get("column", ""), post.get("kind", "")
@@ -141,7 +178,9 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         if "arx_file" in request.FILES:
             data["arx_file"] = request.FILES["arx_file"].read().decode("utf-8-sig", errors="strict")
         params, arx_text = _hierarchy_params(data, kind)
-        hierarchy_set(assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text)
+        hierarchy_set(
+            assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text
+        )
         return f"Hierarchy of '{column}' saved; run the search again."
     if action == "search":
         deidentify.assessment_start_search(assessment=assessment, user=request.user)
@@ -158,7 +197,9 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
 
 
 @org_view(edit=True)
-def release_preview(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def release_preview(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     """The first 100 rows of the de-identified file, for analysts before approval."""
     import polars as pl
 
@@ -169,22 +210,33 @@ def release_preview(request: HttpRequest, organization: Organization, assessment
         raise Http404("Nothing has been applied yet.")
     with local_path(assessment.output_parquet_path) as path:
         frame = pl.scan_parquet(path).head(100).collect()
-    return render(request, "assessments/release_preview.html", _context(
-        request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()))
+    return render(
+        request,
+        "assessments/release_preview.html",
+        _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
+    )
 
 
 @org_view()
-def release_download(request: HttpRequest, organization: Organization, assessment_id: UUID,
-                     fmt: str) -> HttpResponse:
+def release_download(
+    request: HttpRequest, organization: Organization, assessment_id: UUID, fmt: str
+) -> HttpResponse:
     """The de-identified file leaves deidweb only once a reviewer approved the release."""
     from apps.audit.services import audit_record
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if assessment.status != AssessmentStatus.APPROVED:
-        raise PermissionDenied("The de-identified file is released only after a reviewer approves it.")
+        raise PermissionDenied(
+            "The de-identified file is released only after a reviewer approves it."
+        )
     response = _release_file(assessment, fmt)
-    audit_record(organization=organization, actor=request.user, action="download.release",
-                 obj=assessment, details={"format": fmt, "version": assessment.version})
+    audit_record(
+        organization=organization,
+        actor=request.user,
+        action="download.release",
+        obj=assessment,
+        details={"format": fmt, "version": assessment.version},
+    )
     return response
 
 
@@ -194,23 +246,38 @@ def _release_file(assessment: Assessment, fmt: str) -> HttpResponse:
     name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}.get(fmt)
     if not name:
         raise Http404("No such file.")
-    return FileResponse(default_storage.open(name, "rb"), as_attachment=True,
-                        filename=f"{assessment.dataset.name}-deidentified.{fmt}")
+    return FileResponse(
+        default_storage.open(name, "rb"),
+        as_attachment=True,
+        filename=f"{assessment.dataset.name}-deidentified.{fmt}",
+    )
 
 
 @org_view()
-def secrets_download(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def secrets_download(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     """Keys and linking tables: administrators only (IPC step 7; PDPC double coding)."""
     from django.core.files.storage import default_storage
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if not request.membership.is_admin:  # type: ignore[attr-defined]
-        raise PermissionDenied("Only the organization's administrators may see keys and linking tables.")
+        raise PermissionDenied(
+            "Only the organization's administrators may see keys and linking tables."
+        )
     if not assessment.secrets_path:
         raise Http404("This release has no keys or linking tables.")
     from apps.audit.services import audit_record
 
-    audit_record(organization=organization, actor=request.user, action="download.secrets",
-                 obj=assessment, details={"version": assessment.version})
-    return FileResponse(default_storage.open(assessment.secrets_path, "rb"), as_attachment=True,
-                        filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json")
+    audit_record(
+        organization=organization,
+        actor=request.user,
+        action="download.secrets",
+        obj=assessment,
+        details={"version": assessment.version},
+    )
+    return FileResponse(
+        default_storage.open(assessment.secrets_path, "rb"),
+        as_attachment=True,
+        filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+    )

@@ -4,14 +4,17 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.selectors import membership_get
 from apps.classification.models import ClassificationChange, Variable, VariableRole
 from apps.classification.selectors import classification_changes_of, classification_status
-from apps.classification.services import RoleDecision, variables_accept_suggestions, variables_classify
+from apps.classification.services import (
+    RoleDecision,
+    variables_accept_suggestions,
+    variables_classify,
+)
 from apps.core.api_permissions import OrganizationRole
 from apps.datasets.models import Dataset
 
@@ -25,9 +28,22 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
     class Meta:
         model = Variable
         fields = [
-            "id", "dataset", "name", "position", "inferred_type", "profile", "suggested_role",
-            "suggested_reason", "suggestion_confidence", "suggestion_evidence", "needs_review",
-            "role", "reason", "keep_for_analysis", "confirmed_by", "confirmed_at",
+            "id",
+            "dataset",
+            "name",
+            "position",
+            "inferred_type",
+            "profile",
+            "suggested_role",
+            "suggested_reason",
+            "suggestion_confidence",
+            "suggestion_evidence",
+            "needs_review",
+            "role",
+            "reason",
+            "keep_for_analysis",
+            "confirmed_by",
+            "confirmed_at",
         ]
         read_only_fields = fields
 
@@ -54,12 +70,23 @@ class ClassificationChangeSerializer(serializers.ModelSerializer[ClassificationC
 
     class Meta:
         model = ClassificationChange
-        fields = ["id", "variable", "variable_name", "changed_by", "created_at", "from_role",
-                  "to_role", "reason", "keep_for_analysis"]
+        fields = [
+            "id",
+            "variable",
+            "variable_name",
+            "changed_by",
+            "created_at",
+            "from_role",
+            "to_role",
+            "reason",
+            "keep_for_analysis",
+        ]
         read_only_fields = fields
 
 
-class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Variable]):
+class VariableViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Variable]
+):
     """Step 2: the columns of a data set with suggested and confirmed roles.
 
     Filter by data set with ``?dataset=<id>``. Change a role with ``POST …/{id}/classify/``."""
@@ -76,9 +103,13 @@ class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     def get_serializer_context(self) -> dict[str, object]:
         context = super().get_serializer_context()
-        context["can_see_raw_values"] = self.request.user.memberships.filter(  # type: ignore[union-attr]
-            role__in=["analyst", "admin"]
-        ).exists() if self.request.user.is_authenticated else False
+        context["can_see_raw_values"] = (
+            self.request.user.memberships.filter(  # type: ignore[union-attr]
+                role__in=["analyst", "admin"]
+            ).exists()
+            if self.request.user.is_authenticated
+            else False
+        )
         return context
 
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -89,7 +120,9 @@ class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             )
         )
         data = [
-            VariableSerializer(v, context={"can_see_raw_values": v.organization_id in raw_orgs}).data
+            VariableSerializer(
+                v, context={"can_see_raw_values": v.organization_id in raw_orgs}
+            ).data
             for v in queryset
         ]
         return Response(data)
@@ -97,8 +130,11 @@ class VariableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         variable = self.get_object()
         membership = membership_get(user=request.user, organization=variable.organization)
-        return Response(VariableSerializer(
-            variable, context={"can_see_raw_values": membership.can_see_raw_values}).data)
+        return Response(
+            VariableSerializer(
+                variable, context={"can_see_raw_values": membership.can_see_raw_values}
+            ).data
+        )
 
     @extend_schema(request=RoleDecisionSerializer, responses=VariableSerializer)
     @action(detail=True, methods=["post"])
@@ -129,7 +165,10 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
     def status(self, request: Request, pk: str | None = None) -> Response:
         return Response(classification_status(dataset=self.get_object()))
 
-    @extend_schema(request=BulkDecisionSerializer(many=True), responses=ClassificationChangeSerializer(many=True))
+    @extend_schema(
+        request=BulkDecisionSerializer(many=True),
+        responses=ClassificationChangeSerializer(many=True),
+    )
     @action(detail=True, methods=["post"])
     def decisions(self, request: Request, pk: str | None = None) -> Response:
         dataset = self.get_object()
@@ -140,13 +179,17 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
             user=request.user,
             decisions=[
                 RoleDecision(
-                    variable_id=str(item["variable"]), role=item["role"], reason=item["reason"],
+                    variable_id=str(item["variable"]),
+                    role=item["role"],
+                    reason=item["reason"],
                     keep_for_analysis=item["keep_for_analysis"],
                 )
                 for item in payload.validated_data
             ],
         )
-        return Response(ClassificationChangeSerializer(changes, many=True).data, status=status.HTTP_200_OK)
+        return Response(
+            ClassificationChangeSerializer(changes, many=True).data, status=status.HTTP_200_OK
+        )
 
     @extend_schema(request=None, responses=ClassificationChangeSerializer(many=True))
     @action(detail=True, methods=["post"], url_path="accept-suggestions")
@@ -159,5 +202,3 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
     def history(self, request: Request, pk: str | None = None) -> Response:
         changes = classification_changes_of(dataset=self.get_object())
         return Response(ClassificationChangeSerializer(changes, many=True).data)
-
-

@@ -21,13 +21,16 @@ def classification_changes_of(*, dataset: Dataset) -> QuerySet[ClassificationCha
     )
 
 
-def classification_status(*, dataset: Dataset, release_model: str | None = None) -> dict[str, object]:
+def classification_status(
+    *, dataset: Dataset, release_model: str | None = None
+) -> dict[str, object]:
     variables = list(variables_of(dataset=dataset))
     roles = {v.name: (v.role or v.suggested_role) for v in variables}
     confirmed = {v.name: v.role for v in variables if v.role}
     keep = {v.name for v in variables if v.keep_for_analysis}
     warnings = classification_warnings(
-        roles, release_model=release_model or dataset.intended_release_model or None,
+        roles,
+        release_model=release_model or dataset.intended_release_model or None,
         keep_for_analysis=keep,
     )
     counts: dict[str, int] = {}

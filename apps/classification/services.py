@@ -36,7 +36,9 @@ def variables_create_from_profile(
             "inferred_type": column.inferred_type,
             "profile": column_profile,
             "suggested_role": suggestion.role if suggestion else VariableRole.OTHER,
-            "suggested_reason": suggestion.reason if suggestion else "No identifying pattern found.",
+            "suggested_reason": suggestion.reason
+            if suggestion
+            else "No identifying pattern found.",
             "suggestion_confidence": suggestion.confidence if suggestion else "low",
             "suggestion_evidence": list(suggestion.evidence) if suggestion else [],
             "suggestion_kind": suggestion.kind if suggestion else "",
@@ -124,19 +126,33 @@ def variables_classify(
         variable.confirmed_by = user
         variable.confirmed_at = now
         variable.save(
-            update_fields=["role", "reason", "keep_for_analysis", "confirmed_by", "confirmed_at",
-                           "updated_at"]
+            update_fields=[
+                "role",
+                "reason",
+                "keep_for_analysis",
+                "confirmed_by",
+                "confirmed_at",
+                "updated_at",
+            ]
         )
     ClassificationChange.objects.bulk_create(changes)
     from apps.audit.services import audit_record
 
     for change in changes:
-        audit_record(organization=dataset.organization, actor=user, action="classification.change",
-                     obj=change.variable, details={"dataset": str(dataset.id),
-                                                   "column": change.variable.name,
-                                                   "from": change.from_role, "to": change.to_role,
-                                                   "reason": change.reason,
-                                                   "keep_for_analysis": change.keep_for_analysis})
+        audit_record(
+            organization=dataset.organization,
+            actor=user,
+            action="classification.change",
+            obj=change.variable,
+            details={
+                "dataset": str(dataset.id),
+                "column": change.variable.name,
+                "from": change.from_role,
+                "to": change.to_role,
+                "reason": change.reason,
+                "keep_for_analysis": change.keep_for_analysis,
+            },
+        )
     if changes:
         _assessments_changed(dataset)
     return changes

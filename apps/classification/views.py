@@ -25,9 +25,14 @@ from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.selectors import dataset_get
 
 
-def _page(request: HttpRequest, dataset: Dataset, *, status: int = 200,
-          errors: dict[str, str] | None = None, posted: dict[str, dict[str, str]] | None = None
-          ) -> HttpResponse:
+def _page(
+    request: HttpRequest,
+    dataset: Dataset,
+    *,
+    status: int = 200,
+    errors: dict[str, str] | None = None,
+    posted: dict[str, dict[str, str]] | None = None,
+) -> HttpResponse:
     variables = list(variables_of(dataset=dataset))
     for variable in variables:
         entry = (posted or {}).get(str(variable.id))
@@ -67,13 +72,15 @@ def classify(request: HttpRequest, organization: Organization, dataset_id: UUID)
         for v in variables_of(dataset=dataset)
     }
     release_model = request.POST.get("intended_release_model", "")
-    if release_model in ReleaseModel.values or release_model == "":
-        if dataset.intended_release_model != release_model:
-            dataset.intended_release_model = release_model
-            dataset.save(update_fields=["intended_release_model", "updated_at"])
+    valid = release_model in ReleaseModel.values or release_model == ""
+    if valid and dataset.intended_release_model != release_model:
+        dataset.intended_release_model = release_model
+        dataset.save(update_fields=["intended_release_model", "updated_at"])
     decisions = [
         RoleDecision(
-            variable_id=variable_id, role=entry["role"], reason=entry["reason"],
+            variable_id=variable_id,
+            role=entry["role"],
+            reason=entry["reason"],
             keep_for_analysis=entry["keep"] == "on",
         )
         for variable_id, entry in posted.items()

@@ -21,7 +21,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             {"message": exc.message, "extra": exc.extra}, status=status.HTTP_400_BAD_REQUEST
         )
     if isinstance(exc, DjangoValidationError):
-        exc = exceptions.ValidationError(exc.message_dict if hasattr(exc, "message_dict") else exc.messages)
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "message_dict") else exc.messages
+        )
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

@@ -23,10 +23,25 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
     class Meta:
         model = Dataset
         fields = [
-            "id", "organization", "name", "description", "original_filename", "source_format",
-            "size_bytes", "sha256", "parquet_sha256", "rows", "column_count", "delimiter",
-            "encoding", "sheet", "ingest_warnings", "status", "profile_job",
-            "intended_release_model", "created_at",
+            "id",
+            "organization",
+            "name",
+            "description",
+            "original_filename",
+            "source_format",
+            "size_bytes",
+            "sha256",
+            "parquet_sha256",
+            "rows",
+            "column_count",
+            "delimiter",
+            "encoding",
+            "sheet",
+            "ingest_warnings",
+            "status",
+            "profile_job",
+            "intended_release_model",
+            "created_at",
         ]
         read_only_fields = fields
 
@@ -61,14 +76,18 @@ class DatasetViewSet(
         org = self.request.query_params.get("organization")
         return queryset.filter(organization__slug=org) if org else queryset
 
-    @extend_schema(request={"multipart/form-data": DatasetUploadSerializer}, responses={201: DatasetSerializer})
+    @extend_schema(
+        request={"multipart/form-data": DatasetUploadSerializer}, responses={201: DatasetSerializer}
+    )
     def create(self, request: Request) -> Response:
         request.data  # noqa: B018  # parse the body: the upload handler may refuse the file
         refused = getattr(request._request, "upload_refused", None)
         if refused:
             return Response(
-                {"message": "The file is larger than the upload limit; nothing was saved.",
-                 "extra": {"code": "too_large", **refused}},
+                {
+                    "message": "The file is larger than the upload limit; nothing was saved.",
+                    "extra": {"code": "too_large", **refused},
+                },
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
         payload = DatasetUploadSerializer(data=request.data)
@@ -103,8 +122,10 @@ class DatasetViewSet(
         Sample and top values are left out for callers who may not see raw values."""
         dataset = self.get_object()
         if dataset.profile is None:
-            raise ApplicationError("The profile is not ready yet; poll the profiling job.",
-                                   {"job": str(dataset.profile_job_id)})
+            raise ApplicationError(
+                "The profile is not ready yet; poll the profiling job.",
+                {"job": str(dataset.profile_job_id)},
+            )
         membership = membership_get(user=request.user, organization=dataset.organization)
         profile = dataset.profile
         if not membership.can_see_raw_values:
@@ -120,7 +141,9 @@ class DatasetViewSet(
         if not membership.can_see_raw_values:
             raise PermissionDenied("Only analysts and administrators may see raw values.")
         frame = dataset_preview(dataset=dataset, limit=100)
-        return Response({"columns": frame.columns, "rows": [list(map(_jsonable, row)) for row in frame.rows()]})
+        return Response(
+            {"columns": frame.columns, "rows": [list(map(_jsonable, row)) for row in frame.rows()]}
+        )
 
 
 def _jsonable(value: object) -> object:

@@ -81,8 +81,12 @@ def dataset_upload(
         parquet = scratch / "data.parquet"
         try:
             result = convert_to_parquet(
-                source, filename, parquet, encoding=encoding or None,
-                delimiter=delimiter or None, sheet=sheet or None,
+                source,
+                filename,
+                parquet,
+                encoding=encoding or None,
+                delimiter=delimiter or None,
+                sheet=sheet or None,
             )
         except IngestError as exc:
             raise ingest_error_to_application_error(exc, filename) from None
@@ -123,11 +127,19 @@ def dataset_upload(
                 )
                 dataset.profile_job = job
                 dataset.save(update_fields=["profile_job"])
-                audit_record(organization=organization, actor=user, action="dataset.upload",
-                             obj=dataset, details={"file": filename, "sha256": dataset.sha256,
-                                                   "rows": dataset.rows,
-                                                   "columns": dataset.column_count,
-                                                   "original_kept": bool(dataset.original_path)})
+                audit_record(
+                    organization=organization,
+                    actor=user,
+                    action="dataset.upload",
+                    obj=dataset,
+                    details={
+                        "file": filename,
+                        "sha256": dataset.sha256,
+                        "rows": dataset.rows,
+                        "columns": dataset.column_count,
+                        "original_kept": bool(dataset.original_path),
+                    },
+                )
         except Exception:
             delete_quietly(*stored)
             raise
@@ -187,8 +199,13 @@ def dataset_delete(*, dataset: Dataset, user: AbstractBaseUser | None = None) ->
         )
     names = [dataset.parquet_path, dataset.original_path]
     with transaction.atomic():
-        audit_record(organization=dataset.organization, actor=user, action="dataset.delete",
-                     obj=dataset, details={"name": dataset.name, "sha256": dataset.sha256})
+        audit_record(
+            organization=dataset.organization,
+            actor=user,
+            action="dataset.delete",
+            obj=dataset,
+            details={"name": dataset.name, "sha256": dataset.sha256},
+        )
         dataset.delete()
         transaction.on_commit(lambda: delete_quietly(*names))
 

@@ -33,7 +33,9 @@ class LimitedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
         if slug:
             from apps.accounts.models import Organization
 
-            own = Organization.objects.filter(slug=slug).values_list("upload_limit_bytes", flat=True)
+            own = Organization.objects.filter(slug=slug).values_list(
+                "upload_limit_bytes", flat=True
+            )
             if own and own[0]:
                 return int(own[0])
         return int(settings.DEIDWEB_UPLOAD_MAX_BYTES)

@@ -62,8 +62,12 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
         return render(
             request,
             "datasets/upload.html",
-            {"form": form, "limit": limit, "help_topic": "upload",
-             "refused_message": refused_message if refused else ""},
+            {
+                "form": form,
+                "limit": limit,
+                "help_topic": "upload",
+                "refused_message": refused_message if refused else "",
+            },
             status=413 if refused else 400,
         )
     return render(
@@ -74,7 +78,9 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
 
 
 @org_view()
-def dataset_detail(request: HttpRequest, organization: Organization, dataset_id: UUID) -> HttpResponse:
+def dataset_detail(
+    request: HttpRequest, organization: Organization, dataset_id: UUID
+) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     return render(
         request,
@@ -97,7 +103,12 @@ def dataset_preview_view(
     return render(
         request,
         "datasets/preview.html",
-        {"dataset": dataset, "columns": frame.columns, "rows": frame.rows(), "help_topic": "profile"},
+        {
+            "dataset": dataset,
+            "columns": frame.columns,
+            "rows": frame.rows(),
+            "help_topic": "profile",
+        },
     )
 
 

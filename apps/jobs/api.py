@@ -17,8 +17,20 @@ class JobSerializer(serializers.ModelSerializer[Job]):
     class Meta:
         model = Job
         fields = [
-            "id", "organization", "kind", "status", "progress", "message", "subject", "params",
-            "result", "error", "created_at", "started_at", "finished_at", "attempts",
+            "id",
+            "organization",
+            "kind",
+            "status",
+            "progress",
+            "message",
+            "subject",
+            "params",
+            "result",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "attempts",
         ]
         read_only_fields = fields
 

@@ -26,8 +26,11 @@ def job_subject_url(job: Job) -> str | None:
             kwargs={"org": job.organization.slug, "dataset_id": job.subject.split(":", 1)[1]},
         )
     if job.subject.startswith("assessments.assessment:"):
-        slug = {"assessment-risk": "data-risk", "assessment-search": "deidentify",
-                "assessment-apply": "deidentify"}.get(job.kind, "")
+        slug = {
+            "assessment-risk": "data-risk",
+            "assessment-search": "deidentify",
+            "assessment-apply": "deidentify",
+        }.get(job.kind, "")
         kwargs = {"org": job.organization.slug, "assessment_id": job.subject.split(":", 1)[1]}
         if slug:
             return reverse("assessment-step", kwargs={**kwargs, "slug": slug})

@@ -159,8 +159,13 @@ def _finish(
 def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
     from apps.audit.services import audit_record
 
-    audit_record(organization=job.organization, actor=job.created_by, action=action, obj=job,
-                 details={"kind": job.kind, "subject": job.subject, **details})
+    audit_record(
+        organization=job.organization,
+        actor=job.created_by,
+        action=action,
+        obj=job,
+        details={"kind": job.kind, "subject": job.subject, **details},
+    )
 
 
 def job_cancel(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
@@ -172,8 +177,13 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
     job.refresh_from_db()
     from apps.audit.services import audit_record
 
-    audit_record(organization=job.organization, actor=user, action="job.cancel", obj=job,
-                 details={"kind": job.kind, "subject": job.subject})
+    audit_record(
+        organization=job.organization,
+        actor=user,
+        action="job.cancel",
+        obj=job,
+        details={"kind": job.kind, "subject": job.subject},
+    )
     return job
 
 
@@ -205,7 +215,9 @@ def job_refresh(job: Job) -> Job:
     last = job.heartbeat_at or job.started_at
     limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
     if last is not None and timezone.now() - last > limit:
-        Job.objects.filter(id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at).update(
+        Job.objects.filter(
+            id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
+        ).update(
             status=JobStatus.FAILED,
             message="Worker lost",
             error=(

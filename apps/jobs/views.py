@@ -18,7 +18,8 @@ from apps.jobs.services import job_cancel, job_retry
 def job_detail(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
     job = job_get(organization=organization, job_id=job_id)
     return render(
-        request, "jobs/detail.html",
+        request,
+        "jobs/detail.html",
         {"job": job, "subject_url": job_subject_url(job), "help_topic": "jobs"},
     )
 

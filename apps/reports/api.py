@@ -135,8 +135,13 @@ class ReportViewSet(
             raise NotFound("The report file is missing.")
         from apps.audit.services import audit_record
 
-        audit_record(organization=report.organization, actor=request.user, action="download.report",
-                     obj=report, details={"assessment": str(report.assessment_id), "sha256": report.sha256})
+        audit_record(
+            organization=report.organization,
+            actor=request.user,
+            action="download.report",
+            obj=report,
+            details={"assessment": str(report.assessment_id), "sha256": report.sha256},
+        )
         return FileResponse(
             default_storage.open(report.pdf_path, "rb"),
             as_attachment=True,

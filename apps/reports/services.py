@@ -639,10 +639,18 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
             ReviewDecision.objects.filter(id=decision.id).update(report_sha256=digest)
             from apps.audit.services import audit_record
 
-            audit_record(organization=organization, actor=job.created_by, action="report.generate",
-                         obj=report, details={"assessment": str(assessment.id),
-                                              "decision": str(decision.id), "sha256": digest,
-                                              "version": assessment.version})
+            audit_record(
+                organization=organization,
+                actor=job.created_by,
+                action="report.generate",
+                obj=report,
+                details={
+                    "assessment": str(assessment.id),
+                    "decision": str(decision.id),
+                    "sha256": digest,
+                    "version": assessment.version,
+                },
+            )
             if old_path and old_path != name:
                 transaction.on_commit(lambda: delete_quietly(old_path))
     except Exception:

@@ -7,10 +7,12 @@ from apps.core.models import OrganizationOwned
 
 
 class Submission(OrganizationOwned):
-    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
-                                   related_name="submissions")
-    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                     related_name="+")
+    assessment = models.ForeignKey(
+        "assessments.Assessment", on_delete=models.CASCADE, related_name="submissions"
+    )
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     note = models.TextField()
 
     class Meta:
@@ -25,11 +27,13 @@ class Decision(models.TextChoices):
 class ReviewDecision(OrganizationOwned):
     """One reviewer's decision on one version, with what it rested on."""
 
-    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
-                                   related_name="decisions")
+    assessment = models.ForeignKey(
+        "assessments.Assessment", on_delete=models.CASCADE, related_name="decisions"
+    )
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="decisions")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                 related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decision = models.CharField(max_length=8, choices=Decision.choices)
     reasons = models.TextField()
     version = models.PositiveIntegerField()
@@ -47,11 +51,13 @@ class ReviewDecision(OrganizationOwned):
 
 
 class StepComment(OrganizationOwned):
-    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
-                                   related_name="comments")
+    assessment = models.ForeignKey(
+        "assessments.Assessment", on_delete=models.CASCADE, related_name="comments"
+    )
     step = models.CharField(max_length=30)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                               related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     text = models.TextField()
 
     class Meta:
@@ -61,8 +67,9 @@ class StepComment(OrganizationOwned):
 class ReleaseRecord(OrganizationOwned):
     """The release registry: what went to whom, when, under which model and quasi-identifiers."""
 
-    assessment = models.OneToOneField("assessments.Assessment", on_delete=models.PROTECT,
-                                      related_name="release_record")
+    assessment = models.OneToOneField(
+        "assessments.Assessment", on_delete=models.PROTECT, related_name="release_record"
+    )
     dataset_name = models.CharField(max_length=200)
     recipient = models.CharField(max_length=200)
     release_model = models.CharField(max_length=12)
@@ -70,8 +77,11 @@ class ReleaseRecord(OrganizationOwned):
     decided_at = models.DateTimeField()
     reassess_on = models.DateField(help_text="When the release must be re-assessed.")
     reminder_sent_at = models.DateTimeField(null=True, blank=True)
-    overlaps = models.JSONField(default=list, blank=True,
-                                help_text="Earlier releases to the same recipient sharing quasi-identifiers.")
+    overlaps = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Earlier releases to the same recipient sharing quasi-identifiers.",
+    )
 
     class Meta:
         ordering = ["-decided_at"]
@@ -80,15 +90,17 @@ class ReleaseRecord(OrganizationOwned):
 class MotivatedIntruderTest(OrganizationOwned):
     """A motivated-intruder test of a public release (El Emam's open-data protocol)."""
 
-    assessment = models.ForeignKey("assessments.Assessment", on_delete=models.CASCADE,
-                                   related_name="intruder_tests")
+    assessment = models.ForeignKey(
+        "assessments.Assessment", on_delete=models.CASCADE, related_name="intruder_tests"
+    )
     tester = models.CharField(max_length=200)
     tested_on = models.DateField()
     method = models.TextField()
     outcome = models.TextField()
     re_identified = models.PositiveIntegerField(default=0)
-    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                    related_name="+")
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-tested_on"]

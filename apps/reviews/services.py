@@ -39,8 +39,15 @@ def _notify(recipients: list[str], subject: str, body: str) -> None:
     recipients = [r for r in recipients if r]
     if recipients:
         # After commit: a rolled-back submission must not have announced itself.
-        transaction.on_commit(lambda: send_mail(
-            f"[deidweb] {subject}", body, settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=True))
+        transaction.on_commit(
+            lambda: send_mail(
+                f"[deidweb] {subject}",
+                body,
+                settings.DEFAULT_FROM_EMAIL,
+                recipients,
+                fail_silently=True,
+            )
+        )
 
 
 def _reviewer_emails(assessment: Assessment, exclude: AbstractBaseUser | None = None) -> list[str]:
@@ -54,7 +61,9 @@ def submission_blockers(assessment: Assessment) -> list[str]:
     """What stands between this assessment and a submission, in the method's words."""
     blockers = []
     if assessment.status != AssessmentStatus.DRAFT:
-        blockers.append(f"It is {assessment.get_status_display().lower()}; only a draft can be submitted.")
+        blockers.append(
+            f"It is {assessment.get_status_display().lower()}; only a draft can be submitted."
+        )
     for state in steps.step_states(assessment):
         step = state["step"]
         if state["stale"]:
@@ -73,22 +82,33 @@ def assessment_submit(*, assessment: Assessment, user: AbstractBaseUser, note: s
         raise ApplicationError("Only analysts and administrators submit assessments.")
     blockers = submission_blockers(assessment)
     if blockers:
-        raise ApplicationError("The assessment cannot be submitted yet: " + " ".join(blockers),
-                               {"blockers": blockers})
+        raise ApplicationError(
+            "The assessment cannot be submitted yet: " + " ".join(blockers), {"blockers": blockers}
+        )
     if not note.strip():
         raise ApplicationError("Add a note for the reviewer.", {"field": "note"})
     submission = Submission.objects.create(
-        organization=assessment.organization, assessment=assessment, submitted_by=user,
-        note=note.strip())
+        organization=assessment.organization,
+        assessment=assessment,
+        submitted_by=user,
+        note=note.strip(),
+    )
     assessment.status = AssessmentStatus.SUBMITTED
     assessment.submitted_at = timezone.now()
     assessment.save(update_fields=["status", "submitted_at", "updated_at"])
-    audit_record(organization=assessment.organization, actor=user, action="assessment.submit",
-                 obj=assessment, details={"version": assessment.version, "note": submission.note})
-    _notify(_reviewer_emails(assessment, exclude=user),
-            f"Review requested: {assessment.title} (v{assessment.version})",
-            f"{user.get_username()} submitted '{assessment.title}' version {assessment.version} "
-            f"for review.\n\nNote: {submission.note}\n")
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action="assessment.submit",
+        obj=assessment,
+        details={"version": assessment.version, "note": submission.note},
+    )
+    _notify(
+        _reviewer_emails(assessment, exclude=user),
+        f"Review requested: {assessment.title} (v{assessment.version})",
+        f"{user.get_username()} submitted '{assessment.title}' version {assessment.version} "
+        f"for review.\n\nNote: {submission.note}\n",
+    )
     return submission
 
 
@@ -105,7 +125,9 @@ def decision_figures(assessment: Assessment) -> dict[str, Any]:
         "data_risk_target": overall.get("data_risk_target"),
         "data_risk_before": (applied.get("risk_before") or {}).get("data_risk"),
         "data_risk_after": after,
-        "overall_risk_after": after * context if after is not None and context is not None else None,
+        "overall_risk_after": after * context
+        if after is not None and context is not None
+        else None,
         "passes": applied.get("passes"),
         "rows_in": applied.get("rows_in"),
         "suppressed_rows": applied.get("suppressed_rows"),
@@ -135,12 +157,14 @@ def review_decide(
         raise ApplicationError("Only reviewers and administrators decide on a release.")
     if assessment.status != AssessmentStatus.SUBMITTED:
         raise ApplicationError(
-            f"Only a submitted assessment can be decided; this one is {assessment.get_status_display().lower()}.")
+            f"Only a submitted assessment can be decided; this one is {assessment.get_status_display().lower()}."
+        )
     if decision not in Decision.values:
         raise ApplicationError(f"'{decision}' is not a decision (approve or reject).")
     if not reasons.strip():
-        raise ApplicationError("Give the reasons for the decision; they go into the report.",
-                               {"field": "reasons"})
+        raise ApplicationError(
+            "Give the reasons for the decision; they go into the report.", {"field": "reasons"}
+        )
     submission = assessment.submissions.order_by("-created_at").first()
     assert submission is not None
     if submission.submitted_by_id == reviewer.pk:
@@ -151,56 +175,113 @@ def review_decide(
     earlier_approvals = submission.decisions.filter(decision=Decision.APPROVE).count()
     final = decision == Decision.REJECT or earlier_approvals + 1 >= approvals_needed
     record = ReviewDecision.objects.create(
-        organization=assessment.organization, assessment=assessment, submission=submission,
-        reviewer=reviewer, decision=decision, reasons=reasons.strip(), version=assessment.version,
-        final=final, figures=decision_figures(assessment), digests=decision_digests(assessment),
+        organization=assessment.organization,
+        assessment=assessment,
+        submission=submission,
+        reviewer=reviewer,
+        decision=decision,
+        reasons=reasons.strip(),
+        version=assessment.version,
+        final=final,
+        figures=decision_figures(assessment),
+        digests=decision_digests(assessment),
     )
-    audit_record(organization=assessment.organization, actor=reviewer, action="review.decision",
-                 obj=assessment, details={"decision": decision, "final": final,
-                                          "version": assessment.version, "reasons": record.reasons})
+    audit_record(
+        organization=assessment.organization,
+        actor=reviewer,
+        action="review.decision",
+        obj=assessment,
+        details={
+            "decision": decision,
+            "final": final,
+            "version": assessment.version,
+            "reasons": record.reasons,
+        },
+    )
     if final:
-        assessment.status = (AssessmentStatus.APPROVED if decision == Decision.APPROVE
-                             else AssessmentStatus.REJECTED)
+        assessment.status = (
+            AssessmentStatus.APPROVED if decision == Decision.APPROVE else AssessmentStatus.REJECTED
+        )
         assessment.decided_at = timezone.now()
         assessment.save(update_fields=["status", "decided_at", "updated_at"])
         if decision == Decision.APPROVE:
             release_register(assessment=assessment)
-        job_create(organization=assessment.organization, kind="report",
-                   subject=f"assessments.assessment:{assessment.id}",
-                   params={"decision_id": str(record.id)}, created_by=reviewer)
+        job_create(
+            organization=assessment.organization,
+            kind="report",
+            subject=f"assessments.assessment:{assessment.id}",
+            params={"decision_id": str(record.id)},
+            created_by=reviewer,
+        )
     submitter = submission.submitted_by
     outcome = {"approve": "approved", "reject": "rejected"}[decision]
     if not final:
         outcome = f"approved by {reviewer.get_username()}; a second approval is required"
-    _notify([getattr(submitter, "email", "")],
-            f"{assessment.title} (v{assessment.version}) {outcome.split(';')[0]}",
-            f"{reviewer.get_username()} {outcome} '{assessment.title}' version "
-            f"{assessment.version}.\n\nReasons: {record.reasons}\n")
+    _notify(
+        [getattr(submitter, "email", "")],
+        f"{assessment.title} (v{assessment.version}) {outcome.split(';')[0]}",
+        f"{reviewer.get_username()} {outcome} '{assessment.title}' version "
+        f"{assessment.version}.\n\nReasons: {record.reasons}\n",
+    )
     return record
 
 
 @transaction.atomic
-def step_comment_add(*, assessment: Assessment, author: AbstractBaseUser, step: str, text: str) -> StepComment:
+def step_comment_add(
+    *, assessment: Assessment, author: AbstractBaseUser, step: str, text: str
+) -> StepComment:
     if not membership_get(user=author, organization=assessment.organization).can_review:
         raise ApplicationError("Only reviewers and administrators comment on a review.")
     if step not in steps.BY_SLUG and step != "general":
         raise ApplicationError(f"'{step}' is not a step.")
     if not text.strip():
         raise ApplicationError("The comment is empty.", {"field": "text"})
-    comment = StepComment.objects.create(organization=assessment.organization, assessment=assessment,
-                                         step=step, author=author, text=text.strip())
-    audit_record(organization=assessment.organization, actor=author, action="review.comment",
-                 obj=assessment, details={"step": step, "text": comment.text})
+    comment = StepComment.objects.create(
+        organization=assessment.organization,
+        assessment=assessment,
+        step=step,
+        author=author,
+        text=text.strip(),
+    )
+    audit_record(
+        organization=assessment.organization,
+        actor=author,
+        action="review.comment",
+        obj=assessment,
+        details={"step": step, "text": comment.text},
+    )
     return comment
 
 
 _COPIED = [
-    "dataset_id", "title", "release_model", "recipient_organization", "recipient_contact",
-    "purpose", "agreement_kind", "agreement_reference", "agreement_date", "threshold_profile",
-    "threshold_mode", "threshold_answers", "threshold_preset", "threshold_custom_value",
-    "threshold_justification", "threshold_result", "risk_result", "context_answers",
-    "context_result", "deid_config", "search_result", "chosen_levels", "apply_result",
-    "output_parquet_path", "output_csv_path", "secrets_path", "utility_note", "utility_accepted",
+    "dataset_id",
+    "title",
+    "release_model",
+    "recipient_organization",
+    "recipient_contact",
+    "purpose",
+    "agreement_kind",
+    "agreement_reference",
+    "agreement_date",
+    "threshold_profile",
+    "threshold_mode",
+    "threshold_answers",
+    "threshold_preset",
+    "threshold_custom_value",
+    "threshold_justification",
+    "threshold_result",
+    "risk_result",
+    "context_answers",
+    "context_result",
+    "deid_config",
+    "search_result",
+    "chosen_levels",
+    "apply_result",
+    "output_parquet_path",
+    "output_csv_path",
+    "secrets_path",
+    "utility_note",
+    "utility_accepted",
     "step_state",
 ]
 
@@ -211,24 +292,48 @@ def assessment_revise(*, assessment: Assessment, user: AbstractBaseUser) -> Asse
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators revise assessments.")
     if assessment.status not in (AssessmentStatus.REJECTED, AssessmentStatus.APPROVED):
-        raise ApplicationError("Only a rejected or approved assessment is revised as a new version.")
+        raise ApplicationError(
+            "Only a rejected or approved assessment is revised as a new version."
+        )
     if assessment.next_versions.exists():
         raise ApplicationError("This version was already revised; open the newer version.")
-    new = Assessment(organization=assessment.organization, created_by=user, previous=assessment,
-                     version=assessment.version + 1, status=AssessmentStatus.DRAFT,
-                     **{field: getattr(assessment, field) for field in _COPIED})
+    new = Assessment(
+        organization=assessment.organization,
+        created_by=user,
+        previous=assessment,
+        version=assessment.version + 1,
+        status=AssessmentStatus.DRAFT,
+        **{field: getattr(assessment, field) for field in _COPIED},
+    )
     new.save()
-    HierarchySpec.objects.bulk_create([
-        HierarchySpec(organization=spec.organization, assessment=new, column=spec.column,
-                      kind=spec.kind, params=spec.params, arx_csv=spec.arx_csv,
-                      height=spec.height, level_labels=spec.level_labels)
-        for spec in assessment.hierarchies.all()
-    ])
+    HierarchySpec.objects.bulk_create(
+        [
+            HierarchySpec(
+                organization=spec.organization,
+                assessment=new,
+                column=spec.column,
+                kind=spec.kind,
+                params=spec.params,
+                arx_csv=spec.arx_csv,
+                height=spec.height,
+                level_labels=spec.level_labels,
+            )
+            for spec in assessment.hierarchies.all()
+        ]
+    )
     new.utility_accepted = False  # a new version's utility must be confirmed again
     new.save(update_fields=["utility_accepted"])
-    audit_record(organization=assessment.organization, actor=user, action="assessment.revise",
-                 obj=new, details={"from_version": assessment.version, "version": new.version,
-                                   "previous": str(assessment.id)})
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action="assessment.revise",
+        obj=new,
+        details={
+            "from_version": assessment.version,
+            "version": new.version,
+            "previous": str(assessment.id),
+        },
+    )
     return new
 
 
@@ -252,22 +357,30 @@ def release_overlaps(assessment: Assessment) -> list[dict[str, Any]]:
     quasi = set(quasi_identifiers(assessment))
     overlaps = []
     earlier = ReleaseRecord.objects.filter(organization=assessment.organization).exclude(
-        assessment__dataset=assessment.dataset, assessment__title=assessment.title)
+        assessment__dataset=assessment.dataset, assessment__title=assessment.title
+    )
     for record in earlier:
         if record.recipient.strip().lower() != recipient or record.assessment_id == assessment.id:
             continue
         shared = sorted(quasi & set(record.quasi_identifiers))
         if shared:
-            overlaps.append({"release": str(record.id), "assessment": str(record.assessment_id),
-                             "dataset": record.dataset_name, "decided_at": record.decided_at.isoformat(),
-                             "shared_quasi_identifiers": shared})
+            overlaps.append(
+                {
+                    "release": str(record.id),
+                    "assessment": str(record.assessment_id),
+                    "dataset": record.dataset_name,
+                    "decided_at": record.decided_at.isoformat(),
+                    "shared_quasi_identifiers": shared,
+                }
+            )
     return overlaps
 
 
 def release_register(*, assessment: Assessment) -> ReleaseRecord:
     now = timezone.now()
     return ReleaseRecord.objects.create(
-        organization=assessment.organization, assessment=assessment,
+        organization=assessment.organization,
+        assessment=assessment,
         dataset_name=assessment.dataset.name,
         recipient=assessment.recipient_organization or "Public",
         release_model=assessment.effective_release_model,
@@ -281,27 +394,50 @@ def release_register(*, assessment: Assessment) -> ReleaseRecord:
 def reassessment_reminders(*, today: dt.date | None = None) -> list[ReleaseRecord]:
     """E-mail the organization's analysts and admins about releases due for re-assessment."""
     today = today or timezone.localdate()
-    due = list(ReleaseRecord.objects.filter(reassess_on__lte=today, reminder_sent_at__isnull=True)
-               .select_related("organization", "assessment"))
+    due = list(
+        ReleaseRecord.objects.filter(
+            reassess_on__lte=today, reminder_sent_at__isnull=True
+        ).select_related("organization", "assessment")
+    )
     for record in due:
-        emails = [m.user.email for m in Membership.objects.filter(
-            organization=record.organization, role__in=[Role.ANALYST, Role.ADMIN]).select_related("user")]
-        send_mail(f"[deidweb] Re-assessment due: {record.assessment.title}",
-                  f"The release of '{record.dataset_name}' to {record.recipient} "
-                  f"(approved {record.decided_at:%Y-%m-%d}) was due for re-assessment on "
-                  f"{record.reassess_on:%Y-%m-%d}.", settings.DEFAULT_FROM_EMAIL,
-                  [e for e in emails if e], fail_silently=True)
+        emails = [
+            m.user.email
+            for m in Membership.objects.filter(
+                organization=record.organization, role__in=[Role.ANALYST, Role.ADMIN]
+            ).select_related("user")
+        ]
+        send_mail(
+            f"[deidweb] Re-assessment due: {record.assessment.title}",
+            f"The release of '{record.dataset_name}' to {record.recipient} "
+            f"(approved {record.decided_at:%Y-%m-%d}) was due for re-assessment on "
+            f"{record.reassess_on:%Y-%m-%d}.",
+            settings.DEFAULT_FROM_EMAIL,
+            [e for e in emails if e],
+            fail_silently=True,
+        )
         record.reminder_sent_at = timezone.now()
         record.save(update_fields=["reminder_sent_at", "updated_at"])
-        audit_record(organization=record.organization, actor=None, action="release.reminder",
-                     obj=record.assessment, details={"reassess_on": record.reassess_on.isoformat()})
+        audit_record(
+            organization=record.organization,
+            actor=None,
+            action="release.reminder",
+            obj=record.assessment,
+            details={"reassess_on": record.reassess_on.isoformat()},
+        )
     return due
 
 
 @transaction.atomic
-def intruder_test_record(*, assessment: Assessment, user: AbstractBaseUser, tester: str,
-                         tested_on: dt.date, method: str, outcome: str,
-                         re_identified: int = 0) -> MotivatedIntruderTest:
+def intruder_test_record(
+    *,
+    assessment: Assessment,
+    user: AbstractBaseUser,
+    tester: str,
+    tested_on: dt.date,
+    method: str,
+    outcome: str,
+    re_identified: int = 0,
+) -> MotivatedIntruderTest:
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators record intruder tests.")
     if assessment.effective_release_model != "public":
@@ -309,9 +445,20 @@ def intruder_test_record(*, assessment: Assessment, user: AbstractBaseUser, test
     if not (tester.strip() and method.strip() and outcome.strip()):
         raise ApplicationError("Say who tested, how, and what came of it.")
     test = MotivatedIntruderTest.objects.create(
-        organization=assessment.organization, assessment=assessment, tester=tester.strip(),
-        tested_on=tested_on, method=method.strip(), outcome=outcome.strip(),
-        re_identified=re_identified, recorded_by=user)
-    audit_record(organization=assessment.organization, actor=user, action="release.intruder_test",
-                 obj=assessment, details={"tester": test.tester, "re_identified": re_identified})
+        organization=assessment.organization,
+        assessment=assessment,
+        tester=tester.strip(),
+        tested_on=tested_on,
+        method=method.strip(),
+        outcome=outcome.strip(),
+        re_identified=re_identified,
+        recorded_by=user,
+    )
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action="release.intruder_test",
+        obj=assessment,
+        details={"tester": test.tester, "re_identified": re_identified},
+    )
     return test

@@ -23,32 +23,49 @@ from apps.reviews.models import ReleaseRecord
 
 @org_view(review=True)
 def review_queue(request: HttpRequest, organization: Organization) -> HttpResponse:
-    waiting = Assessment.objects.filter(organization=organization, status=AssessmentStatus.SUBMITTED)
+    waiting = Assessment.objects.filter(
+        organization=organization, status=AssessmentStatus.SUBMITTED
+    )
     decided = Assessment.objects.filter(
         organization=organization, status__in=[AssessmentStatus.APPROVED, AssessmentStatus.REJECTED]
     ).order_by("-decided_at")[:20]
-    return render(request, "reviews/queue.html", {"waiting": waiting.select_related("dataset"),
-                                                  "decided": decided, "help_topic": "reviews"})
+    return render(
+        request,
+        "reviews/queue.html",
+        {"waiting": waiting.select_related("dataset"), "decided": decided, "help_topic": "reviews"},
+    )
 
 
 @org_view()
-def assessment_review(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def assessment_review(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     membership = request.membership  # type: ignore[attr-defined]
     if request.method == "POST":
         action = request.POST.get("action")
         try:
             if action == "comment":
-                services.step_comment_add(assessment=assessment, author=request.user,
-                                          step=request.POST.get("step", "general"),
-                                          text=request.POST.get("text", ""))
+                services.step_comment_add(
+                    assessment=assessment,
+                    author=request.user,
+                    step=request.POST.get("step", "general"),
+                    text=request.POST.get("text", ""),
+                )
                 messages.success(request, "Comment added.")
             elif action == "decide":
                 decision = services.review_decide(
-                    assessment=assessment, reviewer=request.user,
-                    decision=request.POST.get("decision", ""), reasons=request.POST.get("reasons", ""))
-                messages.success(request, "Decision recorded." if decision.final else
-                                 "Approval recorded; a second reviewer must approve too.")
+                    assessment=assessment,
+                    reviewer=request.user,
+                    decision=request.POST.get("decision", ""),
+                    reasons=request.POST.get("reasons", ""),
+                )
+                messages.success(
+                    request,
+                    "Decision recorded."
+                    if decision.final
+                    else "Approval recorded; a second reviewer must approve too.",
+                )
             else:
                 messages.error(request, "Unknown action.")
         except ApplicationError as exc:
@@ -57,32 +74,51 @@ def assessment_review(request: HttpRequest, organization: Organization, assessme
     submission = assessment.submissions.order_by("-created_at").first()
     overall = overall_risk(assessment)
     search = assessment.search_result
-    return render(request, "reviews/review.html", {
-        "assessment": assessment,
-        "states": steps.step_states(assessment),
-        "submission": submission,
-        "overall": overall,
-        "variables": variables_of(dataset=assessment.dataset),
-        "risk_charts": risk_charts(assessment.risk_result, overall) if assessment.risk_result else None,
-        "pareto": pareto_chart(search, assessment.chosen_levels) if search else None,
-        "distributions": distribution_charts((assessment.apply_result or {}).get("distributions", [])),
-        "comments": assessment.comments.select_related("author"),
-        "decisions": assessment.decisions.select_related("reviewer"),
-        "can_decide": (membership.can_review and assessment.status == AssessmentStatus.SUBMITTED
-                       and submission is not None and submission.submitted_by_id != request.user.pk
-                       and not assessment.decisions.filter(submission=submission, reviewer=request.user).exists()),
-        "is_submitter": submission is not None and submission.submitted_by_id == request.user.pk,
-        "step_choices": [(s.slug, f"Step {s.number}: {s.title}") for s in steps.STEPS],
-        "help_topic": "reviews",
-    })
+    return render(
+        request,
+        "reviews/review.html",
+        {
+            "assessment": assessment,
+            "states": steps.step_states(assessment),
+            "submission": submission,
+            "overall": overall,
+            "variables": variables_of(dataset=assessment.dataset),
+            "risk_charts": risk_charts(assessment.risk_result, overall)
+            if assessment.risk_result
+            else None,
+            "pareto": pareto_chart(search, assessment.chosen_levels) if search else None,
+            "distributions": distribution_charts(
+                (assessment.apply_result or {}).get("distributions", [])
+            ),
+            "comments": assessment.comments.select_related("author"),
+            "decisions": assessment.decisions.select_related("reviewer"),
+            "can_decide": (
+                membership.can_review
+                and assessment.status == AssessmentStatus.SUBMITTED
+                and submission is not None
+                and submission.submitted_by_id != request.user.pk
+                and not assessment.decisions.filter(
+                    submission=submission, reviewer=request.user
+                ).exists()
+            ),
+            "is_submitter": submission is not None
+            and submission.submitted_by_id == request.user.pk,
+            "step_choices": [(s.slug, f"Step {s.number}: {s.title}") for s in steps.STEPS],
+            "help_topic": "reviews",
+        },
+    )
 
 
 @require_POST
 @org_view(edit=True)
-def assessment_submit(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def assessment_submit(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        services.assessment_submit(assessment=assessment, user=request.user, note=request.POST.get("note", ""))
+        services.assessment_submit(
+            assessment=assessment, user=request.user, note=request.POST.get("note", "")
+        )
         messages.success(request, "Submitted for review; the reviewers were notified.")
     except ApplicationError as exc:
         messages.error(request, exc.message)
@@ -91,31 +127,43 @@ def assessment_submit(request: HttpRequest, organization: Organization, assessme
 
 @require_POST
 @org_view(edit=True)
-def assessment_revise(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def assessment_revise(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         new = services.assessment_revise(assessment=assessment, user=request.user)
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
-    messages.success(request, f"Version {new.version} created; version {assessment.version} stays as it was.")
+    messages.success(
+        request, f"Version {new.version} created; version {assessment.version} stays as it was."
+    )
     return redirect("assessment-detail", org=organization.slug, assessment_id=new.id)
 
 
 @require_POST
 @org_view(edit=True)
-def intruder_test(request: HttpRequest, organization: Organization, assessment_id: UUID) -> HttpResponse:
+def intruder_test(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         tested_on = dt.date.fromisoformat(request.POST.get("tested_on", ""))
         services.intruder_test_record(
-            assessment=assessment, user=request.user, tester=request.POST.get("tester", ""),
-            tested_on=tested_on, method=request.POST.get("method", ""),
+            assessment=assessment,
+            user=request.user,
+            tester=request.POST.get("tester", ""),
+            tested_on=tested_on,
+            method=request.POST.get("method", ""),
             outcome=request.POST.get("outcome", ""),
-            re_identified=int(request.POST.get("re_identified") or 0))
+            re_identified=int(request.POST.get("re_identified") or 0),
+        )
         messages.success(request, "Motivated-intruder test recorded.")
     except ValueError:
-        messages.error(request, "Give the test date as YYYY-MM-DD and the re-identified count as a number.")
+        messages.error(
+            request, "Give the test date as YYYY-MM-DD and the re-identified count as a number."
+        )
     except ApplicationError as exc:
         messages.error(request, exc.message)
     return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
@@ -124,5 +172,8 @@ def intruder_test(request: HttpRequest, organization: Organization, assessment_i
 @org_view()
 def release_registry(request: HttpRequest, organization: Organization) -> HttpResponse:
     records = ReleaseRecord.objects.filter(organization=organization).select_related("assessment")
-    return render(request, "reviews/registry.html", {
-        "records": records, "today": timezone.localdate(), "help_topic": "reviews"})
+    return render(
+        request,
+        "reviews/registry.html",
+        {"records": records, "today": timezone.localdate(), "help_topic": "reviews"},
+    )

@@ -92,7 +92,9 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # files are only ever streamed through permission-checked views
 STORAGES = {
     "default": {
-        "BACKEND": env_str("DEIDWEB_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        "BACKEND": env_str(
+            "DEIDWEB_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"
+        ),
         "OPTIONS": {"location": str(MEDIA_ROOT)},
     },
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -51,8 +51,18 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return parsed
 
 
-_SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024**2, "MB": 1024**2,
-               "G": 1024**3, "GB": 1024**3, "T": 1024**4, "TB": 1024**4}
+_SIZE_UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 1024,
+    "KB": 1024,
+    "M": 1024**2,
+    "MB": 1024**2,
+    "G": 1024**3,
+    "GB": 1024**3,
+    "T": 1024**4,
+    "TB": 1024**4,
+}
 
 
 def env_size(name: str, default: int) -> int:
@@ -62,7 +72,7 @@ def env_size(name: str, default: int) -> int:
         return default
     text = value.strip().upper().replace(" ", "").replace("IB", "B")
     number = text.rstrip("KMGTB")
-    unit = text[len(number):]
+    unit = text[len(number) :]
     try:
         amount = float(number)
     except ValueError:

@@ -7,7 +7,9 @@ from .base import SECRET_KEY
 from .env import env_bool, env_int
 
 if SECRET_KEY.startswith("insecure-") or len(SECRET_KEY) < 32:
-    raise ImproperlyConfigured("SECRET_KEY must be set to a random value of at least 32 characters.")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a random value of at least 32 characters."
+    )
 
 DEBUG = False
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)

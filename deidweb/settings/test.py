@@ -7,8 +7,8 @@ which case an unreachable service fails the run instead of silently narrowing it
 """
 
 import socket
-from pathlib import Path
 import tempfile
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from .base import *  # noqa: F403
@@ -18,7 +18,9 @@ from .env import env_bool, env_str, parse_database_url
 def _reachable(url: str, default_port: int) -> bool:
     parts = urlsplit(url)
     try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or default_port), 1):
+        with socket.create_connection(
+            (parts.hostname or "127.0.0.1", parts.port or default_port), 1
+        ):
             return True
     except OSError:
         return False
@@ -47,7 +49,7 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", tempfile.mkdtemp(prefix="deidweb-test-media-")))
 STORAGES = {
-    **STORAGES,
+    **STORAGES,  # noqa: F405
     "default": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {"location": str(MEDIA_ROOT)},

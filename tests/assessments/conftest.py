@@ -13,8 +13,18 @@ PEOPLE = pl.DataFrame(
         "email": [f"p{i}@example.org" for i in range(10)],
         "age": ["30", "30", "30", "30", "30", "40", "40", "40", "40", "50"],
         "sex": ["F", "F", "F", "M", "M", "F", "F", "F", "F", "M"],
-        "diagnosis": ["J45 Asthma", "J45 Asthma", "J45 Asthma", "E11 Diabetes", "I10 Hypertension",
-                      "J45 Asthma", "E11 Diabetes", "E11 Diabetes", "I10 Hypertension", "J45 Asthma"],
+        "diagnosis": [
+            "J45 Asthma",
+            "J45 Asthma",
+            "J45 Asthma",
+            "E11 Diabetes",
+            "I10 Hypertension",
+            "J45 Asthma",
+            "E11 Diabetes",
+            "E11 Diabetes",
+            "I10 Hypertension",
+            "J45 Asthma",
+        ],
     }
 )
 
@@ -24,7 +34,8 @@ def ready_dataset(custodian, analyst, tmp_path):
     from apps.datasets.services import dataset_upload
 
     dataset = dataset_upload(
-        organization=custodian, user=analyst,
+        organization=custodian,
+        user=analyst,
         upload=SimpleUploadedFile("people.csv", PEOPLE.write_csv().encode()),
     )
     path = tmp_path / "p.parquet"
@@ -47,10 +58,20 @@ def assessment(custodian, analyst, classified):
 
 
 LOW_ANSWERS = {
-    "sensitivity": "low", "detail": "low", "individuals": "few", "harm": "low",
-    "permitted_without_consent": "yes", "freely_given": "yes", "consent_or_notice": "yes",
+    "sensitivity": "low",
+    "detail": "low",
+    "individuals": "few",
+    "harm": "low",
+    "permitted_without_consent": "yes",
+    "freely_given": "yes",
+    "consent_or_notice": "yes",
 }
 HIGH_ANSWERS = {
-    "sensitivity": "high", "detail": "high", "individuals": "very many", "harm": "high",
-    "permitted_without_consent": "no", "freely_given": "no", "consent_or_notice": "no",
+    "sensitivity": "high",
+    "detail": "high",
+    "individuals": "very many",
+    "harm": "high",
+    "permitted_without_consent": "no",
+    "freely_given": "no",
+    "consent_or_notice": "no",
 }

@@ -24,8 +24,9 @@ def run(job):
 def ready(assessment):
     # Public release, low invasion → threshold 0.1, context 1 → target max risk 0.1 (k = 10).
     services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016",
-                                      answers=LOW_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     services.assessment_set_context(assessment=assessment, answers={})
     return assessment
 
@@ -38,11 +39,16 @@ def test_default_hierarchies_follow_the_column_types(ready):
     assert specs["age"].params["top_label"] == "90+"
     assert specs["sex"].kind == "suppress" and specs["sex"].height == 1
     preview = hierarchy_preview(ready, specs["sex"])
-    assert [(lv["level"], lv["groups"], lv["smallest"]) for lv in preview] == [(0, 2, 3), (1, 1, 10)]
+    assert [(lv["level"], lv["groups"], lv["smallest"]) for lv in preview] == [
+        (0, 2, 3),
+        (1, 1, 10),
+    ]
 
 
 def test_hierarchy_errors_name_the_column_and_values(ready):
-    with pytest.raises(ApplicationError, match="Hierarchy of 'sex'.*not covered|Hierarchy of 'sex'.*M"):
+    with pytest.raises(
+        ApplicationError, match="Hierarchy of 'sex'.*not covered|Hierarchy of 'sex'.*M"
+    ):
         hierarchy_set(assessment=ready, column="sex", kind="arx", params={}, arx_text="F;*\n")
     with pytest.raises(ApplicationError, match="not a confirmed quasi-identifier"):
         hierarchy_set(assessment=ready, column="email", kind="suppress", params={})
@@ -51,10 +57,14 @@ def test_hierarchy_errors_name_the_column_and_values(ready):
 def test_search_choose_apply_and_utility(ready, analyst):
     # k = 10 with 10 rows: only the fully generalized node (age *, sex *) releases a class of
     # 10 without suppression; with a 5% limit (0 rows of 10) nothing else can pass.
-    hierarchy_set(assessment=ready, column="age", kind="interval",
-                  params={"widths": [10, 20]})
-    deidentify.deid_config_set(assessment=ready, masking={"email": {"method": "hmac"}},
-                               suppression_limit=0.05, metric="loss", max_levels={})
+    hierarchy_set(assessment=ready, column="age", kind="interval", params={"widths": [10, 20]})
+    deidentify.deid_config_set(
+        assessment=ready,
+        masking={"email": {"method": "hmac"}},
+        suppression_limit=0.05,
+        metric="loss",
+        max_levels={},
+    )
     job = run(deidentify.assessment_start_search(assessment=ready, user=analyst))
     ready.refresh_from_db()
     search = ready.search_result
@@ -91,8 +101,13 @@ def test_search_choose_apply_and_utility(ready, analyst):
     assert states["utility"] == "done"
 
     # Changing the suppression limit afterwards makes the applied output stale.
-    deidentify.deid_config_set(assessment=ready, masking={"email": {"method": "hmac"}},
-                               suppression_limit=0.2, metric="loss", max_levels={})
+    deidentify.deid_config_set(
+        assessment=ready,
+        masking={"email": {"method": "hmac"}},
+        suppression_limit=0.2,
+        metric="loss",
+        max_levels={},
+    )
     states = {s["step"].slug: s["state"] for s in steps.step_states(ready)}
     assert states["deidentify"] == "stale" and states["utility"] == "stale"
     assert ready.search_result is None
@@ -103,8 +118,9 @@ def test_suppression_trades_against_generalization(ready, analyst):
     # With k = 10 no class of the original data reaches 10, so suppression alone cannot help
     # unless the class is large: the optimum still needs generalization. Check the Pareto set
     # lists the optimum and is sorted by suppressed rows.
-    deidentify.deid_config_set(assessment=ready, masking={}, suppression_limit=0.4,
-                               metric="loss", max_levels={})
+    deidentify.deid_config_set(
+        assessment=ready, masking={}, suppression_limit=0.4, metric="loss", max_levels={}
+    )
     run(deidentify.assessment_start_search(assessment=ready, user=analyst))
     ready.refresh_from_db()
     pareto = ready.search_result["pareto"]
@@ -124,12 +140,27 @@ def test_choose_only_offered_solutions(ready, analyst):
 
 def test_bad_masking_settings_are_refused(ready):
     with pytest.raises(ApplicationError, match="keeps nothing"):
-        deidentify.deid_config_set(assessment=ready, masking={"email": {"method": "mask"}},
-                                   suppression_limit=0.05, metric="loss", max_levels={})
+        deidentify.deid_config_set(
+            assessment=ready,
+            masking={"email": {"method": "mask"}},
+            suppression_limit=0.05,
+            metric="loss",
+            max_levels={},
+        )
     with pytest.raises(ApplicationError, match="not a direct identifier"):
-        deidentify.deid_config_set(assessment=ready, masking={"age": {"method": "remove"}},
-                                   suppression_limit=0.05, metric="loss", max_levels={})
+        deidentify.deid_config_set(
+            assessment=ready,
+            masking={"age": {"method": "remove"}},
+            suppression_limit=0.05,
+            metric="loss",
+            max_levels={},
+        )
     with pytest.raises(ApplicationError, match="between 0 and"):
         hierarchies_ensure(assessment=ready)
-        deidentify.deid_config_set(assessment=ready, masking={}, suppression_limit=0.05,
-                                   metric="loss", max_levels={"sex": 5})
+        deidentify.deid_config_set(
+            assessment=ready,
+            masking={},
+            suppression_limit=0.05,
+            metric="loss",
+            max_levels={"sex": 5},
+        )

@@ -7,7 +7,15 @@ from apps.assessments import deidentify, services
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import LOW_ANSWERS
 
-SLUGS = ("release", "threshold", "data-risk", "context-risk", "overall-risk", "deidentify", "utility")
+SLUGS = (
+    "release",
+    "threshold",
+    "data-risk",
+    "context-risk",
+    "overall-risk",
+    "deidentify",
+    "utility",
+)
 
 
 def url(assessment, slug=None):
@@ -19,10 +27,15 @@ def url(assessment, slug=None):
 
 def complete(assessment, analyst):
     services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     services.assessment_set_context(assessment=assessment, answers={})
-    for start in (services.assessment_start_risk, deidentify.assessment_start_search,
-                  deidentify.assessment_start_apply):
+    for start in (
+        services.assessment_start_risk,
+        deidentify.assessment_start_search,
+        deidentify.assessment_start_apply,
+    ):
         job = start(assessment=assessment, user=analyst)
         job_execute(job_id=str(job.id))
         job.refresh_from_db()

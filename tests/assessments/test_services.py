@@ -9,27 +9,52 @@ from apps.core.errors import ApplicationError
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import HIGH_ANSWERS, LOW_ANSWERS
 
-CONTROLS_ALL_YES = {k: "yes" for k in (
-    "need_to_know", "confidentiality_agreements", "retention_and_disposal",
-    "no_third_party_disclosure", "policies_enforced", "training", "breach_protocol",
-    "anti_malware", "audit_trail", "encrypted_transmission", "physical_security")}
-MOTIVES_LOW = {"past_without_incident": "yes", "reasons_to_reidentify": "no",
-               "expertise_and_resources": "no", "linkable_data": "no"}
+CONTROLS_ALL_YES = {
+    k: "yes"
+    for k in (
+        "need_to_know",
+        "confidentiality_agreements",
+        "retention_and_disposal",
+        "no_third_party_disclosure",
+        "policies_enforced",
+        "training",
+        "breach_protocol",
+        "anti_malware",
+        "audit_trail",
+        "encrypted_transmission",
+        "physical_security",
+    )
+}
+MOTIVES_LOW = {
+    "past_without_incident": "yes",
+    "reasons_to_reidentify": "no",
+    "expertise_and_resources": "no",
+    "linkable_data": "no",
+}
 
 
 def test_non_public_without_agreement_is_handled_as_semi_public(assessment):
-    services.assessment_set_release(assessment=assessment, release_model="non_public",
-                                    recipient_organization="University X")
+    services.assessment_set_release(
+        assessment=assessment, release_model="non_public", recipient_organization="University X"
+    )
     assert assessment.release_model == "non_public"
     assert assessment.effective_release_model == "semi_public"
     services.assessment_set_release(
-        assessment=assessment, release_model="non_public", recipient_organization="University X",
-        agreement_kind="dsa", agreement_reference="DSA-2026-014")
+        assessment=assessment,
+        release_model="non_public",
+        recipient_organization="University X",
+        agreement_kind="dsa",
+        agreement_reference="DSA-2026-014",
+    )
     assert assessment.effective_release_model == "non_public"
     # Terms of use are not a data sharing agreement.
     services.assessment_set_release(
-        assessment=assessment, release_model="non_public", recipient_organization="University X",
-        agreement_kind="terms_of_use", agreement_reference="ToU v2")
+        assessment=assessment,
+        release_model="non_public",
+        recipient_organization="University X",
+        agreement_kind="terms_of_use",
+        agreement_reference="ToU v2",
+    )
     assert assessment.effective_release_model == "semi_public"
 
 
@@ -37,8 +62,12 @@ def test_release_rules(assessment):
     with pytest.raises(ApplicationError, match="Name the recipient"):
         services.assessment_set_release(assessment=assessment, release_model="semi_public")
     with pytest.raises(ApplicationError, match="agreement's reference"):
-        services.assessment_set_release(assessment=assessment, release_model="non_public",
-                                        recipient_organization="X", agreement_kind="dsa")
+        services.assessment_set_release(
+            assessment=assessment,
+            release_model="non_public",
+            recipient_organization="X",
+            agreement_kind="dsa",
+        )
     with pytest.raises(ApplicationError, match="'secret' is not a release model"):
         services.assessment_set_release(assessment=assessment, release_model="secret")
     services.assessment_set_release(assessment=assessment, release_model="public")
@@ -46,32 +75,51 @@ def test_release_rules(assessment):
 
 
 def test_threshold_from_questionnaire_by_profile(assessment):
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016",
-                                      answers=LOW_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     r = assessment.threshold_result
     assert (r["invasion_of_privacy"]["level"], r["invasion_of_privacy"]["total"]) == ("low", 0)
     assert (r["value"], r["minimum_class_size"], r["origin"]) == (0.1, 10, "profile")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016",
-                                      answers=HIGH_ANSWERS)
-    assert (assessment.threshold_result["value"], assessment.threshold_result["minimum_class_size"]) == (0.05, 20)
-    services.assessment_set_threshold(assessment=assessment, profile="pdpc_2018", answers=HIGH_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=HIGH_ANSWERS
+    )
+    assert (
+        assessment.threshold_result["value"],
+        assessment.threshold_result["minimum_class_size"],
+    ) == (0.05, 20)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="pdpc_2018", answers=HIGH_ANSWERS
+    )
     assert assessment.threshold_result["value"] == 0.01
 
 
 def test_override_needs_a_written_justification(assessment):
     with pytest.raises(ApplicationError, match="justification"):
-        services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016",
-                                          answers=LOW_ANSWERS, mode=ThresholdMode.CUSTOM,
-                                          custom_value=0.2)
+        services.assessment_set_threshold(
+            assessment=assessment,
+            profile="ontario_ipc_2016",
+            answers=LOW_ANSWERS,
+            mode=ThresholdMode.CUSTOM,
+            custom_value=0.2,
+        )
     with pytest.raises(ApplicationError, match="justification"):
-        services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016",
-                                          answers=LOW_ANSWERS, mode=ThresholdMode.PRESET,
-                                          preset="open_data_k11")
+        services.assessment_set_threshold(
+            assessment=assessment,
+            profile="ontario_ipc_2016",
+            answers=LOW_ANSWERS,
+            mode=ThresholdMode.PRESET,
+            preset="open_data_k11",
+        )
     assert assessment.threshold_result is None
     services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS,
-        mode=ThresholdMode.PRESET, preset="open_data_k11",
-        justification="Released as open data under the provincial directive.")
+        assessment=assessment,
+        profile="ontario_ipc_2016",
+        answers=LOW_ANSWERS,
+        mode=ThresholdMode.PRESET,
+        preset="open_data_k11",
+        justification="Released as open data under the provincial directive.",
+    )
     r = assessment.threshold_result
     assert (r["origin"], r["minimum_class_size"]) == ("preset", 11)
     assert abs(r["value"] - 1 / 11) < 1e-12
@@ -82,33 +130,54 @@ def test_override_needs_a_written_justification(assessment):
 def test_context_risk_per_release_model(assessment):
     services.assessment_set_release(assessment=assessment, release_model="public")
     services.assessment_set_context(assessment=assessment, answers={})
-    assert (assessment.context_result["value"], assessment.context_result["deciding_attack"]) == (1.0, "public")
+    assert (assessment.context_result["value"], assessment.context_result["deciding_attack"]) == (
+        1.0,
+        "public",
+    )
 
     # Semi-public: T1 fixed at 0.6; T2 = 1 - 0.999^150 = 1 - e^(150·ln 0.999) = 0.139357;
     # T3 = 0.27 → context risk 0.6.
-    services.assessment_set_release(assessment=assessment, release_model="semi_public",
-                                    recipient_organization="Registered users")
-    services.assessment_set_context(assessment=assessment, answers={
-        "prevalence": 0.001, "prevalence_source": "Provincial registry 2025"})
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="semi_public",
+        recipient_organization="Registered users",
+    )
+    services.assessment_set_context(
+        assessment=assessment,
+        answers={"prevalence": 0.001, "prevalence_source": "Provincial registry 2025"},
+    )
     r = assessment.context_result
     assert (r["value"], r["deciding_attack"], r["insider"]["probability"]) == (0.6, "T1", 0.6)
     assert abs(r["acquaintance"]["probability"] - 0.139357) < 1e-6
 
     # Non-public with a DSA, strong controls, low motives: T1 = 0.05; T3 = 0.27 decides.
     services.assessment_set_release(
-        assessment=assessment, release_model="non_public", recipient_organization="Uni",
-        agreement_kind="dsa", agreement_reference="DSA-1")
-    services.assessment_set_context(assessment=assessment, answers={
-        "controls": CONTROLS_ALL_YES, "motives": MOTIVES_LOW,
-        "prevalence": 0.001, "prevalence_source": "Registry"})
+        assessment=assessment,
+        release_model="non_public",
+        recipient_organization="Uni",
+        agreement_kind="dsa",
+        agreement_reference="DSA-1",
+    )
+    services.assessment_set_context(
+        assessment=assessment,
+        answers={
+            "controls": CONTROLS_ALL_YES,
+            "motives": MOTIVES_LOW,
+            "prevalence": 0.001,
+            "prevalence_source": "Registry",
+        },
+    )
     r = assessment.context_result
     assert (r["insider"]["probability"], r["value"], r["deciding_attack"]) == (0.05, 0.27, "T3")
     assert r["controls"]["level"] == "high" and r["motives"]["level"] == "low"
 
 
 def test_context_needs_prevalence_and_its_source(assessment):
-    services.assessment_set_release(assessment=assessment, release_model="semi_public",
-                                    recipient_organization="Registered users")
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="semi_public",
+        recipient_organization="Registered users",
+    )
     with pytest.raises(ApplicationError, match="prevalence"):
         services.assessment_set_context(assessment=assessment, answers={})
     with pytest.raises(ApplicationError, match="Cite the source"):
@@ -116,11 +185,17 @@ def test_context_needs_prevalence_and_its_source(assessment):
 
 
 def test_changing_an_earlier_step_marks_later_results_stale(assessment):
-    services.assessment_set_release(assessment=assessment, release_model="semi_public",
-                                    recipient_organization="Registered users")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
-    services.assessment_set_context(assessment=assessment, answers={
-        "prevalence": 0.001, "prevalence_source": "Registry"})
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="semi_public",
+        recipient_organization="Registered users",
+    )
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(
+        assessment=assessment, answers={"prevalence": 0.001, "prevalence_source": "Registry"}
+    )
     state = {s["step"].slug: s["state"] for s in steps.step_states(assessment)}
     assert state["threshold"] == "done" and state["context-risk"] == "done"
 
@@ -138,11 +213,17 @@ def test_changing_an_earlier_step_marks_later_results_stale(assessment):
 
 
 def test_data_risk_job_and_overall_risk(assessment, analyst):
-    services.assessment_set_release(assessment=assessment, release_model="semi_public",
-                                    recipient_organization="Registered users")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
-    services.assessment_set_context(assessment=assessment, answers={
-        "prevalence": 0.001, "prevalence_source": "Registry"})
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="semi_public",
+        recipient_organization="Registered users",
+    )
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(
+        assessment=assessment, answers={"prevalence": 0.001, "prevalence_source": "Registry"}
+    )
     job = services.assessment_start_risk(assessment=assessment, user=analyst)
     assert job_execute(job_id=str(job.id))
     job.refresh_from_db()
@@ -176,9 +257,20 @@ def test_reclassifying_a_variable_makes_the_data_risk_stale(assessment, analyst)
     job = services.assessment_start_risk(assessment=assessment, user=analyst)
     job_execute(job_id=str(job.id))
     assessment.refresh_from_db()
-    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}["data-risk"] == "done"
+    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}[
+        "data-risk"
+    ] == "done"
     sex = Variable.objects.get(dataset=assessment.dataset, name="sex")
-    variables_classify(dataset=assessment.dataset, user=analyst, decisions=[
-        RoleDecision(variable_id=str(sex.id), role="other", reason="Not known to outsiders here")])
+    variables_classify(
+        dataset=assessment.dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(
+                variable_id=str(sex.id), role="other", reason="Not known to outsiders here"
+            )
+        ],
+    )
     assessment.refresh_from_db()
-    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}["data-risk"] == "stale"
+    assert {s["step"].slug: s["state"] for s in steps.step_states(assessment)}[
+        "data-risk"
+    ] == "stale"

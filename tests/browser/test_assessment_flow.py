@@ -29,12 +29,18 @@ def save_step(page: Page) -> None:
     expect(page.locator(".flash-error")).to_have_count(0)
 
 
-def test_steps_1_to_8_reach_a_passing_release(celery_worker_process, live_server, page, analyst, custodian):
+def test_steps_1_to_8_reach_a_passing_release(
+    celery_worker_process, live_server, page, analyst, custodian
+):
     from apps.datasets.services import dataset_upload
 
     csv = generate_register(1500).write_csv().encode()
-    dataset = dataset_upload(organization=custodian, user=analyst,
-                             upload=SimpleUploadedFile("demo_register.csv", csv), name="Demo register")
+    dataset = dataset_upload(
+        organization=custodian,
+        user=analyst,
+        upload=SimpleUploadedFile("demo_register.csv", csv),
+        name="Demo register",
+    )
     assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
 
     base = live_server.url
@@ -86,7 +92,9 @@ def test_steps_1_to_8_reach_a_passing_release(celery_worker_process, live_server
     # Step 5: semi-public → T1 fixed at 0.6 (the highlighted cell).
     page.get_by_role("link", name="Context risk").click()
     page.get_by_label("Prevalence", exact=True).fill("0.001")  # T2 = 1 - 0.999^150 = 0.139 < 0.6
-    page.get_by_label("Source of the prevalence").fill("Provincial discharge abstract database, 2025")
+    page.get_by_label("Source of the prevalence").fill(
+        "Provincial discharge abstract database, 2025"
+    )
     save_step(page)
     expect(page.get_by_test_id("context-value")).to_have_text("0.6000")
     expect(page.get_by_test_id("t1-used")).to_have_text("0.6")
@@ -122,10 +130,19 @@ def test_steps_1_to_8_reach_a_passing_release(celery_worker_process, live_server
     page.get_by_role("link", name=re.compile("Next: Step 8")).click()
     expect(page.get_by_test_id("entropy-percent")).to_be_visible()
     page.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
-        "Age bands, regions and admission periods suffice for the readmission model.")
+        "Age bands, regions and admission periods suffice for the readmission model."
+    )
     page.get_by_test_id("accept-utility").click()
-    for slug in ("release", "classification", "threshold", "data-risk", "context-risk",
-                 "overall-risk", "deidentify", "utility"):
+    for slug in (
+        "release",
+        "classification",
+        "threshold",
+        "data-risk",
+        "context-risk",
+        "overall-risk",
+        "deidentify",
+        "utility",
+    ):
         expect(page.get_by_test_id(f"state-{slug}")).to_have_text("✓ done")
 
     assessment = Assessment.objects.get(dataset=dataset)

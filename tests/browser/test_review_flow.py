@@ -10,7 +10,11 @@ from playwright.sync_api import Page, expect
 from apps.assessments import deidentify, services
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
-from apps.classification.services import RoleDecision, variables_accept_suggestions, variables_classify
+from apps.classification.services import (
+    RoleDecision,
+    variables_accept_suggestions,
+    variables_classify,
+)
 from apps.datasets.demo import generate_register
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.conftest import wait_for_job
@@ -23,21 +27,37 @@ def prepared_assessment(organization, analyst) -> Assessment:
     """Steps 1-8 done through the services, the jobs run by the real worker."""
     from apps.datasets.services import dataset_upload
 
-    dataset = dataset_upload(organization=organization, user=analyst, name="Demo register",
-                             upload=SimpleUploadedFile("demo.csv", generate_register(800).write_csv().encode()))
+    dataset = dataset_upload(
+        organization=organization,
+        user=analyst,
+        name="Demo register",
+        upload=SimpleUploadedFile("demo.csv", generate_register(800).write_csv().encode()),
+    )
     assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
     dataset.refresh_from_db()
     variables_accept_suggestions(dataset=dataset, user=analyst)
     keep = {"age", "sex", "postal_code"}
-    variables_classify(dataset=dataset, user=analyst, decisions=[
-        RoleDecision(variable_id=str(v.id), role="other", reason="Not needed for this release")
-        for v in Variable.objects.filter(dataset=dataset, role="quasi").exclude(name__in=keep)])
-    assessment = services.assessment_create(organization=organization, dataset=dataset, user=analyst)
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(variable_id=str(v.id), role="other", reason="Not needed for this release")
+            for v in Variable.objects.filter(dataset=dataset, role="quasi").exclude(name__in=keep)
+        ],
+    )
+    assessment = services.assessment_create(
+        organization=organization, dataset=dataset, user=analyst
+    )
     services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     services.assessment_set_context(assessment=assessment, answers={})
-    for start in (services.assessment_start_risk, deidentify.assessment_start_search,
-                  deidentify.assessment_start_apply):
+    for start in (
+        services.assessment_start_risk,
+        deidentify.assessment_start_search,
+        deidentify.assessment_start_apply,
+    ):
         job = start(assessment=assessment, user=analyst)
         assert wait_for_job(job.id, timeout=120).status == "succeeded"
         assessment.refresh_from_db()
@@ -56,8 +76,9 @@ def sign_in(browser, base: str, username: str) -> Page:
     return page
 
 
-def test_reject_revise_approve_and_download(celery_worker_process, live_server, browser, analyst,
-                                            reviewer, custodian, tmp_path):
+def test_reject_revise_approve_and_download(
+    celery_worker_process, live_server, browser, analyst, reviewer, custodian, tmp_path
+):
     from apps.reports.services import organization_certificate, organization_signing_ensure
     from apps.reports.signing import verify_pdf
 
@@ -78,7 +99,9 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
     rev.get_by_role("link", name="Reviews").click()
     rev.get_by_test_id("review-queue").get_by_role("link", name=v1.title).click()
     rev.get_by_label("Comment on").select_option("threshold")
-    rev.get_by_test_id("comment-text").fill("Diagnoses are sensitive: the invasion of privacy is high.")
+    rev.get_by_test_id("comment-text").fill(
+        "Diagnoses are sensitive: the invasion of privacy is high."
+    )
     rev.get_by_test_id("add-comment").click()
     expect(rev.get_by_test_id("comment")).to_contain_text("invasion of privacy is high")
     rev.get_by_label("Reject and return it to the analyst").check()
@@ -95,11 +118,21 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
     v2 = Assessment.objects.get(previous=v1)
     assert v2.version == 2
     ana.get_by_role("link", name="Risk threshold", exact=True).click()
-    ana.get_by_role("group", name="How sensitive is the information?").get_by_label("high", exact=True).check()
-    ana.get_by_role("group", name="How serious would harm or injury be after a breach or misuse?").get_by_label("high", exact=True).check()
-    ana.get_by_role("group", name="How detailed is the information (scope, granularity)?").get_by_label("high", exact=True).check()
-    ana.get_by_role("group", name="How many individuals does it concern?").get_by_label("very many", exact=True).check()
-    ana.get_by_role("group", name="Is the disclosure permitted by FIPPA/MFIPPA without consent?").get_by_label("no", exact=True).check()
+    ana.get_by_role("group", name="How sensitive is the information?").get_by_label(
+        "high", exact=True
+    ).check()
+    ana.get_by_role(
+        "group", name="How serious would harm or injury be after a breach or misuse?"
+    ).get_by_label("high", exact=True).check()
+    ana.get_by_role(
+        "group", name="How detailed is the information (scope, granularity)?"
+    ).get_by_label("high", exact=True).check()
+    ana.get_by_role("group", name="How many individuals does it concern?").get_by_label(
+        "very many", exact=True
+    ).check()
+    ana.get_by_role(
+        "group", name="Is the disclosure permitted by FIPPA/MFIPPA without consent?"
+    ).get_by_label("no", exact=True).check()
     # 2 + 2 + 2 + 2 + 2 = 10 of 14 → high invasion of privacy → threshold 0.05.
     ana.get_by_test_id("save-step").click()
     expect(ana.get_by_test_id("invasion-level")).to_have_text("high")
@@ -110,12 +143,17 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
     expect(ana.get_by_test_id("optimum")).to_be_visible(timeout=TIMEOUT)
     ana.get_by_test_id("apply").click()
     # Version 2 still shows version 1's output until the new one is written.
-    assert wait_for_job(Assessment.objects.get(id=v2.id).apply_job_id, timeout=120).status == "succeeded"
+    assert (
+        wait_for_job(Assessment.objects.get(id=v2.id).apply_job_id, timeout=120).status
+        == "succeeded"
+    )
     ana.reload()
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
     expect(ana.get_by_test_id("state-deidentify")).to_have_text("✓ done")
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
-    ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill("Coarser, still fit.")
+    ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
+        "Coarser, still fit."
+    )
     ana.get_by_test_id("accept-utility").click()
     ana.get_by_test_id("submit-note").fill("Threshold raised to high as asked.")
     ana.get_by_test_id("submit").click()
@@ -128,8 +166,11 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
     rev.get_by_test_id("decide").click()
     decision = v2.decisions.get()
     report_job = wait_for_job(
-        __import__("apps.jobs.models", fromlist=["Job"]).Job.objects.get(
-            kind="report", params__decision_id=str(decision.id)).id, timeout=120)
+        __import__("apps.jobs.models", fromlist=["Job"])
+        .Job.objects.get(kind="report", params__decision_id=str(decision.id))
+        .id,
+        timeout=120,
+    )
     assert report_job.status == "succeeded", report_job.error
 
     for page in (ana, rev):
@@ -137,7 +178,7 @@ def test_reject_revise_approve_and_download(celery_worker_process, live_server, 
         expect(page.get_by_test_id("status")).to_have_text("Approved")
         with page.expect_download() as report_download:
             page.get_by_test_id("overview-report-link").click()
-        pdf = (tmp_path / f"{page is ana}-report.pdf")
+        pdf = tmp_path / f"{page is ana}-report.pdf"
         report_download.value.save_as(pdf)
         check = verify_pdf(pdf.read_bytes(), [organization_certificate(custodian)])
         assert check.valid and check.intact and check.trusted, check.problem

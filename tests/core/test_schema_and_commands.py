@@ -37,9 +37,18 @@ def test_openapi_schema_documents_every_endpoint(client, analyst):
 
 def test_schema_generation_has_no_warnings():
     result = subprocess.run(
-        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn",
-         "--file", "/dev/null"],
-        cwd=ROOT, capture_output=True, text=True,
+        [
+            sys.executable,
+            "manage.py",
+            "spectacular",
+            "--validate",
+            "--fail-on-warn",
+            "--file",
+            "/dev/null",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         env={"DJANGO_SETTINGS_MODULE": "deidweb.settings.test", "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -57,8 +66,9 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
     logins = json.loads((tmp_path / "demo-logins.json").read_text())
     assert set(logins) == {"demo-analyst", "demo-reviewer", "demo-admin"}
     assert f"password {logins['demo-analyst']}" in out
-    roles = dict(Membership.objects.filter(organization__slug="demo")
-                 .values_list("user__username", "role"))
+    roles = dict(
+        Membership.objects.filter(organization__slug="demo").values_list("user__username", "role")
+    )
     assert roles == {"demo-analyst": "analyst", "demo-reviewer": "reviewer", "demo-admin": "admin"}
     dataset = Dataset.objects.get(organization__slug="demo")
     assert dataset.rows == 300
@@ -72,7 +82,10 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
 @pytest.mark.parametrize("args", [["deid", "measure", "/nonexistent.csv", "--quasi", "a"]])
 def test_deid_command_forwards_to_the_engine_and_its_exit_code(args):
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         env={"DJANGO_SETTINGS_MODULE": "deidweb.settings.test", "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 2

@@ -11,12 +11,12 @@ from tests.conftest import wait_for_job
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 CSV = (
-    "patient_id,email,age,sex,postal_code,diagnosis\n"
-    "P001,ann.lee@example.org,34,F,K1A 0B1,J45 Asthma\n"
-    "P002,bo.chen@example.com,51,M,M5V 2T6,E11 Type 2 diabetes\n"
-    "P003,cy.roy@example.net,34,F,K1A 0B1,J45 Asthma\n"
-    "P004,dee.fox@example.org,,M,L4C 3G5,I10 Hypertension\n"
-).encode()
+    b"patient_id,email,age,sex,postal_code,diagnosis\n"
+    b"P001,ann.lee@example.org,34,F,K1A 0B1,J45 Asthma\n"
+    b"P002,bo.chen@example.com,51,M,M5V 2T6,E11 Type 2 diabetes\n"
+    b"P003,cy.roy@example.net,34,F,K1A 0B1,J45 Asthma\n"
+    b"P004,dee.fox@example.org,,M,L4C 3G5,I10 Hypertension\n"
+)
 
 
 def test_upload_is_profiled_by_the_worker_and_suggestions_are_created(

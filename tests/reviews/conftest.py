@@ -2,8 +2,7 @@ import pytest
 
 from apps.assessments import deidentify, services
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import LOW_ANSWERS
-from tests.assessments.conftest import assessment, classified, ready_dataset  # noqa: F401  (fixtures)
+from tests.assessments.conftest import LOW_ANSWERS, assessment, classified, ready_dataset  # noqa: F401  (fixtures)
 
 
 def run(job):
@@ -16,22 +15,49 @@ def run(job):
 def complete(assessment, analyst, *, release_model="non_public", recipient="University X"):
     """Every step done: Steps 1-8 on the 10-person data set."""
     services.assessment_set_release(
-        assessment=assessment, release_model=release_model, recipient_organization=recipient,
+        assessment=assessment,
+        release_model=release_model,
+        recipient_organization=recipient,
         agreement_kind="dsa" if release_model == "non_public" else "",
-        agreement_reference="DSA-7" if release_model == "non_public" else "")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
+        agreement_reference="DSA-7" if release_model == "non_public" else "",
+    )
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     answers = {}
     if release_model == "non_public":
-        answers = {"controls": {k: "yes" for k in (
-            "need_to_know", "confidentiality_agreements", "retention_and_disposal",
-            "no_third_party_disclosure", "policies_enforced", "training", "breach_protocol",
-            "anti_malware", "audit_trail", "encrypted_transmission", "physical_security")},
-            "motives": {"past_without_incident": "yes", "reasons_to_reidentify": "no",
-                        "expertise_and_resources": "no", "linkable_data": "no"},
-            "prevalence": 0.001, "prevalence_source": "Registry"}
+        answers = {
+            "controls": {
+                k: "yes"
+                for k in (
+                    "need_to_know",
+                    "confidentiality_agreements",
+                    "retention_and_disposal",
+                    "no_third_party_disclosure",
+                    "policies_enforced",
+                    "training",
+                    "breach_protocol",
+                    "anti_malware",
+                    "audit_trail",
+                    "encrypted_transmission",
+                    "physical_security",
+                )
+            },
+            "motives": {
+                "past_without_incident": "yes",
+                "reasons_to_reidentify": "no",
+                "expertise_and_resources": "no",
+                "linkable_data": "no",
+            },
+            "prevalence": 0.001,
+            "prevalence_source": "Registry",
+        }
     services.assessment_set_context(assessment=assessment, answers=answers)
-    for start in (services.assessment_start_risk, deidentify.assessment_start_search,
-                  deidentify.assessment_start_apply):
+    for start in (
+        services.assessment_start_risk,
+        deidentify.assessment_start_search,
+        deidentify.assessment_start_apply,
+    ):
         run(start(assessment=assessment, user=analyst))
         assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Fit for the study.")

@@ -4,30 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='organization',
-            name='reassessment_months',
-            field=models.PositiveSmallIntegerField(default=12, help_text='Months after approval at which a release must be re-assessed.'),
+            model_name="organization",
+            name="reassessment_months",
+            field=models.PositiveSmallIntegerField(
+                default=12,
+                help_text="Months after approval at which a release must be re-assessed.",
+            ),
         ),
         migrations.AddField(
-            model_name='organization',
-            name='signing_certificate_path',
+            model_name="organization",
+            name="signing_certificate_path",
             field=models.CharField(blank=True, max_length=300),
         ),
         migrations.AddField(
-            model_name='organization',
-            name='signing_passphrase',
+            model_name="organization",
+            name="signing_passphrase",
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AlterField(
-            model_name='organization',
-            name='require_two_approvals',
-            field=models.BooleanField(default=False, help_text='A release needs the approval of two different reviewers.'),
+            model_name="organization",
+            name="require_two_approvals",
+            field=models.BooleanField(
+                default=False, help_text="A release needs the approval of two different reviewers."
+            ),
         ),
     ]

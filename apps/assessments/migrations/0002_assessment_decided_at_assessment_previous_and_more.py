@@ -5,25 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessments', '0001_initial'),
+        ("assessments", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assessment',
-            name='decided_at',
+            model_name="assessment",
+            name="decided_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='assessment',
-            name='previous',
-            field=models.ForeignKey(blank=True, help_text='The frozen version this one was revised from.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='next_versions', to='assessments.assessment'),
+            model_name="assessment",
+            name="previous",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The frozen version this one was revised from.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="next_versions",
+                to="assessments.assessment",
+            ),
         ),
         migrations.AddField(
-            model_name='assessment',
-            name='submitted_at',
+            model_name="assessment",
+            name="submitted_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('classification', '0001_initial'),
+        ("classification", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='variable',
-            name='suggestion_kind',
+            model_name="variable",
+            name="suggestion_kind",
             field=models.CharField(blank=True, max_length=40),
         ),
     ]

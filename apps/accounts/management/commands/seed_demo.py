@@ -35,7 +35,9 @@ class Command(BaseCommand):
         parser.add_argument("--logins-only", action="store_true", help="Only print the logins.")
         parser.add_argument("--rows", type=int, default=5000, help="Rows of the demo register.")
 
-    def handle(self, *args: Any, logins_only: bool = False, rows: int = 5000, **options: Any) -> None:
+    def handle(
+        self, *args: Any, logins_only: bool = False, rows: int = 5000, **options: Any
+    ) -> None:
         logins = self._logins()
         if not logins_only:
             organization = self._organization()
