@@ -1,0 +1,32 @@
+"""A job whose worker died is noticed and can be run again."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.selectors import job_get
+from apps.jobs.services import job_create, job_refresh, job_retry
+
+
+def test_silent_running_job_is_marked_failed_and_can_be_retried(db, custodian, settings):
+    settings.DEIDWEB_JOB_STALE_SECONDS = 60
+    job = job_create(organization=custodian, kind="profile", params={"dataset_id": "x"}, enqueue=False)
+    long_ago = timezone.now() - timedelta(seconds=61)
+    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago)
+
+    job = job_get(organization=custodian, job_id=job.id)  # pages and the API read jobs this way
+    assert job.status == JobStatus.FAILED
+    assert job.message == "Worker lost"
+    assert "no progress for more than 60 s" in job.error and "Run it again" in job.error
+    again = job_retry(job=job)
+    assert again.status == JobStatus.QUEUED and again.params == {"dataset_id": "x"}
+
+
+def test_a_job_that_reported_progress_recently_is_left_alone(db, custodian, settings):
+    settings.DEIDWEB_JOB_STALE_SECONDS = 60
+    job = job_create(organization=custodian, kind="profile", enqueue=False)
+    recent = timezone.now() - timedelta(seconds=30)
+    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=recent, heartbeat_at=recent)
+    job.refresh_from_db()
+    assert job_refresh(job).status == JobStatus.RUNNING
