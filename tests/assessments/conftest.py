@@ -6,6 +6,7 @@ from apps.assessments.services import assessment_create
 from apps.classification.services import variables_accept_suggestions, variables_create_from_profile
 from apps.datasets.models import DatasetStatus
 from apps.datasets.profiling import profile_parquet
+from apps.engine.context import CONTROLS
 
 # 10 people; quasi-identifiers age and sex; classes: (30,F)×3, (30,M)×2, (40,F)×4, (50,M)×1.
 PEOPLE = pl.DataFrame(
@@ -74,4 +75,13 @@ HIGH_ANSWERS = {
     "permitted_without_consent": "no",
     "freely_given": "no",
     "consent_or_notice": "no",
+}
+
+# Strong controls, low motives: T1 = 0.05 in the IPC table (a non-public release under a DSA).
+CONTROLS_ALL_YES = {key: "yes" for key, _ in CONTROLS}
+MOTIVES_LOW = {
+    "past_without_incident": "yes",
+    "reasons_to_reidentify": "no",
+    "expertise_and_resources": "no",
+    "linkable_data": "no",
 }

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import LOW_ANSWERS
+from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
 
 API = "/api/v1/assessments/"
 SEMI_PUBLIC = {"release_model": "semi_public", "recipient_organization": "Registered users"}
@@ -201,28 +201,7 @@ def test_non_public_context_requires_controls_and_motives(api, created):
     response = put(api, url(aid, "context"), SEMI_PUBLIC_CONTEXT)
     assert response.status_code == 400
     assert set(response.json()["extra"]["fields"]) == {"controls", "motives"}
-    controls = dict.fromkeys(
-        (
-            "need_to_know",
-            "confidentiality_agreements",
-            "retention_and_disposal",
-            "no_third_party_disclosure",
-            "policies_enforced",
-            "training",
-            "breach_protocol",
-            "anti_malware",
-            "audit_trail",
-            "encrypted_transmission",
-            "physical_security",
-        ),
-        "yes",
-    )
-    motives = {
-        "past_without_incident": "yes",
-        "reasons_to_reidentify": "no",
-        "expertise_and_resources": "no",
-        "linkable_data": "no",
-    }
+    controls, motives = CONTROLS_ALL_YES, MOTIVES_LOW
     response = put(
         api, url(aid, "context"), {**SEMI_PUBLIC_CONTEXT, "controls": controls, "motives": motives}
     )

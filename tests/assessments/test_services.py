@@ -7,30 +7,7 @@ from apps.assessments.models import ThresholdMode
 from apps.assessments.selectors import overall_risk
 from apps.core.errors import ApplicationError
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import HIGH_ANSWERS, LOW_ANSWERS
-
-CONTROLS_ALL_YES = {
-    k: "yes"
-    for k in (
-        "need_to_know",
-        "confidentiality_agreements",
-        "retention_and_disposal",
-        "no_third_party_disclosure",
-        "policies_enforced",
-        "training",
-        "breach_protocol",
-        "anti_malware",
-        "audit_trail",
-        "encrypted_transmission",
-        "physical_security",
-    )
-}
-MOTIVES_LOW = {
-    "past_without_incident": "yes",
-    "reasons_to_reidentify": "no",
-    "expertise_and_resources": "no",
-    "linkable_data": "no",
-}
+from tests.assessments.conftest import CONTROLS_ALL_YES, HIGH_ANSWERS, LOW_ANSWERS, MOTIVES_LOW
 
 
 def test_non_public_without_agreement_is_handled_as_semi_public(assessment):

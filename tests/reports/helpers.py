@@ -9,30 +9,8 @@ from apps.assessments.models import AssessmentStatus
 from apps.jobs import services as job_services
 from apps.jobs.services import job_create, job_execute
 from apps.reviews.models import ReviewDecision, StepComment, Submission
-from tests.assessments.conftest import LOW_ANSWERS
+from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
 
-CONTROLS_ALL_YES = {
-    k: "yes"
-    for k in (
-        "need_to_know",
-        "confidentiality_agreements",
-        "retention_and_disposal",
-        "no_third_party_disclosure",
-        "policies_enforced",
-        "training",
-        "breach_protocol",
-        "anti_malware",
-        "audit_trail",
-        "encrypted_transmission",
-        "physical_security",
-    )
-}
-MOTIVES_LOW = {
-    "past_without_incident": "yes",
-    "reasons_to_reidentify": "no",
-    "expertise_and_resources": "no",
-    "linkable_data": "no",
-}
 REASONS = "Strict average risk is under the target; utility is adequate for the asthma study."
 
 

@@ -2,7 +2,14 @@ import pytest
 
 from apps.assessments import deidentify, services
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import LOW_ANSWERS, assessment, classified, ready_dataset  # noqa: F401  (fixtures)
+from tests.assessments.conftest import (  # noqa: F401  (fixtures)
+    CONTROLS_ALL_YES,
+    LOW_ANSWERS,
+    MOTIVES_LOW,
+    assessment,
+    classified,
+    ready_dataset,
+)
 
 
 def run(job):
@@ -27,28 +34,8 @@ def complete(assessment, analyst, *, release_model="non_public", recipient="Univ
     answers = {}
     if release_model == "non_public":
         answers = {
-            "controls": {
-                k: "yes"
-                for k in (
-                    "need_to_know",
-                    "confidentiality_agreements",
-                    "retention_and_disposal",
-                    "no_third_party_disclosure",
-                    "policies_enforced",
-                    "training",
-                    "breach_protocol",
-                    "anti_malware",
-                    "audit_trail",
-                    "encrypted_transmission",
-                    "physical_security",
-                )
-            },
-            "motives": {
-                "past_without_incident": "yes",
-                "reasons_to_reidentify": "no",
-                "expertise_and_resources": "no",
-                "linkable_data": "no",
-            },
+            "controls": CONTROLS_ALL_YES,
+            "motives": MOTIVES_LOW,
             "prevalence": 0.001,
             "prevalence_source": "Registry",
         }
