@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from rest_framework import serializers, viewsets
 
 from apps.accounts.models import Membership, Organization
@@ -26,5 +27,5 @@ class OrganizationViewSet(viewsets.ReadOnlyModelViewSet[Organization]):
     serializer_class = OrganizationSerializer
     lookup_field = "slug"
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Organization]:
         return organizations_for(user=self.request.user)

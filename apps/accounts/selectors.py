@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.accounts.models import Membership, Organization
 
 
-def organizations_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Organization]:
+def organizations_for(*, user: User | AnonymousUser) -> QuerySet[Organization]:
     if not user.is_authenticated:
         return Organization.objects.none()
     return Organization.objects.filter(memberships__user=user).order_by("name")
@@ -17,7 +17,7 @@ def organizations_for(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Org
 
 def membership_get(
     *,
-    user: AbstractBaseUser | AnonymousUser,
+    user: User | AnonymousUser,
     organization: Organization | None = None,
     slug: str | None = None,
 ) -> Membership:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -21,7 +21,7 @@ def organization_create(*, name: str, slug: str | None = None, **options: object
     return Organization.objects.create(name=name, slug=slug, **options)
 
 
-def membership_set(*, organization: Organization, user: AbstractBaseUser, role: str) -> Membership:
+def membership_set(*, organization: Organization, user: User, role: str) -> Membership:
     if role not in Role.values:
         raise ApplicationError(f"Unknown role '{role}'.", {"roles": list(Role.values)})
     membership, _ = Membership.objects.update_or_create(
@@ -30,13 +30,10 @@ def membership_set(*, organization: Organization, user: AbstractBaseUser, role: 
     return membership
 
 
-def user_create(
-    *, username: str, password: str, email: str = "", **fields: object
-) -> AbstractBaseUser:
-    User = get_user_model()
-    if User.objects.filter(username=username).exists():
+def user_create(*, username: str, password: str, email: str = "", **fields: object) -> User:
+    user_model = get_user_model()
+    if user_model.objects.filter(username=username).exists():
         raise ApplicationError(f"The user name '{username}' is taken.")
-    user: AbstractBaseUser = User.objects.create_user(  # type: ignore[attr-defined]
+    return user_model.objects.create_user(
         username=username, password=password, email=email, **fields
     )
-    return user

@@ -13,11 +13,12 @@ assessment is a 404.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import FileResponse, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -34,7 +35,8 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.models import Organization
+from apps.accounts.decorators import user_of
+from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
 from apps.assessments import deidentify, services, steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
@@ -459,7 +461,7 @@ def overall_data(assessment: Assessment) -> dict[str, Any] | None:
 def steps_data(assessment: Assessment) -> list[dict[str, Any]]:
     data = []
     for state in steps.step_states(assessment):
-        step = cast(steps.Step, state["step"])
+        step = state["step"]
         data.append(
             {
                 "number": step.number,
@@ -490,7 +492,7 @@ def hierarchy_data(assessment: Assessment, spec: HierarchySpec) -> dict[str, Any
 
 
 def _stale_states(assessment: Assessment) -> set[str]:
-    return {cast(steps.Step, s["step"]).slug for s in steps.step_states(assessment) if s["stale"]}
+    return {s["step"].slug for s in steps.step_states(assessment) if s["stale"]}
 
 
 # --------------------------------------------------------------------------- assessments
@@ -658,9 +660,9 @@ class AssessmentViewSet(
     permission_classes = [OrganizationRole]
     queryset = Assessment.objects.none()  # for the schema; get_queryset scopes every request
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Assessment]:
         queryset = Assessment.objects.filter(
-            organization__memberships__user=self.request.user
+            organization__memberships__user=self._user()
         ).select_related(
             "organization", "dataset", "created_by", "risk_job", "search_job", "apply_job"
         )
@@ -677,10 +679,10 @@ class AssessmentViewSet(
     def get_serializer_class(self):  # type: ignore[no-untyped-def]
         return AssessmentSummarySerializer if self.action == "list" else AssessmentSerializer
 
-    def _user(self) -> AbstractBaseUser:
-        return cast(AbstractBaseUser, self.request.user)  # authenticated: OrganizationRole
+    def _user(self) -> User:
+        return user_of(self.request)  # authenticated: OrganizationRole
 
-    def _membership(self, assessment: Assessment) -> Any:
+    def _membership(self, assessment: Assessment) -> Membership:
         return membership_get(user=self.request.user, organization=assessment.organization)
 
     def _deidentify_step(
@@ -743,7 +745,8 @@ class AssessmentViewSet(
         payload = self._payload(AssessmentCreateSerializer)
         dataset = (
             Dataset.objects.filter(
-                id=payload.validated_data["dataset"], organization__memberships__user=request.user
+                id=payload.validated_data["dataset"],
+                organization__memberships__user=user_of(request),
             )
             .select_related("organization")
             .first()

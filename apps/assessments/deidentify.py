@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
@@ -89,12 +89,12 @@ def deid_config_set(
         )
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     for column, level in max_levels.items():
-        spec = specs.get(column)
-        if spec is None:
+        hierarchy = specs.get(column)
+        if hierarchy is None:
             raise ApplicationError(f"'{column}' has no hierarchy.", {"column": column})
-        if not 0 <= int(level) <= spec.height:
+        if not 0 <= int(level) <= hierarchy.height:
             raise ApplicationError(
-                f"The maximum level of '{column}' must be between 0 and {spec.height}.",
+                f"The maximum level of '{column}' must be between 0 and {hierarchy.height}.",
                 {"column": column},
             )
     old = deid_config(assessment)
@@ -129,7 +129,7 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
     return overall
 
 
-def assessment_start_search(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     search_target(assessment)
     if not quasi_identifiers(assessment):
@@ -288,7 +288,7 @@ def _ceil_k(target: float) -> int:
 # --------------------------------------------------------------------------- apply
 
 
-def assessment_start_apply(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.")
@@ -392,7 +392,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             secrets_name = ""
             if applied.secrets.keys or applied.secrets.linking_tables:
                 bundle = Path(scratch) / "secrets.json"
-                payload = {
+                payload: dict[str, Any] = {
                     "assessment": str(assessment.id),
                     "keys": {
                         c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()

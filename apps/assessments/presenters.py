@@ -7,7 +7,13 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.core.charts import bar_chart, grouped_bar_chart, horizontal_bar_chart, scatter_chart
+from apps.core.charts import (
+    Chart,
+    bar_chart,
+    grouped_bar_chart,
+    horizontal_bar_chart,
+    scatter_chart,
+)
 
 # Lower bound of each class-size bucket, in the engine's order (1, 2, 3–4, 5–9, 10–19, 20+).
 _BUCKET_LOW = {
@@ -23,7 +29,7 @@ _BUCKET_LOW = {
 }
 
 
-def _html(chart: Any) -> SafeString:
+def _html(chart: Chart) -> SafeString:
     return mark_safe(chart.as_html())  # noqa: S308  # the chart module escapes every label
 
 

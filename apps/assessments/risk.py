@@ -62,7 +62,7 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
 
         context.progress(55, "Which quasi-identifiers drive the risk", force=True)
-        drivers = []
+        drivers: list[dict[str, Any]] = []
         for column in quasi:
             rest = [q for q in quasi if q != column]
             without = risk_profile(class_sizes(encoded, rest).to_numpy())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.db.models import QuerySet
 from django.http import Http404
@@ -18,7 +19,7 @@ def assessments_of(*, organization: Organization) -> QuerySet[Assessment]:
     return Assessment.objects.filter(organization=organization).select_related("dataset")
 
 
-def assessment_get(*, organization: Organization, assessment_id: object) -> Assessment:
+def assessment_get(*, organization: Organization, assessment_id: UUID | str) -> Assessment:
     assessment = assessments_of(organization=organization).filter(id=assessment_id).first()
     if assessment is None:
         raise Http404("No such assessment.")

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import asdict
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.accounts.models import Organization
@@ -54,7 +54,7 @@ def forget_search(assessment: Assessment) -> list[str]:
 
 
 def _save(
-    assessment: Assessment, slug: str, fields: list[str], user: AbstractBaseUser | None = None
+    assessment: Assessment, slug: str, fields: list[str], user: User | None = None
 ) -> list[str]:
     """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
     from apps.audit.services import audit_record
@@ -79,7 +79,7 @@ def _save(
 
 @transaction.atomic
 def assessment_create(
-    *, organization: Organization, dataset: Dataset, user: AbstractBaseUser, title: str = ""
+    *, organization: Organization, dataset: Dataset, user: User, title: str = ""
 ) -> Assessment:
     if dataset.organization_id != organization.id:
         raise ApplicationError("The data set belongs to another organization.")
@@ -113,7 +113,7 @@ def assessment_create(
 def assessment_set_release(
     *,
     assessment: Assessment,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     release_model: str,
     recipient_organization: str = "",
     recipient_contact: str = "",
@@ -178,7 +178,7 @@ def assessment_set_release(
 def assessment_set_threshold(
     *,
     assessment: Assessment,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     profile: str,
     answers: dict[str, Any],
     mode: str = ThresholdMode.PROFILE,
@@ -308,7 +308,7 @@ def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str
 
 @transaction.atomic
 def assessment_set_context(
-    *, assessment: Assessment, answers: dict[str, Any], user: AbstractBaseUser | None = None
+    *, assessment: Assessment, answers: dict[str, Any], user: User | None = None
 ) -> list[str]:
     """Step 5: the context risk — 1 for public; max(T1, T2, T3) otherwise, T1 fixed at
     low controls × high motives for semi-public (IPC 2016, step 5)."""
@@ -321,7 +321,7 @@ def assessment_set_context(
 # --------------------------------------------------------------------------- Step 4
 
 
-def assessment_start_risk(*, assessment: Assessment, user: AbstractBaseUser) -> Job:
+def assessment_start_risk(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     quasi = quasi_identifiers(assessment)
     if not quasi:
@@ -366,7 +366,7 @@ def sensitive_columns(assessment: Assessment) -> list[str]:
 
 @transaction.atomic
 def assessment_accept_utility(
-    *, assessment: Assessment, note: str, user: AbstractBaseUser | None = None
+    *, assessment: Assessment, note: str, user: User | None = None
 ) -> list[str]:
     _editable(assessment)
     if assessment.apply_result is None:

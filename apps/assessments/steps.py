@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from django.utils import timezone
 
@@ -24,6 +24,13 @@ class Step:
     title: str
     guideline: str  # the guideline section it implements
     summary: str
+
+
+class StepState(TypedDict):
+    step: Step
+    done: bool
+    stale: bool
+    state: str
 
 
 STEPS: tuple[Step, ...] = (
@@ -121,9 +128,9 @@ def is_stale(assessment: Assessment, slug: str) -> bool:
     return bool(assessment.step_state.get(slug, {}).get("stale"))
 
 
-def step_states(assessment: Assessment) -> list[dict[str, object]]:
+def step_states(assessment: Assessment) -> list[StepState]:
     """Every step with its state for the overview: done, stale, or still to do."""
-    states = []
+    states: list[StepState] = []
     for step in STEPS:
         done = _has_result(assessment, step.slug)
         stale = done and (is_stale(assessment, step.slug) or _upstream_stale(assessment, step.slug))

@@ -3,15 +3,17 @@ jobs and reviewers sit between the steps)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
+from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import services, steps
 from apps.assessments.forms import (
@@ -41,7 +43,7 @@ def _context(
         "states": states,
         "step": current,
         "step_state": next((s for s in states if s["step"].slug == slug), None),
-        "editable": request.membership.can_edit and assessment.status in ("draft", "rejected"),  # type: ignore[attr-defined]
+        "editable": membership_of(request).can_edit and assessment.status in ("draft", "rejected"),
         "help_topic": f"step-{slug}" if current else "assessments",
         **extra,
     }
@@ -87,7 +89,7 @@ def assessment_create(
             assessment = services.assessment_create(
                 organization=organization,
                 dataset=dataset,
-                user=request.user,
+                user=user_of(request),
                 title=form.cleaned_data["title"],
             )
         except ApplicationError as exc:
@@ -117,16 +119,17 @@ def assessment_detail(
             assessment,
             "overview",
             blockers=blockers,
-            editable_versions=request.membership.can_edit,
+            editable_versions=membership_of(request).can_edit,
         ),
-    )  # type: ignore[attr-defined]
+    )
 
 
-STEP_VIEWS: dict[str, Any] = {}
+StepView = Callable[[HttpRequest, Organization, Assessment], HttpResponse]
+STEP_VIEWS: dict[str, StepView] = {}
 
 
-def step_view(slug: str) -> Any:
-    def register(view: Any) -> Any:
+def step_view(slug: str) -> Callable[[StepView], StepView]:
+    def register(view: StepView) -> StepView:
         STEP_VIEWS[slug] = view
         return view
 
@@ -143,13 +146,15 @@ def assessment_step(
     view = STEP_VIEWS.get(slug)
     if view is None:
         raise Http404("No such step.")
-    if request.method == "POST" and not request.membership.can_edit:  # type: ignore[attr-defined]
+    if request.method == "POST" and not membership_of(request).can_edit:
         messages.error(request, "Only analysts and administrators can change an assessment.")
         return _go(organization, assessment, slug)
     return view(request, organization, assessment)
 
 
-def _post_or_error(request: HttpRequest, form: Any, action: Any) -> list[str] | None:
+def _post_or_error(
+    request: HttpRequest, form: forms.BaseForm, action: Callable[[], list[str]]
+) -> list[str] | None:
     """Run a service; a rule violation is shown on the form (on its field when it names one)."""
     try:
         return action()
@@ -181,7 +186,7 @@ def release_step(
             request,
             form,
             lambda: services.assessment_set_release(
-                assessment=assessment, user=request.user, **form.cleaned_data
+                assessment=assessment, user=user_of(request), **form.cleaned_data
             ),
         )
         if stale is not None:
@@ -215,7 +220,7 @@ def threshold_step(
             form,
             lambda: services.assessment_set_threshold(
                 assessment=assessment,
-                user=request.user,
+                user=user_of(request),
                 profile=data["profile"],
                 answers=form.answers(),
                 mode=data["mode"],
@@ -250,7 +255,7 @@ def risk_step(
 ) -> HttpResponse:
     if request.method == "POST":
         try:
-            services.assessment_start_risk(assessment=assessment, user=request.user)
+            services.assessment_start_risk(assessment=assessment, user=user_of(request))
             messages.success(request, "The risk measurement has started.")
         except ApplicationError as exc:
             messages.error(request, exc.message)
@@ -289,7 +294,7 @@ def context_step(
             request,
             form,
             lambda: services.assessment_set_context(
-                assessment=assessment, answers=form.answers(), user=request.user
+                assessment=assessment, answers=form.answers(), user=user_of(request)
             ),
         )
         if stale is not None:
@@ -339,7 +344,7 @@ def utility_step(
             request,
             form,
             lambda: services.assessment_accept_utility(
-                assessment=assessment, note=form.cleaned_data["note"], user=request.user
+                assessment=assessment, note=form.cleaned_data["note"], user=user_of(request)
             ),
         )
         if stale is not None:
@@ -373,7 +378,7 @@ def assessment_job_cancel(
     job = {"data-risk": assessment.risk_job, "deidentify": assessment.search_job}.get(slug)
     if job is not None:
         try:
-            job_cancel(job=job, user=request.user)
+            job_cancel(job=job, user=user_of(request))
             messages.success(request, "Cancelled.")
         except ApplicationError as exc:
             messages.error(request, exc.message)

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import deidentify
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
@@ -82,10 +82,8 @@ def deidentify_step(
         try:
             specs = (
                 hierarchies_ensure(assessment=assessment)
-                if request.membership.can_edit
-                else list(  # type: ignore[attr-defined]
-                    HierarchySpec.objects.filter(assessment=assessment)
-                )
+                if membership_of(request).can_edit
+                else list(HierarchySpec.objects.filter(assessment=assessment))
             )
         except ApplicationError as exc:
             error = exc.message
@@ -157,7 +155,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             }
         max_levels = {
             c.removeprefix("maxlevel-"): int(v)
-            for c, v in post.items()
+            for c, v in post.dict().items()
             if c.startswith("maxlevel-") and v.strip()
         }
         try:
@@ -175,15 +173,16 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     if action == "hierarchy":
         column, kind = post.get("column", ""), post.get("kind", "")
         data = post.copy()
-        if "arx_file" in request.FILES:
-            data["arx_file"] = request.FILES["arx_file"].read().decode("utf-8-sig", errors="strict")
+        arx_file = request.FILES.get("arx_file")
+        if arx_file is not None:
+            data["arx_file"] = arx_file.read().decode("utf-8-sig", errors="strict")
         params, arx_text = _hierarchy_params(data, kind)
         hierarchy_set(
             assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text
         )
         return f"Hierarchy of '{column}' saved; run the search again."
     if action == "search":
-        deidentify.assessment_start_search(assessment=assessment, user=request.user)
+        deidentify.assessment_start_search(assessment=assessment, user=user_of(request))
         return "The search has started."
     if action == "choose":
         search = assessment.search_result or {}
@@ -191,7 +190,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
         return "Solution chosen; apply it to write the de-identified file."
     if action == "apply":
-        deidentify.assessment_start_apply(assessment=assessment, user=request.user)
+        deidentify.assessment_start_apply(assessment=assessment, user=user_of(request))
         return "Writing the de-identified file."
     raise ApplicationError("Unknown action.")
 
@@ -220,7 +219,7 @@ def release_preview(
 @org_view()
 def release_download(
     request: HttpRequest, organization: Organization, assessment_id: UUID, fmt: str
-) -> HttpResponse:
+) -> FileResponse:
     """The de-identified file leaves deidweb only once a reviewer approved the release."""
     from apps.audit.services import audit_record
 
@@ -240,7 +239,7 @@ def release_download(
     return response
 
 
-def _release_file(assessment: Assessment, fmt: str) -> HttpResponse:
+def _release_file(assessment: Assessment, fmt: str) -> FileResponse:
     from django.core.files.storage import default_storage
 
     name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}.get(fmt)
@@ -256,12 +255,12 @@ def _release_file(assessment: Assessment, fmt: str) -> HttpResponse:
 @org_view()
 def secrets_download(
     request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> HttpResponse:
+) -> FileResponse:
     """Keys and linking tables: administrators only (IPC step 7; PDPC double coding)."""
     from django.core.files.storage import default_storage
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    if not request.membership.is_admin:  # type: ignore[attr-defined]
+    if not membership_of(request).is_admin:
         raise PermissionDenied(
             "Only the organization's administrators may see keys and linking tables."
         )

@@ -7,7 +7,7 @@ from apps.audit.models import AuditEvent
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # not generic at runtime
     """Read-only: the trail is written only by apps.audit.services.audit_record()."""
 
     list_display = ("sequence", "organization", "created_at", "actor_name", "action", "object_repr")

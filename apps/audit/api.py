@@ -14,6 +14,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization, Role
 from apps.accounts.selectors import membership_get
 from apps.audit.models import AuditEvent
@@ -22,7 +23,9 @@ from apps.audit.services import audit_verify
 
 
 class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):
-    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = AuditEvent
@@ -108,7 +111,7 @@ class AuditEventViewSet(
     def _organizations(self) -> QuerySet[Organization]:
         """The organizations whose trail the caller may read, or the one asked for: 404 for
         a non-member, 403 for a member who is not a reviewer or administrator."""
-        user = self.request.user
+        user = user_of(self.request)
         slug = self.request.query_params.get("organization")
         if slug:
             membership = membership_get(user=user, slug=slug)
@@ -119,12 +122,12 @@ class AuditEventViewSet(
             memberships__user=user, memberships__role__in=[Role.REVIEWER, Role.ADMIN]
         )
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[AuditEvent]:
         if self.action == "retrieve":
             # Any member's organization, so that has_object_permission answers 403 (not 404)
             # to a member without the role, as the page does.
             return AuditEvent.objects.filter(
-                organization__memberships__user=self.request.user
+                organization__memberships__user=user_of(self.request)
             ).select_related("organization")
         params = self.request.query_params
         return audit_events(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 
 from apps.audit.models import KNOWN_ACTIONS
@@ -19,10 +21,10 @@ class AuditFilterForm(forms.Form):
     )
     q = forms.CharField(required=False, max_length=200, label="Text")
 
-    def __init__(self, *args: object, recorded_actions: list[str], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, recorded_actions: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         codes = sorted(set(KNOWN_ACTIONS) | set(recorded_actions))
-        self.fields["action"].choices = [("", "Any action")] + [
+        cast(forms.ChoiceField, self.fields["action"]).choices = [("", "Any action")] + [
             (code, f"{code} — {KNOWN_ACTIONS[code]}" if code in KNOWN_ACTIONS else code)
             for code in codes
         ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization
@@ -15,7 +15,7 @@ def audit_events(
     *,
     organization: Organization | QuerySet[Organization],
     action: str | None = None,
-    actor: AbstractBaseUser | str | None = None,
+    actor: User | str | None = None,
     object_id: str | None = None,
     since: dt.date | dt.datetime | None = None,
     until: dt.date | dt.datetime | None = None,

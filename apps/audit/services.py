@@ -20,7 +20,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, models, transaction
 
 from apps.accounts.models import Organization
@@ -69,7 +69,7 @@ def json_safe(value: Any) -> Any:
 def audit_record(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | AnonymousUser | None,
+    actor: User | AnonymousUser | None,
     action: str,
     obj: models.Model | None = None,
     details: dict[str, Any] | None = None,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -19,7 +21,7 @@ def audit_list(request: HttpRequest, organization: Organization) -> HttpResponse
     form = AuditFilterForm(
         request.GET or None, recorded_actions=audit_actions(organization=organization)
     )
-    filters: dict[str, object] = {}
+    filters: dict[str, Any] = {}
     if form.is_bound:
         form.is_valid()  # a field that does not validate is left out of cleaned_data
         filters = form.cleaned_data

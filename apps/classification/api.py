@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
@@ -7,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.classification.models import ClassificationChange, Variable, VariableRole
 from apps.classification.selectors import classification_changes_of, classification_status
@@ -22,7 +26,9 @@ RAW_KEYS = ("top_values", "sample_values", "min", "max", "histogram")
 
 
 class VariableSerializer(serializers.ModelSerializer[Variable]):
-    dataset = serializers.PrimaryKeyRelatedField(read_only=True)
+    dataset: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
     profile = serializers.SerializerMethodField()
 
     class Meta:
@@ -49,9 +55,10 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_profile(self, obj: Variable) -> dict[str, object]:
+        profile: dict[str, object] = obj.profile
         if self.context.get("can_see_raw_values", False):
-            return obj.profile
-        return {k: v for k, v in obj.profile.items() if k not in RAW_KEYS}
+            return profile
+        return {k: v for k, v in profile.items() if k not in RAW_KEYS}
 
 
 class RoleDecisionSerializer(serializers.Serializer[RoleDecision]):
@@ -96,18 +103,18 @@ class VariableViewSet(
     pagination_class = None
     queryset = Variable.objects.none()  # for the schema; get_queryset scopes every request
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
-        queryset = Variable.objects.filter(organization__memberships__user=self.request.user)
+    def get_queryset(self) -> QuerySet[Variable]:
+        queryset = Variable.objects.filter(organization__memberships__user=user_of(self.request))
         dataset = self.request.query_params.get("dataset")
         return queryset.filter(dataset_id=dataset) if dataset else queryset
 
-    def get_serializer_context(self) -> dict[str, object]:
-        context = super().get_serializer_context()
+    def get_serializer_context(self) -> dict[str, Any]:
+        # DRF builds a new dict on every call; the stubs declare it a read-only Mapping.
+        context = dict(super().get_serializer_context())
+        user = self.request.user
         context["can_see_raw_values"] = (
-            self.request.user.memberships.filter(  # type: ignore[union-attr]
-                role__in=["analyst", "admin"]
-            ).exists()
-            if self.request.user.is_authenticated
+            user.memberships.filter(role__in=["analyst", "admin"]).exists()
+            if user.is_authenticated
             else False
         )
         return context
@@ -115,9 +122,9 @@ class VariableViewSet(
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         queryset = self.get_queryset()
         raw_orgs = set(
-            request.user.memberships.filter(role__in=["analyst", "admin"]).values_list(  # type: ignore[union-attr]
-                "organization_id", flat=True
-            )
+            user_of(request)
+            .memberships.filter(role__in=["analyst", "admin"])
+            .values_list("organization_id", flat=True)
         )
         data = [
             VariableSerializer(
@@ -144,7 +151,7 @@ class VariableViewSet(
         payload.is_valid(raise_exception=True)
         variables_classify(
             dataset=variable.dataset,
-            user=request.user,
+            user=user_of(request),
             decisions=[RoleDecision(variable_id=str(variable.id), **payload.validated_data)],
         )
         variable.refresh_from_db()
@@ -157,8 +164,8 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
     permission_classes = [OrganizationRole]
     queryset = Dataset.objects.none()
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
-        return Dataset.objects.filter(organization__memberships__user=self.request.user)
+    def get_queryset(self) -> QuerySet[Dataset]:
+        return Dataset.objects.filter(organization__memberships__user=user_of(self.request))
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])
@@ -176,7 +183,7 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
         payload.is_valid(raise_exception=True)
         changes = variables_classify(
             dataset=dataset,
-            user=request.user,
+            user=user_of(request),
             decisions=[
                 RoleDecision(
                     variable_id=str(item["variable"]),
@@ -194,7 +201,7 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
     @extend_schema(request=None, responses=ClassificationChangeSerializer(many=True))
     @action(detail=True, methods=["post"], url_path="accept-suggestions")
     def accept_suggestions(self, request: Request, pk: str | None = None) -> Response:
-        changes = variables_accept_suggestions(dataset=self.get_object(), user=request.user)
+        changes = variables_accept_suggestions(dataset=self.get_object(), user=user_of(request))
         return Response(ClassificationChangeSerializer(changes, many=True).data)
 
     @extend_schema(responses=ClassificationChangeSerializer(many=True))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import polars as pl
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -69,7 +69,7 @@ class RoleDecision:
 
 @transaction.atomic
 def variables_classify(
-    *, dataset: Dataset, user: AbstractBaseUser, decisions: Iterable[RoleDecision]
+    *, dataset: Dataset, user: User, decisions: Iterable[RoleDecision]
 ) -> list[ClassificationChange]:
     """Confirm or change roles. Each real change is recorded with who, when, from → to, why.
 
@@ -173,7 +173,7 @@ def _assessments_changed(dataset: Dataset) -> None:
 
 
 def variables_accept_suggestions(
-    *, dataset: Dataset, user: AbstractBaseUser, only_unconfirmed: bool = True
+    *, dataset: Dataset, user: User, only_unconfirmed: bool = True
 ) -> list[ClassificationChange]:
     variables = Variable.objects.filter(dataset=dataset)
     if only_unconfirmed:

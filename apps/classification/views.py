@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.classification.models import VariableRole
 from apps.classification.selectors import (
@@ -61,7 +61,7 @@ def classify(request: HttpRequest, organization: Organization, dataset_id: UUID)
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     if request.method != "POST":
         return _page(request, dataset)
-    if not request.membership.can_edit:  # type: ignore[attr-defined]
+    if not membership_of(request).can_edit:
         return _page(request, dataset, status=403)
     posted = {
         str(v.id): {
@@ -87,7 +87,7 @@ def classify(request: HttpRequest, organization: Organization, dataset_id: UUID)
         if entry["role"]
     ]
     try:
-        changes = variables_classify(dataset=dataset, user=request.user, decisions=decisions)
+        changes = variables_classify(dataset=dataset, user=user_of(request), decisions=decisions)
     except ApplicationError as exc:
         messages.error(request, exc.message)
         column = str(exc.extra.get("column", ""))
@@ -102,6 +102,6 @@ def accept_suggestions(
     request: HttpRequest, organization: Organization, dataset_id: UUID
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
-    changes = variables_accept_suggestions(dataset=dataset, user=request.user)
+    changes = variables_accept_suggestions(dataset=dataset, user=user_of(request))
     messages.success(request, f"{len(changes)} suggestion(s) confirmed; review every row.")
     return redirect("dataset-classify", org=organization.slug, dataset_id=dataset.id)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -8,17 +9,23 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core.api_permissions import OrganizationRole
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
+from apps.jobs.models import Job
 
 
 class DatasetSerializer(serializers.ModelSerializer[Dataset]):
-    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    profile_job = serializers.PrimaryKeyRelatedField(read_only=True)
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
+    profile_job: serializers.PrimaryKeyRelatedField[Job] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
 
     class Meta:
         model = Dataset
@@ -69,9 +76,9 @@ class DatasetViewSet(
     queryset = Dataset.objects.none()  # for the schema; get_queryset scopes every request
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Dataset]:
         queryset = Dataset.objects.filter(
-            organization__memberships__user=self.request.user
+            organization__memberships__user=user_of(self.request)
         ).select_related("organization")
         org = self.request.query_params.get("organization")
         return queryset.filter(organization__slug=org) if org else queryset
@@ -101,7 +108,7 @@ class DatasetViewSet(
             raise PermissionDenied("Only analysts and administrators can upload data sets.")
         dataset = dataset_upload(
             organization=organization,
-            user=request.user,
+            user=user_of(request),
             upload=data["file"],
             name=data["name"],
             description=data["description"],
@@ -112,7 +119,7 @@ class DatasetViewSet(
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: Dataset) -> None:
-        dataset_delete(dataset=instance, user=self.request.user)
+        dataset_delete(dataset=instance, user=user_of(self.request))
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])

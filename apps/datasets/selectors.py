@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -11,7 +13,7 @@ def datasets_of(*, organization: Organization) -> QuerySet[Dataset]:
     return Dataset.objects.filter(organization=organization).select_related("profile_job")
 
 
-def dataset_get(*, organization: Organization, dataset_id: object) -> Dataset:
+def dataset_get(*, organization: Organization, dataset_id: UUID | str) -> Dataset:
     dataset = datasets_of(organization=organization).filter(id=dataset_id).first()
     if dataset is None:
         raise Http404("No such data set.")

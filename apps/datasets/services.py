@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
@@ -54,8 +54,8 @@ def ingest_error_to_application_error(exc: IngestError, filename: str) -> Applic
 def dataset_upload(
     *,
     organization: Organization,
-    user: AbstractBaseUser,
-    upload: UploadedFile,
+    user: User,
+    upload: UploadedFile[Any],
     name: str = "",
     description: str = "",
     encoding: str | None = None,
@@ -146,7 +146,7 @@ def dataset_upload(
     return dataset
 
 
-def _materialize(upload: UploadedFile, target: Path) -> Path:
+def _materialize(upload: UploadedFile[Any], target: Path) -> Path:
     """The upload as a file on disk: moved if Django already spooled it, else written in chunks."""
     temporary = getattr(upload, "temporary_file_path", None)
     if temporary is not None:
@@ -192,8 +192,8 @@ def _sample(path: Path, rows: int) -> pl.DataFrame:
     return frame.gather_every(step).head(SAMPLE_ROWS).collect()
 
 
-def dataset_delete(*, dataset: Dataset, user: AbstractBaseUser | None = None) -> None:
-    if dataset.assessments.exists():  # type: ignore[attr-defined]
+def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
+    if dataset.assessments.exists():
         raise ApplicationError(
             f"'{dataset.name}' has assessments; it stays as the evidence they were made on."
         )

@@ -7,10 +7,17 @@ the limit in disk and nothing in memory.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files.uploadhandler import StopUpload, TemporaryFileUploadHandler
+from django.http import HttpRequest
+
+
+class RefusedUploadRequest(HttpRequest):
+    """For typing only: the handler notes a refusal on the request for the view to read."""
+
+    upload_refused: dict[str, int]
 
 
 class LimitedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
@@ -48,7 +55,10 @@ class LimitedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
 
     def _refuse(self, size: int) -> None:
         if self.request is not None:
-            self.request.upload_refused = {"size": size, "limit": self.limit}
+            cast(RefusedUploadRequest, self.request).upload_refused = {
+                "size": size,
+                "limit": self.limit,
+            }
         # Read and discard the rest of the body (nothing is stored) so the browser receives
         # the page that explains the refusal instead of a reset connection.
         raise StopUpload(connection_reset=False)

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
 from apps.datasets.forms import DatasetUploadForm
@@ -46,7 +46,7 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
             try:
                 dataset = dataset_upload(
                     organization=organization,
-                    user=request.user,
+                    user=user_of(request),
                     upload=form.cleaned_data["file"],
                     name=form.cleaned_data["name"],
                     description=form.cleaned_data["description"],
@@ -120,7 +120,7 @@ def dataset_delete_view(
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     name = dataset.name
     try:
-        dataset_delete(dataset=dataset, user=request.user)
+        dataset_delete(dataset=dataset, user=user_of(request))
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)

@@ -1,18 +1,23 @@
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.decorators import user_of
+from apps.accounts.models import Organization
 from apps.core.api_permissions import OrganizationRole
 from apps.jobs.models import Job
 from apps.jobs.services import job_cancel, job_retry
 
 
 class JobSerializer(serializers.ModelSerializer[Job]):
-    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = Job
@@ -42,19 +47,19 @@ class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.Gene
     permission_classes = [OrganizationRole]
     queryset = Job.objects.none()  # for the schema; get_queryset scopes every request
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
-        return Job.objects.filter(organization__memberships__user=self.request.user).select_related(
-            "organization"
-        )
+    def get_queryset(self) -> QuerySet[Job]:
+        return Job.objects.filter(
+            organization__memberships__user=user_of(self.request)
+        ).select_related("organization")
 
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
-        job = job_cancel(job=self.get_object(), user=request.user)
+        job = job_cancel(job=self.get_object(), user=user_of(request))
         return Response(JobSerializer(job).data)
 
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str | None = None) -> Response:
-        job = job_retry(job=self.get_object(), user=request.user)
+        job = job_retry(job=self.get_object(), user=user_of(request))
         return Response(JobSerializer(job).data, status=201)

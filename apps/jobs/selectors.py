@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.http import Http404
 
 from apps.accounts.models import Organization
@@ -9,7 +11,7 @@ from apps.jobs.services import job_refresh
 __all__ = ["job_get", "job_refresh", "job_subject_url"]
 
 
-def job_get(*, organization: Organization, job_id: object) -> Job:
+def job_get(*, organization: Organization, job_id: UUID | str) -> Job:
     job = Job.objects.filter(organization=organization, id=job_id).first()
     if job is None:
         raise Http404("No such job.")

@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -70,7 +70,7 @@ def job_create(
     kind: str,
     subject: str = "",
     params: dict[str, Any] | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
 ) -> Job:
     if kind not in JOB_HANDLERS:
@@ -168,7 +168,7 @@ def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
     )
 
 
-def job_cancel(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
+def job_cancel(*, job: Job, user: User | None = None) -> Job:
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
     Job.objects.filter(id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
@@ -187,7 +187,7 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
     return job
 
 
-def job_retry(*, job: Job, user: AbstractBaseUser | None = None) -> Job:
+def job_retry(*, job: Job, user: User | None = None) -> Job:
     """A failed or cancelled job is re-run as a new job with the same inputs."""
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
         raise ApplicationError("Only a failed or cancelled job can be retried.")

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
 from apps.jobs.selectors import job_get, job_subject_url
@@ -41,7 +41,7 @@ def job_progress(request: HttpRequest, organization: Organization, job_id: UUID)
 def job_cancel_view(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
     job = job_get(organization=organization, job_id=job_id)
     try:
-        job_cancel(job=job, user=request.user)
+        job_cancel(job=job, user=user_of(request))
         messages.success(request, "The job was cancelled.")
     except ApplicationError as exc:
         messages.error(request, exc.message)
@@ -53,7 +53,7 @@ def job_cancel_view(request: HttpRequest, organization: Organization, job_id: UU
 def job_retry_view(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
     job = job_get(organization=organization, job_id=job_id)
     try:
-        new_job = job_retry(job=job, user=request.user)
+        new_job = job_retry(job=job, user=user_of(request))
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("job-detail", org=organization.slug, job_id=job.id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.core.files.storage import default_storage
+from django.db.models import QuerySet
 from django.http import FileResponse, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -18,6 +19,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core.api_permissions import OrganizationRole
@@ -28,7 +30,9 @@ from apps.reports.services import report_verify
 
 
 class ReportSerializer(serializers.ModelSerializer[Report]):
-    organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     assessment_title = serializers.CharField(source="assessment.title", read_only=True)
     version = serializers.IntegerField(source="decision.version", read_only=True)
     decision_outcome = serializers.CharField(source="decision.decision", read_only=True)
@@ -113,9 +117,9 @@ class ReportViewSet(
     permission_classes = [OrganizationRole]
     queryset = Report.objects.none()  # for the schema; get_queryset scopes every request
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Report]:
         queryset = Report.objects.filter(
-            organization__memberships__user=self.request.user
+            organization__memberships__user=user_of(self.request)
         ).select_related("organization", "assessment", "decision")
         org = self.request.query_params.get("organization")
         return queryset.filter(organization__slug=org) if org else queryset

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -15,7 +17,7 @@ def reports_of(*, organization: Organization) -> QuerySet[Report]:
     )
 
 
-def report_get(*, organization: Organization, report_id: object) -> Report:
+def report_get(*, organization: Organization, report_id: UUID | str) -> Report:
     report = reports_of(organization=organization).filter(id=report_id).first()
     if report is None:
         raise Http404("No such report.")

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -54,7 +55,8 @@ def _signing_path(organization: Organization) -> str:
 
 def _read(name: str) -> bytes:
     with default_storage.open(name, "rb") as handle:
-        return handle.read()
+        data: bytes = handle.read()
+    return data
 
 
 def _identity(organization: Organization) -> tuple[bytes, str] | None:
@@ -139,7 +141,7 @@ STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
 STEP_TITLES["general"] = "General"
 
 
-def _person(user: Any) -> str:
+def _person(user: User | None) -> str:
     if user is None:
         return "(a deleted user)"
     return user.get_full_name() or user.get_username()
@@ -691,7 +693,7 @@ def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
         if pdf
         else None
     )
-    match = None
+    match: dict[str, Any] | None = None
     if decision is not None:
         report = Report.objects.filter(decision=decision).first()
         match = {

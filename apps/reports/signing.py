@@ -164,7 +164,8 @@ def sign_pdf(
         name=signer_name,
     )
     output = _blocking(signers.sign_pdf, writer, metadata, signer=signer)
-    return output.getvalue()
+    signed: bytes = output.getvalue()
+    return signed
 
 
 # --------------------------------------------------------------------------- verify

@@ -58,7 +58,7 @@ def report_verify_view(request: HttpRequest, organization: Organization) -> Http
 @org_view()
 def report_download(
     request: HttpRequest, organization: Organization, report_id: UUID
-) -> HttpResponse:
+) -> FileResponse:
     report = report_get(organization=organization, report_id=report_id)
     if not default_storage.exists(report.pdf_path):
         raise Http404("The report file is missing.")

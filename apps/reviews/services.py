@@ -11,7 +11,7 @@ import datetime as dt
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
@@ -50,7 +50,7 @@ def _notify(recipients: list[str], subject: str, body: str) -> None:
         )
 
 
-def _reviewer_emails(assessment: Assessment, exclude: AbstractBaseUser | None = None) -> list[str]:
+def _reviewer_emails(assessment: Assessment, exclude: User | None = None) -> list[str]:
     memberships = Membership.objects.filter(
         organization=assessment.organization, role__in=[Role.REVIEWER, Role.ADMIN]
     ).select_related("user")
@@ -76,7 +76,7 @@ def submission_blockers(assessment: Assessment) -> list[str]:
 
 
 @transaction.atomic
-def assessment_submit(*, assessment: Assessment, user: AbstractBaseUser, note: str) -> Submission:
+def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submission:
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators submit assessments.")
@@ -149,7 +149,7 @@ def decision_digests(assessment: Assessment) -> dict[str, str]:
 
 @transaction.atomic
 def review_decide(
-    *, assessment: Assessment, reviewer: AbstractBaseUser, decision: str, reasons: str
+    *, assessment: Assessment, reviewer: User, decision: str, reasons: str
 ) -> ReviewDecision:
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     membership = membership_get(user=reviewer, organization=assessment.organization)
@@ -227,9 +227,7 @@ def review_decide(
 
 
 @transaction.atomic
-def step_comment_add(
-    *, assessment: Assessment, author: AbstractBaseUser, step: str, text: str
-) -> StepComment:
+def step_comment_add(*, assessment: Assessment, author: User, step: str, text: str) -> StepComment:
     if not membership_get(user=author, organization=assessment.organization).can_review:
         raise ApplicationError("Only reviewers and administrators comment on a review.")
     if step not in steps.BY_SLUG and step != "general":
@@ -287,7 +285,7 @@ _COPIED = [
 
 
 @transaction.atomic
-def assessment_revise(*, assessment: Assessment, user: AbstractBaseUser) -> Assessment:
+def assessment_revise(*, assessment: Assessment, user: User) -> Assessment:
     """A new draft version with everything the frozen one had; the old one stays as it was."""
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators revise assessments.")
@@ -431,7 +429,7 @@ def reassessment_reminders(*, today: dt.date | None = None) -> list[ReleaseRecor
 def intruder_test_record(
     *,
     assessment: Assessment,
-    user: AbstractBaseUser,
+    user: User,
     tester: str,
     tested_on: dt.date,
     method: str,

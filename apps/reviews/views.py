@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
 from apps.assessments.models import Assessment, AssessmentStatus
@@ -41,14 +41,14 @@ def assessment_review(
     request: HttpRequest, organization: Organization, assessment_id: UUID
 ) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    membership = request.membership  # type: ignore[attr-defined]
+    membership = membership_of(request)
     if request.method == "POST":
         action = request.POST.get("action")
         try:
             if action == "comment":
                 services.step_comment_add(
                     assessment=assessment,
-                    author=request.user,
+                    author=user_of(request),
                     step=request.POST.get("step", "general"),
                     text=request.POST.get("text", ""),
                 )
@@ -56,7 +56,7 @@ def assessment_review(
             elif action == "decide":
                 decision = services.review_decide(
                     assessment=assessment,
-                    reviewer=request.user,
+                    reviewer=user_of(request),
                     decision=request.POST.get("decision", ""),
                     reasons=request.POST.get("reasons", ""),
                 )
@@ -98,7 +98,7 @@ def assessment_review(
                 and submission is not None
                 and submission.submitted_by_id != request.user.pk
                 and not assessment.decisions.filter(
-                    submission=submission, reviewer=request.user
+                    submission=submission, reviewer=user_of(request)
                 ).exists()
             ),
             "is_submitter": submission is not None
@@ -117,7 +117,7 @@ def assessment_submit(
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         services.assessment_submit(
-            assessment=assessment, user=request.user, note=request.POST.get("note", "")
+            assessment=assessment, user=user_of(request), note=request.POST.get("note", "")
         )
         messages.success(request, "Submitted for review; the reviewers were notified.")
     except ApplicationError as exc:
@@ -132,7 +132,7 @@ def assessment_revise(
 ) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        new = services.assessment_revise(assessment=assessment, user=request.user)
+        new = services.assessment_revise(assessment=assessment, user=user_of(request))
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
@@ -152,7 +152,7 @@ def intruder_test(
         tested_on = dt.date.fromisoformat(request.POST.get("tested_on", ""))
         services.intruder_test_record(
             assessment=assessment,
-            user=request.user,
+            user=user_of(request),
             tester=request.POST.get("tester", ""),
             tested_on=tested_on,
             method=request.POST.get("method", ""),

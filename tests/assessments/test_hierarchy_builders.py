@@ -13,14 +13,22 @@ from tests.assessments.conftest import LOW_ANSWERS
 @pytest.fixture
 def ready(assessment):
     services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS)
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
     services.assessment_set_context(assessment=assessment, answers={})
     return assessment
 
 
 def post(client, assessment, data):
-    url = reverse("assessment-step", kwargs={"org": assessment.organization.slug,
-                                             "assessment_id": assessment.id, "slug": "deidentify"})
+    url = reverse(
+        "assessment-step",
+        kwargs={
+            "org": assessment.organization.slug,
+            "assessment_id": assessment.id,
+            "slug": "deidentify",
+        },
+    )
     return client.post(url, {"action": "hierarchy", **data})
 
 
@@ -29,8 +37,11 @@ def spec(assessment, column):
 
 
 def test_interval_builder_with_top_code(client_for, analyst, ready):
-    response = post(client_for(analyst), ready, {"column": "age", "kind": "interval",
-                                                 "widths": "10, 20", "top": "40", "top_label": "40+"})
+    response = post(
+        client_for(analyst),
+        ready,
+        {"column": "age", "kind": "interval", "widths": "10, 20", "top": "40", "top_label": "40+"},
+    )
     assert response.status_code == 302
     age = spec(ready, "age")
     # Ages 30, 40, 50 → level 1: 30-39 and the top code 40+ (for 40 and 50); level 2: 20-39, 40+.
@@ -65,7 +76,11 @@ def test_arx_upload_and_a_hierarchy_that_does_not_cover_a_value(client_for, anal
 
 
 def test_reviewer_cannot_change_hierarchies(client_for, analyst, reviewer, ready):
-    post(client_for(analyst), ready, {"column": "sex", "kind": "categorical", "groups": "Any: F, M"})
-    response = post(client_for(reviewer), ready, {"column": "sex", "kind": "prefix", "lengths": "1"})
+    post(
+        client_for(analyst), ready, {"column": "sex", "kind": "categorical", "groups": "Any: F, M"}
+    )
+    response = post(
+        client_for(reviewer), ready, {"column": "sex", "kind": "prefix", "lengths": "1"}
+    )
     assert response.status_code == 302
     assert spec(ready, "sex").kind == "categorical"

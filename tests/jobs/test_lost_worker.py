@@ -11,9 +11,13 @@ from apps.jobs.services import job_create, job_refresh, job_retry
 
 def test_silent_running_job_is_marked_failed_and_can_be_retried(db, custodian, settings):
     settings.DEIDWEB_JOB_STALE_SECONDS = 60
-    job = job_create(organization=custodian, kind="profile", params={"dataset_id": "x"}, enqueue=False)
+    job = job_create(
+        organization=custodian, kind="profile", params={"dataset_id": "x"}, enqueue=False
+    )
     long_ago = timezone.now() - timedelta(seconds=61)
-    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago)
+    Job.objects.filter(id=job.id).update(
+        status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+    )
 
     job = job_get(organization=custodian, job_id=job.id)  # pages and the API read jobs this way
     assert job.status == JobStatus.FAILED
@@ -27,6 +31,8 @@ def test_a_job_that_reported_progress_recently_is_left_alone(db, custodian, sett
     settings.DEIDWEB_JOB_STALE_SECONDS = 60
     job = job_create(organization=custodian, kind="profile", enqueue=False)
     recent = timezone.now() - timedelta(seconds=30)
-    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING, started_at=recent, heartbeat_at=recent)
+    Job.objects.filter(id=job.id).update(
+        status=JobStatus.RUNNING, started_at=recent, heartbeat_at=recent
+    )
     job.refresh_from_db()
     assert job_refresh(job).status == JobStatus.RUNNING

@@ -12,7 +12,7 @@ def help_url(topic: str | None) -> str:
 
 
 @register.filter
-def percent(value: float | None, digits: int = 1) -> str:
+def percent(value: float | str | None, digits: int = 1) -> str:
     if value is None or value == "":
         return "—"
     try:
