@@ -147,7 +147,7 @@ class DatasetViewSet(
         membership = membership_get(user=request.user, organization=dataset.organization)
         if not membership.can_see_raw_values:
             raise PermissionDenied("Only analysts and administrators may see raw values.")
-        frame = dataset_preview(dataset=dataset, limit=100)
+        frame = dataset_preview(dataset=dataset, user=user_of(request), limit=100)
         return Response(
             {"columns": frame.columns, "rows": [list(map(_jsonable, row)) for row in frame.rows()]}
         )

@@ -210,6 +210,17 @@ def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
         transaction.on_commit(lambda: delete_quietly(*names))
 
 
-def dataset_preview(*, dataset: Dataset, limit: int = 100) -> pl.DataFrame:
+def dataset_preview(
+    *, dataset: Dataset, user: User | None = None, limit: int = 100
+) -> pl.DataFrame:
+    """The first rows as uploaded; raw values, so every look is in the audit trail."""
     with local_path(dataset.parquet_path) as path:
-        return pl.scan_parquet(path).head(limit).collect()
+        frame = pl.scan_parquet(path).head(limit).collect()
+    audit_record(
+        organization=dataset.organization,
+        actor=user,
+        action="dataset.preview",
+        obj=dataset,
+        details={"rows": frame.height},
+    )
+    return frame

@@ -99,7 +99,7 @@ def dataset_preview_view(
     request: HttpRequest, organization: Organization, dataset_id: UUID
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
-    frame = dataset_preview(dataset=dataset, limit=100)
+    frame = dataset_preview(dataset=dataset, user=user_of(request), limit=100)
     return render(
         request,
         "datasets/preview.html",

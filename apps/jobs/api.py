@@ -11,7 +11,7 @@ from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.core.api_permissions import OrganizationRole
 from apps.jobs.models import Job
-from apps.jobs.services import job_cancel, job_retry
+from apps.jobs.services import job_cancel, job_refresh, job_retry
 
 
 class JobSerializer(serializers.ModelSerializer[Job]):
@@ -51,6 +51,10 @@ class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.Gene
         return Job.objects.filter(
             organization__memberships__user=user_of(self.request)
         ).select_related("organization")
+
+    def get_object(self) -> Job:
+        # A job whose worker died is reported as failed here, as on the job page.
+        return job_refresh(super().get_object())
 
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])

@@ -36,3 +36,14 @@ def test_a_job_that_reported_progress_recently_is_left_alone(db, custodian, sett
     )
     job.refresh_from_db()
     assert job_refresh(job).status == JobStatus.RUNNING
+
+
+def test_the_api_reports_a_lost_job_as_failed(db, custodian, analyst, client_for, settings):
+    settings.DEIDWEB_JOB_STALE_SECONDS = 60
+    job = job_create(organization=custodian, kind="profile", enqueue=False)
+    long_ago = timezone.now() - timedelta(minutes=5)
+    Job.objects.filter(id=job.id).update(
+        status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+    )
+    body = client_for(analyst).get(f"/api/v1/jobs/{job.id}/").json()
+    assert (body["status"], body["message"]) == ("failed", "Worker lost")
