@@ -57,7 +57,6 @@ test-fast: install ## Run the tests without the browser and worker tests
 lint: install ## Ruff (lint + format check) and mypy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy apps/engine
 	$(BIN)/mypy apps deidweb
 
 format: install ## Format the code with ruff
