@@ -25,8 +25,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true", help="include the largest cases")
     parser.add_argument("--only", choices=[name for name, _ in BENCHMARKS])
-    parser.add_argument("--assemble-only", action="store_true",
-                        help="only join the existing fragments into docs/benchmarks.md")
+    parser.add_argument(
+        "--assemble-only",
+        action="store_true",
+        help="only join the existing fragments into docs/benchmarks.md",
+    )
     args = parser.parse_args()
     for name, command in BENCHMARKS:
         if args.assemble_only or (args.only and name != args.only):

@@ -15,8 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apps.engine.criteria import Criterion, KAnonymity, MaxRisk, StrictAverageRisk
-from apps.engine.loss import METRICS
+from apps.engine.lattice import Lattice
+from apps.engine.loss import METRICS, NodeClasses, prepare_metric
 from apps.engine.search import build_problem, exhaustive_search, optimal_search
+from apps.engine.search.bounds import suppression_lower_bounds
+from apps.engine.search.classes import TableCache
 from apps.engine.search.problem import QuasiLookup, SearchProblem
 from tests.engine.test_loss import make_problem
 
@@ -150,3 +153,62 @@ def test_optimal_equals_exhaustive_on_raw_lookups(
     problem: SearchProblem, criterion: Criterion, metric: str, limit: float
 ) -> None:
     check_matches_exhaustive(problem, criterion, metric, limit, None)
+
+
+def check_bounds(problem: SearchProblem, metric_name: str, k: int) -> None:
+    """Every bound the search uses is <= the value of every node it bounds: static
+    (with the suppressed rows the pairs certify), with the node's exact suppressed
+    rows, and lifted from every specialization (consistent hierarchies)."""
+    metric = prepare_metric(metric_name, problem)
+    lattice = Lattice(problem.heights)
+    cache = TableCache(problem)
+    nodes = []
+    for idx in range(lattice.size):
+        table = cache.table(lattice.node(idx))
+        node = NodeClasses(table.levels, table.columns, table.sizes, table.sizes < k)
+        nodes.append((node, int(table.sizes[table.sizes < k].sum()), metric.value(node)))
+    least = suppression_lower_bounds(problem, lattice, k)
+    suppressed = np.array([s for _, s, _ in nodes], dtype=np.int64)
+    values = np.array([v for _, _, v in nodes])
+    assert (least <= suppressed).all()
+    slack = 1e-9 * np.maximum(1.0, np.abs(values))
+    static = np.maximum(
+        metric.lower_bounds(lattice.levels),
+        metric.suppression_bounds(lattice.levels, least, k),
+    )
+    assert (static <= values + slack).all(), metric_name
+    exact = metric.suppression_bounds(lattice.levels, suppressed, k)
+    assert (exact <= values + slack).all(), metric_name
+    for idx in range(lattice.size):
+        bound = metric.suppression_bound(lattice.node(idx), int(suppressed[idx]), k)
+        assert bound <= values[idx] + slack[idx], (metric_name, idx)
+    if not metric.lift_width:
+        return
+    base = metric.lift_base(k)
+    assert (
+        metric.lifted_bounds(np.tile(base, (lattice.size, 1)), suppressed, k) <= values + slack
+    ).all()
+    if not problem.consistent:
+        return
+    for below in range(lattice.size):
+        lift = np.asarray(metric.lift(nodes[below][0], k))
+        up = lattice.generalizations_mask(below)
+        lifted = metric.lifted_bounds(np.tile(lift, (int(up.sum()), 1)), suppressed[up], k)
+        assert (lifted <= values[up] + slack[up]).all(), (metric_name, below)
+        for idx in np.flatnonzero(up)[:3]:
+            scalar = metric.lifted_bound(lift.tolist(), int(suppressed[idx]), k)
+            assert scalar <= values[idx] + slack[idx]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), metric=st.sampled_from(METRICS), k=st.integers(1, 6))
+def test_bounds_never_exceed_values(problem: SearchProblem, metric: str, k: int) -> None:
+    check_bounds(problem, metric, k)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=raw_problems(), metric=st.sampled_from(METRICS), k=st.integers(1, 6))
+def test_bounds_never_exceed_values_on_raw_lookups(
+    problem: SearchProblem, metric: str, k: int
+) -> None:
+    check_bounds(problem, metric, k)

@@ -5,11 +5,16 @@ equivalence classes and gives the search a **lower bound** per node: the value i
 take with nothing suppressed. It is a lower bound because a suppressed row costs each
 metric at least as much as the same row released (share 1 >= any share; |E| <= n; ...),
 and it is monotone along the lattice (classes merge, values cover more leaves), which
-the search uses to prune (ARX does the same with ``getLowerBound``).
+the search uses to prune (ARX does the same with ``getLowerBound``). Knowing that a
+node suppresses at least ``S`` rows raises it (``suppression_bounds``); discernibility
+and AECS also take numbers measured on evaluated specializations (``lift``), each
+bound with its proof in its docstring, all checked against every node of random
+problems in ``tests/engine/test_search_properties.py``.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -49,9 +54,11 @@ class Metric(ABC):
     """An information-loss metric prepared for one problem (lower is better)."""
 
     name: MetricName
-    #: True when the no-suppression value must be measured on classes (not from
-    #: marginals): the search then propagates it upwards as a bound.
-    dynamic_bound: bool = False
+    #: Numbers an evaluated node hands up to its generalizations (:meth:`lift`), 0 when
+    #: the metric's bounds need nothing measured on classes. The search keeps, per node,
+    #: the element-wise maximum over its evaluated specializations (and the bottom node,
+    #: :meth:`lift_base`) and turns it into a bound with :meth:`lifted_bound`.
+    lift_width: int = 0
 
     def __init__(self, problem: SearchProblem) -> None:
         self.problem = problem
@@ -93,10 +100,33 @@ class Metric(ABC):
         consistent hierarchies, for all its generalizations."""
         return float(self.lower_bounds(np.asarray([node.levels], dtype=np.int16))[0])
 
-    def bound_for_generalizations(self, node: NodeClasses, k: int) -> float:
-        """A lower bound of the value of this node and of every generalization of it
-        (classes of size < ``k`` suppressed), with consistent hierarchies."""
-        return self.generalization_value(node)
+    def lift_base(self, k: int) -> NDArray[np.float64]:
+        """:meth:`lift` of the bottom node, valid for *every* node (each class of any node
+        is a union of distinct tuples, whatever the hierarchies)."""
+        return np.zeros(self.lift_width, dtype=np.float64)
+
+    def lift(self, node: NodeClasses, k: int) -> tuple[float, ...]:
+        """Numbers measured on an evaluated node that bound its generalizations (with
+        consistent hierarchies: classes only merge going up)."""
+        return ()
+
+    def lifted_bounds(
+        self, lifted: NDArray[np.float64], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """Lower bound of nodes from their lifted numbers (rows of ``lifted``) and a
+        number of rows each certainly suppresses."""
+        return np.full(len(suppressed), -math.inf, dtype=np.float64)
+
+    def lifted_bound(self, lifted: Sequence[float], suppressed: int, k: int) -> float:
+        """Scalar form of :meth:`lifted_bounds`."""
+        return -math.inf
+
+    def _base(self, k: int) -> list[float]:
+        """:meth:`lift_base` as a list, memoized per ``k``."""
+        memo: dict[int, list[float]] = self.__dict__.setdefault("_base_memo", {})
+        if k not in memo:
+            memo[k] = [float(v) for v in self.lift_base(k)]
+        return memo[k]
 
 
 class LossMetric(Metric):
@@ -198,9 +228,80 @@ class EntropyMetric(Metric):
             for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
         )
 
+        # Per QI and level, the value frequencies in decreasing order, their running
+        # sums and the running sums of f log2 f (for the least suppression entropy).
+        self._cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
+        for fr in problem.frequencies:
+            per_level = []
+            for f in fr:
+                desc = np.sort(f[f > 0].astype(np.float64))[::-1]
+                per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
+            self._cum.append(per_level)
+        self._cum_lists = [[(c.tolist(), f.tolist()) for c, f in lv] for lv in self._cum]
+
     def maximum(self) -> float:
         """Entropy at the top node of the hierarchies, nothing suppressed (the 100 %)."""
         return float(sum(e[-1] for e in self.by_level))
+
+    def least_suppression_entropy(
+        self, j: int, level: int, suppressed: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
+        """Least ``-sum_u c_u log2(c_u/S)`` of QI ``j`` at ``level`` over every way of
+        suppressing ``S >= suppressed`` rows.
+
+        Proof: with ``S`` fixed the term is ``S log2 S - sum_u c_u log2 c_u`` with
+        ``0 <= c_u <= f_u`` (the value's rows at that level) and ``sum c_u = S``. The
+        greedy vector ``g`` that fills the most frequent values first majorizes every such
+        ``c`` (its top-m sum is ``min(S, top-m sum of f)``, which bounds any ``c``'s), and
+        ``sum x log x`` is Schur-convex, so ``g`` gives the least term. That least term is
+        non-decreasing in ``S``: one more row raises ``S log S`` by at least as much as
+        ``c log c`` of the bin it fills, because ``c <= S`` and ``x log x`` has increasing
+        differences. So ``S = suppressed`` gives a bound for every larger ``S``.
+        """
+        cum, cum_flogf = self._cum[j][level]
+        s = suppressed.astype(np.float64)
+        if not len(cum):
+            return np.zeros(len(s), dtype=np.float64)
+        full = np.searchsorted(cum, s, side="right")  # values filled completely
+        filled = np.where(full > 0, cum[np.maximum(full - 1, 0)], 0.0)
+        flogf = np.where(full > 0, cum_flogf[np.maximum(full - 1, 0)], 0.0)
+        rest = s - filled
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rest_log = np.where(rest > 0, rest * np.log2(np.maximum(rest, 1.0)), 0.0)
+            s_log = np.where(s > 0, s * np.log2(np.maximum(s, 1.0)), 0.0)
+        # A hair below the exact least, so float rounding never lifts it over a value.
+        least: NDArray[np.float64] = np.maximum(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
+        return least
+
+    def suppression_bounds(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """Generalization part (exact) plus, per QI, the least suppression entropy of
+        at least ``suppressed`` rows (:meth:`least_suppression_entropy`)."""
+        total = self.lower_bounds(levels)
+        if not (suppressed > 0).any():
+            return total
+        for j, top in enumerate(int(t) for t in levels.max(axis=0, initial=0)):
+            for level in range(top + 1):
+                at = levels[:, j] == level
+                if at.any():
+                    total[at] += self.least_suppression_entropy(j, level, suppressed[at])
+        return total
+
+    def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
+        total = 0.0
+        s = float(suppressed)
+        s_log = s * math.log2(s) if s > 0 else 0.0
+        for j, level in enumerate(levels):
+            total += float(self.by_level[j][level])
+            cum, cum_flogf = self._cum_lists[j][level]
+            full = bisect.bisect_right(cum, s)
+            filled = cum[full - 1] if full else 0.0
+            flogf = cum_flogf[full - 1] if full else 0.0
+            rest = s - filled
+            rest_log = rest * math.log2(rest) if rest > 0 else 0.0
+            total += max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
+        return total
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         total = np.zeros(len(levels), dtype=np.float64)
@@ -263,43 +364,67 @@ class PrecisionMetric(Metric):
 
 
 class DiscernibilityMetric(Metric):
-    """Discernibility: see :func:`discernibility_value`."""
+    """Discernibility: see :func:`discernibility_value`.
+
+    Bounds count a cost per row: ``|E|`` for a row released in class ``E``, ``n`` for a
+    suppressed row (the value is their sum). Going up the lattice (consistent
+    hierarchies) a row's class only grows, and a released class stays released.
+    """
 
     name: MetricName = "discernibility"
-    dynamic_bound = True
+    lift_width = 1
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         # Classes are unions of the distinct tuples: sum |E|^2 >= sum count^2.
         floor = float(np.square(self.problem.counts.astype(np.float64)).sum())
         return np.full(len(levels), floor, dtype=np.float64)
 
+    def _least_cost(self, k: int) -> int:
+        """Least cost of a row in a class of fewer than ``k`` rows: ``min(k, n)``
+        (released in a class of ``>= k`` rows, or suppressed at cost ``n``)."""
+        return min(max(k, 1), max(self.problem.rows, 1))
+
+    def lift_base(self, k: int) -> NDArray[np.float64]:
+        """Bottom node: a row of a tuple of ``c`` rows costs ``>= max(c, min(k, n))``."""
+        c = self.problem.counts.astype(np.int64)
+        return np.array([float(int((c * np.maximum(c, self._least_cost(k))).sum()))])
+
+    def lift(self, node: NodeClasses, k: int) -> tuple[float, ...]:
+        """``sum_{released E} |E|^2 + min(k, n) |S|``: at a generalization a row released
+        here is released in a class at least as large (cost ``>= |E|``), a row
+        suppressed here costs ``>= min(k, n)`` (released in a class of ``>= k``, or
+        ``n``)."""
+        kept = node.sizes[~node.suppressed]
+        s = int(node.sizes[node.suppressed].sum())
+        return (float(int(np.square(kept).sum()) + self._least_cost(k) * s),)
+
+    def lifted_bounds(
+        self, lifted: NDArray[np.float64], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """``lifted + (n - min(k, n)) S_N``. Proof: the lifted number of ``M <= N``
+        charges ``min(k, n)`` to each row of ``S_M``; the rows suppressed at ``N`` are
+        among them (classes of ``N`` are unions of classes of ``M``) and cost ``n``
+        there, ``n - min(k, n)`` more; there are at least ``suppressed`` of them."""
+        extra = self.problem.rows - self._least_cost(k)
+        return lifted[:, 0] + float(extra) * suppressed.astype(np.float64)
+
+    def lifted_bound(self, lifted: Sequence[float], suppressed: int, k: int) -> float:
+        if not suppressed:  # (called for every node the search takes from its queue)
+            return float(lifted[0])
+        return float(lifted[0]) + float(self.problem.rows - self._least_cost(k)) * suppressed
+
     def suppression_bounds(
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
     ) -> NDArray[np.float64]:
-        """Released rows sit in classes of ``>= k`` rows, so ``sum |E|^2 >= k (n - S)``
-        and the value is ``>= k n + (n - k) S`` (``n^2`` when ``n < k``)."""
-        n = self.problem.rows
-        floor = self.lower_bounds(levels)
-        if n < k:
-            return np.maximum(floor, float(n * n))
-        return np.maximum(floor, (k * n + (n - k) * suppressed).astype(np.float64))
+        """The bottom node's lifted number bounds every node (:meth:`lift_base`)."""
+        base = np.broadcast_to(self.lift_base(k), (len(levels), 1))
+        return np.maximum(self.lower_bounds(levels), self.lifted_bounds(base, suppressed, k))
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
-        n = self.problem.rows
-        return float(n * n if n < k else k * n + (n - k) * suppressed)
+        return self.lifted_bound(self._base(k), suppressed, k)
 
     def generalization_value(self, node: NodeClasses) -> float:
         return float(discernibility_value(node.sizes, 0, self.problem.rows))
-
-    def bound_for_generalizations(self, node: NodeClasses, k: int) -> float:
-        """``sum_{released E} |E|^2 + k |S|``. Going up, released classes only merge
-        (squares are superadditive), and a row suppressed here costs at least ``k``
-        there: ``n`` if still suppressed, and in a released class E = R + U (R from
-        released classes, U of u such rows) ``|E|^2 >= sum R_i^2 + u(u + 2r) >= sum
-        R_i^2 + u k`` since ``u + 2r >= |E| >= k``."""
-        kept = node.sizes[~node.suppressed]
-        s = int(node.sizes[node.suppressed].sum())
-        return float(int(np.square(kept).sum()) + min(k, max(self.problem.rows, 1)) * s)
 
     def _value(self, node: NodeClasses) -> float:
         kept = node.sizes[~node.suppressed]
@@ -311,7 +436,7 @@ class AverageClassSizeMetric(Metric):
     """Average equivalence class size: see :func:`average_class_size`."""
 
     name: MetricName = "aecs"
-    dynamic_bound = True
+    lift_width = 2
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
@@ -331,36 +456,69 @@ class AverageClassSizeMetric(Metric):
             prod *= pres[levels[:, j]]
         return n / np.maximum(np.minimum(most, prod), 1.0)
 
-    def suppression_bounds(
-        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
-    ) -> NDArray[np.float64]:
-        """Released classes have ``>= k`` rows: at most ``(n - S)/k`` of them."""
-        n = self.problem.rows
-        floor = self.lower_bounds(levels)
-        if n == 0:
-            return floor
-        room = (n - suppressed).astype(np.float64)
-        with np.errstate(divide="ignore"):
-            bound = np.where(room > 0, n * max(k, 1) / np.maximum(room, 1.0), np.inf)
-        return np.maximum(floor, bound)
+    def lift_base(self, k: int) -> NDArray[np.float64]:
+        c = self.problem.counts
+        k = max(k, 1)
+        released = int((c >= k).sum())
+        suppressed = int(c[c < k].sum())
+        return np.array([-float(len(c)), -float(k * released + suppressed)])
 
-    def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
+    def lift(self, node: NodeClasses, k: int) -> tuple[float, ...]:
+        """``(-classes, -(k released + |S|))``, negated so that the search's maximum
+        keeps the least (:meth:`lifted_bounds`)."""
+        k = max(k, 1)
+        released = int((~node.suppressed).sum())
+        s = int(node.sizes[node.suppressed].sum())
+        return (-float(len(node.sizes)), -float(k * released + s))
+
+    def _most_released(
+        self, lifted: NDArray[np.float64], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """Most released classes of ``N`` given ``M <= N`` and ``S_N >= suppressed``.
+
+        Proof: (1) classes of ``N`` are unions of classes of ``M``: at most
+        ``classes(M)``. (2) A released class of ``N`` either holds a row released at
+        ``M`` (each released class of ``M`` lies in one class of ``N``: at most
+        ``released(M)`` such classes) or only rows of ``S_M`` that ``N`` releases, at least
+        ``k`` of them; those rows are ``S_M`` minus ``S_N`` (``S_N`` is within ``S_M``),
+        so at most ``floor((k released(M) + |S_M| - S_N) / k)`` in all. (3) Released
+        classes hold ``>= k`` of the ``n - S_N`` released rows."""
+        k = max(k, 1)
+        s = suppressed.astype(np.float64)
+        n = float(self.problem.rows)
+        most = np.minimum(-lifted[:, 0], np.floor((-lifted[:, 1] - s) / k))
+        return np.maximum(np.minimum(most, np.floor((n - s) / k)), 0.0)
+
+    def lifted_bounds(
+        self, lifted: NDArray[np.float64], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        n = self.problem.rows
+        most = self._most_released(lifted, suppressed, k)
+        if n == 0:
+            return np.zeros(len(most), dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            return np.where(most > 0, n / np.maximum(most, 1.0), math.inf)
+
+    def lifted_bound(self, lifted: Sequence[float], suppressed: int, k: int) -> float:
         n = self.problem.rows
         if n == 0:
             return 0.0
-        return n * max(k, 1) / (n - suppressed) if suppressed < n else math.inf
+        k = max(k, 1)
+        most = min(-lifted[0], (-lifted[1] - suppressed) // k, (n - suppressed) // k)
+        return n / most if most > 0 else math.inf
+
+    def suppression_bounds(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """The bottom node's lifted numbers bound every node (:meth:`lift_base`)."""
+        base = np.broadcast_to(self.lift_base(k), (len(levels), 2))
+        return np.maximum(self.lower_bounds(levels), self.lifted_bounds(base, suppressed, k))
+
+    def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
+        return self.lifted_bound(self._base(k), suppressed, k)
 
     def generalization_value(self, node: NodeClasses) -> float:
         return average_class_size(self.problem.rows, len(node.sizes))
-
-    def bound_for_generalizations(self, node: NodeClasses, k: int) -> float:
-        """Going up, released classes number at most the classes here, and at most the
-        released classes here plus ``floor(|S| / k)`` (a new released class made only of
-        rows suppressed here needs ``k`` of them)."""
-        released = int((~node.suppressed).sum())
-        s = int(node.sizes[node.suppressed].sum())
-        most = min(len(node.sizes), released + s // max(k, 1))
-        return average_class_size(self.problem.rows, most)
 
     def _value(self, node: NodeClasses) -> float:
         return average_class_size(self.problem.rows, int((~node.suppressed).sum()))

@@ -5,8 +5,8 @@ of each QI and the class size. The bottom node's table is the distinct-tuple tab
 itself. The table of a node ``N`` is computed from the table of any *less general*
 node ``M <= N`` by mapping each column from level ``M_j`` to ``N_j`` (inter-level lookup
 arrays) and re-grouping (ARX's roll-up; El Emam et al. 2009). Grouping combines the
-generalized codes into one int64 key in mixed radix and either counts with ``bincount``
-(small key range) or sorts (``np.unique``).
+generalized codes into one int64 key in mixed radix, re-numbered densely whenever its
+range grows past a few times the rows, and counts with ``bincount`` (no sorting).
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import numpy as np
 
 from apps.engine.search.problem import I64, U32, SearchProblem
 
-#: Key ranges up to max(this, _SPARSITY x classes) are grouped by bincount, not sorting.
+#: Key ranges are kept within max(this, _SPARSITY x rows) by dense re-numbering.
 _BINCOUNT_RANGE = 1 << 10
-_SPARSITY = 8
-_KEY_LIMIT = 1 << 62
+_SPARSITY = 4
 _EMPTY = np.iinfo(np.int16).max
 
 
@@ -47,56 +46,77 @@ def base_table(problem: SearchProblem) -> ClassTable:
     return ClassTable((0,) * problem.dimensions, problem.codes, problem.counts)
 
 
+def _dense(key: I64, span: int) -> tuple[I64, int]:
+    """Re-number keys in ``[0, span)`` to ``[0, distinct)``, keeping their order."""
+    present = np.zeros(span, dtype=bool)
+    present[key] = True
+    values = np.flatnonzero(present)  # (on bool: far faster than cumsum to int64)
+    rank = np.empty(span, dtype=np.int64)
+    rank[values] = np.arange(len(values), dtype=np.int64)
+    return rank[key], len(values)
+
+
 def _group(cols: list[U32], radix: list[int], sizes: I64) -> tuple[tuple[U32, ...], I64]:
-    """Group rows with equal code tuples, summing ``sizes``."""
+    """Group rows with equal code tuples, summing ``sizes``.
+
+    The key combines the codes in mixed radix, largest radices first; whenever the key's
+    range would exceed a few times the number of rows it is first re-numbered densely
+    (:func:`_dense`, linear time), so grouping ends in one ``bincount``: no sorting.
+    A QI with one value at its level (radix 1) splits nothing and is left out.
+    """
     m = len(sizes)
     if m == 0:
         return tuple(np.zeros(0, dtype=np.uint32) for _ in cols), sizes
-    key = cols[0].astype(np.int64)
-    span = radix[0]
+    active = sorted((j for j, r in enumerate(radix) if r > 1), key=lambda j: -radix[j])
+    if not active:
+        total_size = np.array([int(sizes.sum())], dtype=np.int64)
+        return tuple(np.zeros(1, dtype=np.uint32) for _ in cols), total_size
+    limit = max(_BINCOUNT_RANGE, _SPARSITY * m)
+    key = cols[active[0]].astype(np.int64)
+    span = radix[active[0]]
     compressed = False
-    for col, r in zip(cols[1:], radix[1:], strict=True):
-        if span * r >= _KEY_LIMIT:  # re-number the partial key densely to stay in int64
-            uniq, key = np.unique(key, return_inverse=True)
-            span = len(uniq)
+    for j in active[1:]:
+        r = radix[j]
+        if span * r > limit:
+            key, span = _dense(key, span)
             compressed = True
         key *= r
-        key += col
+        key += cols[j]
         span *= r
-    if not compressed and span <= max(_BINCOUNT_RANGE, _SPARSITY * m):
-        weights = sizes.astype(np.float64)  # exact: sizes sum to at most 2**53 rows
-        total = np.bincount(key, weights=weights, minlength=span)
-        present = np.flatnonzero(total)
-        new_sizes = total[present].astype(np.int64)
-        out: list[U32] = [np.empty(0, dtype=np.uint32)] * len(cols)
-        rest = present
-        for j in range(len(cols) - 1, -1, -1):
-            rest, digit = np.divmod(rest, radix[j])
-            out[j] = digit.astype(np.uint32)
+    weights = sizes.astype(np.float64)  # exact: sizes sum to at most 2**53 rows
+    total = np.bincount(key, weights=weights, minlength=span)
+    present = np.flatnonzero(total > 0)  # (flatnonzero on floats is several times slower)
+    new_sizes = total[present].astype(np.int64)
+    count = len(present)
+    out: list[U32] = [np.zeros(count, dtype=np.uint32)] * len(cols)
+    if compressed:
+        # Group number of every row; a group's rows share their codes: scatter them.
+        rank = np.zeros(span, dtype=np.int64)
+        rank[present] = np.arange(count, dtype=np.int64)
+        group = rank[key]
+        for j in active:
+            col = np.empty(count, dtype=np.uint32)
+            col[group] = cols[j]
+            out[j] = col
         return tuple(out), new_sizes
-    bits = max(int(sizes.max()).bit_length(), 1)
-    if not compressed and span < (1 << (62 - bits)):
-        # Sort key and size packed in one int64: a plain sort (no argsort + gathers).
-        packed = np.sort((key << bits) | sizes)
-        keys = packed >> bits
-        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        new_sizes = np.add.reduceat(packed & ((1 << bits) - 1), starts)
-        out = [np.empty(0, dtype=np.uint32)] * len(cols)
-        rest = keys[starts]
-        for j in range(len(cols) - 1, -1, -1):
-            rest, digit = np.divmod(rest, radix[j])
-            out[j] = digit.astype(np.uint32)
-        return tuple(out), new_sizes.astype(np.int64)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    new_sizes = np.bincount(inverse, weights=sizes.astype(np.float64)).astype(np.int64)
-    return tuple(c[first] for c in cols), new_sizes
+    rest = present
+    for j in reversed(active):
+        rest, digit = np.divmod(rest, radix[j])
+        out[j] = digit.astype(np.uint32)
+    return tuple(out), new_sizes
 
 
-def roll_up(problem: SearchProblem, source: ClassTable, levels: tuple[int, ...]) -> ClassTable:
+def roll_up(
+    problem: SearchProblem,
+    source: ClassTable,
+    levels: tuple[int, ...],
+    base_columns: BaseColumns | None = None,
+) -> ClassTable:
     """Classes of node ``levels`` from the classes of a less general node ``source``.
 
     Needs consistent hierarchies unless ``source`` is the bottom node (whose codes are
-    the original values, mapped through ``maps[L]`` directly).
+    the original values, mapped through ``maps[L]`` directly, or taken from
+    ``base_columns`` when it follows ``source``).
     """
     cols: list[U32] = []
     radix: list[int] = []
@@ -108,7 +128,11 @@ def roll_up(problem: SearchProblem, source: ClassTable, levels: tuple[int, ...])
         col = source.columns[j]
         if a != b:
             if bottom:
-                col = lk.maps[b][col]
+                col = (
+                    base_columns.get(j, b)
+                    if base_columns is not None and source is base_columns.base
+                    else lk.maps[b][col]
+                )
             else:
                 assert problem.upmaps is not None, "roll-up needs consistent hierarchies"
                 upmap = problem.upmaps[j][a][b]
@@ -120,6 +144,23 @@ def roll_up(problem: SearchProblem, source: ClassTable, levels: tuple[int, ...])
         return source
     columns, sizes = _group(cols, radix, source.sizes)
     return ClassTable(tuple(levels), columns, sizes)
+
+
+class BaseColumns:
+    """The distinct tuples' codes generalized to each level, computed once per QI and
+    level on first use (every roll-up from the bottom node needs them)."""
+
+    def __init__(self, problem: SearchProblem, base: ClassTable) -> None:
+        self.problem = problem
+        self.base = base  # the table whose rows these columns follow
+        self._columns: dict[tuple[int, int], U32] = {}
+
+    def get(self, j: int, level: int) -> U32:
+        col = self._columns.get((j, level))
+        if col is None:
+            col = self.problem.lookups[j].maps[level][self.problem.codes[j]]
+            self._columns[(j, level)] = col
+        return col
 
 
 class TableCache:
@@ -134,6 +175,7 @@ class TableCache:
         self.problem = problem
         self.max_bytes = max_bytes
         self.base = base_table(problem)
+        self.base_columns = BaseColumns(problem, self.base)
         self._tables: OrderedDict[tuple[int, ...], tuple[int, ClassTable]] = OrderedDict()
         self._bytes = 0
         # Empty slots hold level _EMPTY, which is never <= a node, so they never match.
@@ -188,6 +230,14 @@ class TableCache:
         if hit is not None:
             self._tables.move_to_end(levels)
             return hit[1]
-        table = roll_up(self.problem, self.best_source(levels), levels)
+        if levels == self.base.levels:
+            # The bottom node's classes: the tuples, grouped in case some repeat
+            # (build_problem allows it; roll-ups group them anyway).
+            radix = [lk.values_at(0) for lk in self.problem.lookups]
+            columns, sizes = _group(list(self.base.columns), radix, self.base.sizes)
+            table = ClassTable(self.base.levels, columns, sizes)
+            self.put(table)
+            return table
+        table = roll_up(self.problem, self.best_source(levels), levels, self.base_columns)
         self.put(table)
         return table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from apps.engine.criteria import (
@@ -39,7 +40,7 @@ class NodeFacts:
     min_class_size: int
     released_rows: int
     value: float
-    bound: float  # the metric's value with nothing suppressed (monotone lower bound)
+    lift: tuple[float, ...]  # what it hands up to its generalizations (Metric.lift)
 
 
 class Evaluator:
@@ -61,6 +62,10 @@ class Evaluator:
         self.k = criterion.release_size
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
+        #: Nodes suppressing more rows than this get ``value = inf`` (not computed): the
+        #: search sets it to its largest suppression allowance, above which no node
+        #: can be a solution. None: always computed.
+        self.value_limit: int | None = None
 
     def classes(self, index: int) -> NodeClasses:
         """The node's classes with the suppressed ones (size < k) marked."""
@@ -74,17 +79,18 @@ class Evaluator:
         self.evaluations += 1
         node = self.classes(index)
         released = node.sizes[~node.suppressed]
+        suppressed = int(node.sizes[node.suppressed].sum())
         facts = NodeFacts(
-            suppressed_rows=int(node.sizes[node.suppressed].sum()),
+            suppressed_rows=suppressed,
             released_classes=len(released),
             min_class_size=int(released.min()) if len(released) else 0,
             released_rows=int(released.sum()),
-            value=self.metric.value(node),
-            bound=(
-                self.metric.bound_for_generalizations(node, self.k)
-                if self.metric.dynamic_bound
-                else 0.0
+            value=(
+                self.metric.value(node)
+                if self.value_limit is None or suppressed <= self.value_limit
+                else math.inf
             ),
+            lift=self.metric.lift(node, self.k),
         )
         self.facts[index] = facts
         return facts

@@ -20,13 +20,17 @@ for non-monotonic metrics). This search is a best-first branch-and-bound instead
    status is settled by a binary search on a chain of generalizations above it (Flash,
    OLA), climbing to a maximal failing node when nothing may be suppressed.
 4. Evaluated nodes raise bounds as the search goes: their suppressed rows bound their
-   specializations' suppression (hence metric), and, for discernibility and AECS,
-   their classes bound their generalizations' metric; a heap re-queues raised nodes.
+   specializations' suppression (hence metric: e.g. the least suppression entropy of
+   that many rows), and, for discernibility and AECS, numbers measured on their
+   classes (``Metric.lift``) bound their generalizations' metric, combined with the
+   rows those certainly suppress (``Metric.lifted_bound``); a heap re-queues raised
+   nodes.
 5. With a zero suppression limit a node known to pass has nothing suppressed, so its
    value is its bound and it needs no evaluation (loss, entropy, precision).
 
 Classes of a node are rolled up from the cached node below it with the fewest classes
-(``classes.py``), never recomputed from raw rows.
+(``classes.py``), never recomputed from raw rows. Values of nodes suppressing more rows
+than allowed are not computed (no solve of the search can use them).
 """
 
 from __future__ import annotations
@@ -110,11 +114,10 @@ class _Search:
         self.least_suppressed = suppression_lower_bounds(
             problem, self.lattice, criterion.release_size
         )
+        k = self.k = criterion.release_size
         self.keys = np.maximum(
             self.bounds,
-            metric.suppression_bounds(
-                self.lattice.levels, self.least_suppressed, criterion.release_size
-            ),
+            metric.suppression_bounds(self.lattice.levels, self.least_suppressed, k),
         )
         self.rank = self.lattice.tie_order()
         self.order = np.lexsort((self.rank, self.keys))
@@ -125,8 +128,12 @@ class _Search:
         self.suppressed_at_least = self.least_suppressed.copy()
         self._bound_for = np.full(self.lattice.size, -1, dtype=np.int64)  # memo of
         self._bound_of = np.zeros(self.lattice.size, dtype=np.float64)  # suppression_bound
-        self.lifted: NDArray[np.float64] | None = (
-            self.keys.copy() if metric.dynamic_bound and self.consistent else None
+        # Per node, the element-wise maximum of Metric.lift over evaluated
+        # specializations (the bottom node's to start with).
+        self.lifted: list[NDArray[np.float64]] | None = (
+            [np.full(self.lattice.size, v, dtype=np.float64) for v in metric.lift_base(k)]
+            if metric.lift_width and self.consistent
+            else None
         )
         self.best_value = math.inf
         self.best = -1
@@ -168,7 +175,8 @@ class _Search:
                 self.suppressed_at_least[below] = facts.suppressed_rows
                 if self.lifted is not None:
                     up = lat.generalizations_mask(idx)
-                    self.lifted[up & (self.lifted < facts.bound)] = facts.bound
+                    for column, value in zip(self.lifted, facts.lift, strict=True):
+                        np.maximum(column, value, out=column, where=up)
         if not known:
             self._report(self.best)
         return facts
@@ -176,9 +184,11 @@ class _Search:
     def _current_bound(self, idx: int) -> float:
         """Best lower bound known now for a node: static, lifted, and its suppression."""
         bound = float(self.keys[idx])
-        if self.lifted is not None:
-            bound = max(bound, float(self.lifted[idx]))
         least = int(self.suppressed_at_least[idx])
+        if self.lifted is not None:
+            # (covers suppression_bound: lifted numbers start at the bottom node's)
+            lifted = self.metric.lifted_bound([c[idx] for c in self.lifted], least, self.k)
+            return max(bound, lifted)
         if least > self.least_suppressed[idx]:
             if self._bound_for[idx] != least:
                 self._bound_for[idx] = least
@@ -236,13 +246,25 @@ class _Search:
             else:
                 return
 
+    def _order_key(self, idx: int) -> float:
+        """Key of a node in the queue, a lower bound of its value: its current bound, or,
+        for metrics lifted from evaluated specializations, the larger of its static key
+        and its lifted bound *without* the rows it is known to suppress (pruning still
+        uses the full :meth:`_current_bound`). Measured: this order lets evaluated low
+        nodes lift large up-sets before those are reached (adult x100, discernibility:
+        1,375 evaluations against 3,288 when ordered by the full bound)."""
+        if self.lifted is None:
+            return self._current_bound(idx)
+        lifted = self.metric.lifted_bound([c[idx] for c in self.lifted], 0, self.k)
+        return max(float(self.keys[idx]), lifted)
+
     def _by_bound(self) -> Iterator[tuple[int, float]]:
         """Nodes in increasing order of their lower bound, with the key they came with.
 
         Bounds rise during the search (evaluated nodes bound their generalizations'
         value and their specializations' suppression), so nodes come from a heap: a node
-        whose bound rose since it was queued goes back in with the new key, so keys come
-        out non-decreasing and each is a lower bound of every node left. Without
+        whose key (:meth:`_order_key`) rose since it was queued goes back in with the new
+        key, so keys come out non-decreasing and each is a lower bound of every node left. Without
         consistent hierarchies nothing rises: one sort.
         """
         if not self.consistent:
@@ -259,7 +281,7 @@ class _Search:
         )
         while heap:
             key, rank, idx = heapq.heappop(heap)
-            current = self._current_bound(idx)
+            current = self._order_key(idx)
             if current > key:
                 heapq.heappush(heap, (current, rank, idx))
                 continue
@@ -284,6 +306,11 @@ class _Search:
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 return self.best, best_value, False
+            if status[idx] == _TOO_MANY_SUPPRESSED:
+                continue
+            # (bound before probing: it is cheap, a probe evaluates nodes)
+            if self.best >= 0 and self.consistent and exceeds(self._current_bound(idx), best_value):
+                continue
             if self.consistent and status[idx] == _UNKNOWN:
                 self._probe(idx, allowed, status)
             if status[idx] == _TOO_MANY_SUPPRESSED:
@@ -347,6 +374,8 @@ def optimal_search(
         cache_bytes,
     )
     allowed = allowed_suppression(problem.rows, suppression_limit)
+    # Later solves (Pareto) allow fewer suppressed rows: values above never matter.
+    search.evaluator.value_limit = allowed
     best, _, optimal = search.solve(allowed, deadline)
     solution = search.evaluator.result(best, suppression_limit) if best >= 0 else None
     seconds = time.perf_counter() - started
