@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine.benchmark_data import require
+
 ARX_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "arx"
 ADULT = ARX_DIR / "adult.csv"
 ADULT_COLUMNS = (
@@ -25,8 +27,7 @@ ADULT_COLUMNS = (
 
 @pytest.fixture(scope="session")
 def adult_path() -> Path:
-    if not ADULT.exists():
-        pytest.skip(f"benchmark data not found at {ADULT}")
+    require(ADULT)
     return ADULT
 
 

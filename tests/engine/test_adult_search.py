@@ -19,6 +19,7 @@ from apps.engine.lattice import Lattice
 from apps.engine.loss import METRICS, NodeClasses, prepare_metric
 from apps.engine.search import SearchProblem, optimal_search, problem_from_encoded
 from apps.engine.search.classes import TableCache
+from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR
 
 KS = (2, 5, 11, 20)
@@ -48,8 +49,7 @@ EXPECTED_K5_METRICS = {
 
 
 def load_adult() -> SearchProblem:
-    if not ADULT.exists():
-        pytest.skip(f"benchmark data not found at {ADULT}")
+    require(ADULT)
     encoded = encode_file(ADULT, ADULT_COLUMNS, sep=";")
     lookups = [
         read_arx_csv(Path(ARX_DIR) / f"adult_hierarchy_{q}.csv", q).lookup(d)

@@ -14,6 +14,7 @@ from apps.engine.frame import encode, encode_file, read_table
 from apps.engine.hierarchies import GeneralizationLookup, hierarchy_from_rows, read_arx_csv
 from apps.engine.loss import METRICS
 from apps.engine.search import SearchProblem, optimal_search, problem_from_encoded
+from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR
 from tests.engine.test_loss import HIER_A, HIER_B, TINY
 
@@ -139,8 +140,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_adult_release_matches_the_search(tmp_path: Path) -> None:
-    if not ADULT.exists():
-        pytest.skip("benchmark data not found")
+    require(ADULT)
     data = read_table(ADULT, sep=";").collect()
     enc = encode(data, ADULT_COLUMNS)
     lookups = [

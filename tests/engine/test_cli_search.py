@@ -11,6 +11,7 @@ import pytest
 
 from apps.engine.cli import main
 from apps.engine.frame import read_table
+from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,8 +113,7 @@ def test_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_module_entry_point_on_adult(tmp_path: Path) -> None:
-    if not ADULT.exists():
-        pytest.skip("benchmark data not found")
+    require(ADULT)
     hierarchies = [
         arg
         for q in ADULT_COLUMNS

@@ -21,6 +21,7 @@ from apps.engine.hierarchies import (
     suppression_hierarchy,
     write_arx_csv,
 )
+from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT_COLUMNS, ARX_DIR
 
 AGES = Hierarchy(
@@ -139,8 +140,7 @@ def test_arx_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize("column", ADULT_COLUMNS)
 def test_adult_hierarchies_load_and_cover_the_data(column: str, tmp_path: Path) -> None:
     source = ARX_DIR / f"adult_hierarchy_{column}.csv"
-    if not source.exists():
-        pytest.skip("benchmark data not found")
+    require(source)
     hierarchy = read_arx_csv(source, column)
     write_arx_csv(hierarchy, tmp_path / "copy.csv")
     assert (tmp_path / "copy.csv").read_text() == source.read_text().rstrip("\n") + "\n"
@@ -151,8 +151,7 @@ def test_adult_hierarchies_load_and_cover_the_data(column: str, tmp_path: Path) 
 
 def test_adult_age_lookup_by_hand() -> None:
     source = ARX_DIR / "adult_hierarchy_age.csv"
-    if not source.exists():
-        pytest.skip("benchmark data not found")
+    require(source)
     hierarchy = read_arx_csv(source, "age")
     assert (hierarchy.height, len(hierarchy.rows)) == (4, 100)
     lookup = hierarchy.lookup(pl.Series(["17", "39", "90"]))
