@@ -3,7 +3,6 @@ output that Step 8 measures. Search and apply run as jobs."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -279,10 +278,6 @@ def assessment_choose_solution(*, assessment: Assessment, levels: dict[str, int]
 
 def suppression_share(rows: int, suppressed: int) -> float:
     return suppressed / rows if rows else 0.0
-
-
-def _ceil_k(target: float) -> int:
-    return math.ceil(1 / target - 1e-9)
 
 
 # --------------------------------------------------------------------------- apply

@@ -139,7 +139,7 @@ def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
 def hierarchy_set(
     *, assessment: Assessment, column: str, kind: str, params: dict[str, Any], arx_text: str = ""
 ) -> HierarchySpec:
-    from apps.assessments.services import _editable, quasi_identifiers
+    from apps.assessments.services import _editable, forget_search, quasi_identifiers
 
     _editable(assessment)
     if column not in quasi_identifiers(assessment):
@@ -163,15 +163,10 @@ def hierarchy_set(
     )
     if assessment.apply_result is not None:  # the applied output no longer matches
         steps.mark_stale(assessment, "deidentify")
-    _invalidate_search(assessment)
+    # New hierarchies make the last search's solutions meaningless.
+    fields = forget_search(assessment)
+    assessment.save(update_fields=[*fields, "step_state", "updated_at"])
     return spec
-
-
-def _invalidate_search(assessment: Assessment) -> None:
-    """New hierarchies make the last search's solutions meaningless: drop them."""
-    assessment.search_result = None
-    assessment.chosen_levels = None
-    assessment.save(update_fields=["search_result", "chosen_levels", "step_state", "updated_at"])
 
 
 def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:

@@ -50,16 +50,15 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         frame = read_table(path)
         encoded = encode(frame, quasi)
         context.progress(40, "Measuring equivalence classes", force=True)
-        profile = risk_profile(class_sizes(encoded).to_numpy())
+        sizes = class_sizes(encoded).to_numpy()
+        profile = risk_profile(sizes)
         data_risk = profile.data_risk(model)
         overall = overall_risk(assessment)
         threshold = (
             float(assessment.threshold_result["value"]) if assessment.threshold_result else None
         )
         target = overall["data_risk_target"] if overall else threshold
-        at_risk = (
-            asdict(records_at_risk(class_sizes(encoded).to_numpy(), target)) if target else None
-        )
+        at_risk = asdict(records_at_risk(sizes, target)) if target else None
 
         context.progress(55, "Which quasi-identifiers drive the risk", force=True)
         drivers: list[dict[str, Any]] = []
