@@ -14,16 +14,17 @@ problems in ``tests/engine/test_search_properties.py``.
 
 from __future__ import annotations
 
-import bisect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from apps.engine.loss import kernels
 from apps.engine.loss.formulas import (
     METRICS,
     MetricName,
@@ -42,12 +43,40 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class NodeClasses:
-    """What a metric sees of a node: its levels, classes and which are suppressed."""
+    """What a metric sees of a node: its levels, classes (``columns[j]`` = codes of QI
+    ``j`` per class) and which are suppressed. ``counts``, when given, holds (suppressed
+    rows, released classes, sum of squared released sizes), as the search's compiled
+    roll-up already summed them; otherwise they are computed from ``sizes``."""
 
     levels: tuple[int, ...]
-    columns: tuple[U32, ...]
+    columns: Sequence[U32] | NDArray[np.uint32]
     sizes: I64
     suppressed: NDArray[np.bool_]
+    counts: tuple[int, int, int] | None = None
+
+    @cached_property
+    def _counts(self) -> tuple[int, int, int]:
+        if self.counts is not None:
+            return self.counts
+        kept = self.sizes[~self.suppressed].astype(np.int64)
+        return (
+            int(self.sizes[self.suppressed].sum()),
+            len(kept),
+            int(np.square(kept).sum()),
+        )
+
+    @property
+    def suppressed_rows(self) -> int:
+        return self._counts[0]
+
+    @property
+    def released_classes(self) -> int:
+        return self._counts[1]
+
+    @property
+    def released_squares(self) -> int:
+        """Sum of the squared sizes of the released classes."""
+        return self._counts[2]
 
 
 class Metric(ABC):
@@ -87,7 +116,7 @@ class Metric(ABC):
         With nothing suppressed, metrics whose static bound is exact return the bound
         itself, bit for bit, so that nodes valued either way compare consistently.
         """
-        if self.exact_bound and not node.suppressed.any():
+        if self.exact_bound and node.suppressed_rows == 0:
             return self.generalization_value(node)
         return self._value(node)
 
@@ -188,14 +217,24 @@ class LossMetric(Metric):
         return prod ** (1.0 / d) - 1.0
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
-        p = self.problem
-        dims = [
-            loss_of_dimension(
-                self.weighted[j][lv] + suppressed * self.penalty[j][lv], p.rows, lk.domain_size
+        return float(
+            kernels.loss_suppression_bound(
+                np.asarray(levels, dtype=np.int16), suppressed, *self._bound_arrays
             )
-            for j, (lk, lv) in enumerate(zip(p.lookups, levels, strict=True))
-        ]
-        return geometric_mean_loss(dims)
+        )
+
+    @cached_property
+    def _bound_arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64], int, NDArray[np.int64]]:
+        """``weighted``, ``penalty`` as ``[d x (H+1)]`` arrays, rows, domain sizes."""
+        p = self.problem
+        width = max(p.heights, default=0) + 1
+        weighted = np.zeros((p.dimensions, width), dtype=np.int64)
+        penalty = np.zeros((p.dimensions, width), dtype=np.int64)
+        for j in range(p.dimensions):
+            weighted[j, : len(self.weighted[j])] = self.weighted[j]
+            penalty[j, : len(self.penalty[j])] = self.penalty[j]
+        domain = np.array([lk.domain_size for lk in p.lookups], dtype=np.int64)
+        return weighted, penalty, p.rows, domain
 
     def _value(self, node: NodeClasses) -> float:
         p = self.problem
@@ -237,7 +276,6 @@ class EntropyMetric(Metric):
                 desc = np.sort(f[f > 0].astype(np.float64))[::-1]
                 per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
             self._cum.append(per_level)
-        self._cum_lists = [[(c.tolist(), f.tolist()) for c, f in lv] for lv in self._cum]
 
     def maximum(self) -> float:
         """Entropy at the top node of the hierarchies, nothing suppressed (the 100 %)."""
@@ -289,19 +327,48 @@ class EntropyMetric(Metric):
         return total
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
-        total = 0.0
-        s = float(suppressed)
-        s_log = s * math.log2(s) if s > 0 else 0.0
-        for j, level in enumerate(levels):
-            total += float(self.by_level[j][level])
-            cum, cum_flogf = self._cum_lists[j][level]
-            full = bisect.bisect_right(cum, s)
-            filled = cum[full - 1] if full else 0.0
-            flogf = cum_flogf[full - 1] if full else 0.0
-            rest = s - filled
-            rest_log = rest * math.log2(rest) if rest > 0 else 0.0
-            total += max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
-        return total
+        """Scalar form of :meth:`suppression_bounds` (compiled: ``loss/kernels.py``)."""
+        return float(
+            kernels.entropy_suppression_bound(
+                np.asarray(levels, dtype=np.int16), suppressed, *self._bound_arrays
+            )
+        )
+
+    @cached_property
+    def _bound_arrays(
+        self,
+    ) -> tuple[
+        NDArray[np.float64],
+        NDArray[np.float64],
+        NDArray[np.float64],
+        NDArray[np.int64],
+        NDArray[np.int64],
+    ]:
+        """``by_level`` as ``[d x (H+1)]``; the running sums of every QI and level in one
+        array each, with their start and length per QI and level."""
+        p = self.problem
+        width = max(p.heights, default=0) + 1
+        by_level = np.zeros((p.dimensions, width), dtype=np.float64)
+        start = np.zeros((p.dimensions, width), dtype=np.int64)
+        length = np.zeros((p.dimensions, width), dtype=np.int64)
+        cums: list[NDArray[np.float64]] = []
+        flogfs: list[NDArray[np.float64]] = []
+        at = 0
+        for j, per_level in enumerate(self._cum):
+            by_level[j, : len(self.by_level[j])] = self.by_level[j]
+            for level, (cum, flogf) in enumerate(per_level):
+                start[j, level], length[j, level] = at, len(cum)
+                cums.append(cum)
+                flogfs.append(flogf)
+                at += len(cum)
+        empty = np.zeros(0, dtype=np.float64)
+        return (
+            by_level,
+            np.concatenate(cums) if cums else empty,
+            np.concatenate(flogfs) if flogfs else empty,
+            start,
+            length,
+        )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         total = np.zeros(len(levels), dtype=np.float64)
@@ -359,8 +426,9 @@ class PrecisionMetric(Metric):
         return precision_value(levels, self.problem.heights, self.problem.rows, suppressed)
 
     def _value(self, node: NodeClasses) -> float:
-        s = int(node.sizes[node.suppressed].sum())
-        return precision_value(node.levels, self.problem.heights, self.problem.rows, s)
+        return precision_value(
+            node.levels, self.problem.heights, self.problem.rows, node.suppressed_rows
+        )
 
 
 class DiscernibilityMetric(Metric):
@@ -394,9 +462,7 @@ class DiscernibilityMetric(Metric):
         here is released in a class at least as large (cost ``>= |E|``), a row
         suppressed here costs ``>= min(k, n)`` (released in a class of ``>= k``, or
         ``n``)."""
-        kept = node.sizes[~node.suppressed]
-        s = int(node.sizes[node.suppressed].sum())
-        return (float(int(np.square(kept).sum()) + self._least_cost(k) * s),)
+        return (float(node.released_squares + self._least_cost(k) * node.suppressed_rows),)
 
     def lifted_bounds(
         self, lifted: NDArray[np.float64], suppressed: NDArray[np.int64], k: int
@@ -427,9 +493,8 @@ class DiscernibilityMetric(Metric):
         return float(discernibility_value(node.sizes, 0, self.problem.rows))
 
     def _value(self, node: NodeClasses) -> float:
-        kept = node.sizes[~node.suppressed]
-        s = int(node.sizes[node.suppressed].sum())
-        return float(discernibility_value(kept, s, self.problem.rows))
+        # = discernibility_value(released sizes, suppressed rows, n), from the sums
+        return float(node.released_squares + node.suppressed_rows * self.problem.rows)
 
 
 class AverageClassSizeMetric(Metric):
@@ -467,8 +532,7 @@ class AverageClassSizeMetric(Metric):
         """``(-classes, -(k released + |S|))``, negated so that the search's maximum
         keeps the least (:meth:`lifted_bounds`)."""
         k = max(k, 1)
-        released = int((~node.suppressed).sum())
-        s = int(node.sizes[node.suppressed].sum())
+        released, s = node.released_classes, node.suppressed_rows
         return (-float(len(node.sizes)), -float(k * released + s))
 
     def _most_released(
@@ -521,7 +585,7 @@ class AverageClassSizeMetric(Metric):
         return average_class_size(self.problem.rows, len(node.sizes))
 
     def _value(self, node: NodeClasses) -> float:
-        return average_class_size(self.problem.rows, int((~node.suppressed).sum()))
+        return average_class_size(self.problem.rows, node.released_classes)
 
 
 _METRIC_CLASSES: dict[str, type[Metric]] = {

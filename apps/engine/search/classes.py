@@ -4,9 +4,9 @@ A :class:`ClassTable` holds one row per equivalence class of a node: the general
 of each QI and the class size. The bottom node's table is the distinct-tuple table
 itself. The table of a node ``N`` is computed from the table of any *less general*
 node ``M <= N`` by mapping each column from level ``M_j`` to ``N_j`` (inter-level lookup
-arrays) and re-grouping (ARX's roll-up; El Emam et al. 2009). Grouping combines the
-generalized codes into one int64 key in mixed radix, re-numbered densely whenever its
-range grows past a few times the rows, and counts with ``bincount`` (no sorting).
+arrays, :attr:`SearchProblem.flat_maps`) and re-grouping (ARX's roll-up; El Emam et al.
+2009), in one compiled pass (:func:`kernels.roll_up_group`) that also summarizes the
+classes under ``k``.
 """
 
 from __future__ import annotations
@@ -16,21 +16,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from apps.engine.search.problem import I64, U32, SearchProblem
+from apps.engine.search import kernels
+from apps.engine.search.problem import I64, SearchProblem
+from apps.engine.search.problem import Codes as Codes
 
-#: Key ranges are kept within max(this, _SPARSITY x rows) by dense re-numbering.
-_BINCOUNT_RANGE = 1 << 10
-_SPARSITY = 4
 _EMPTY = np.iinfo(np.int16).max
 
 
 @dataclass(frozen=True, eq=False)
 class ClassTable:
-    """Equivalence classes of one node: generalized codes per QI and class sizes."""
+    """Equivalence classes of one node: generalized codes (``[d x classes]``, row ``j``
+    = QI ``j``), class sizes, and the summary under ``k`` (:mod:`kernels` slots)."""
 
     levels: tuple[int, ...]
-    columns: tuple[U32, ...]
+    columns: Codes
     sizes: I64
+    summary: I64
+    k: int
 
     @property
     def classes(self) -> int:
@@ -38,129 +40,80 @@ class ClassTable:
 
     @property
     def nbytes(self) -> int:
-        return int(self.sizes.nbytes + sum(c.nbytes for c in self.columns))
+        return int(self.sizes.nbytes + self.columns.nbytes)
 
 
-def base_table(problem: SearchProblem) -> ClassTable:
-    """The bottom node's table: the distinct tuples themselves (level 0 = identity)."""
-    return ClassTable((0,) * problem.dimensions, problem.codes, problem.counts)
+class Scratch:
+    """Working memory of :func:`kernels.roll_up_group`, reused across calls: each call
+    gets a new epoch, so nothing is cleared between calls."""
+
+    def __init__(self) -> None:
+        self._array = np.zeros((2, 0), dtype=np.int64)
+        self._epoch = 0
+
+    def take(self, rows: int) -> tuple[I64, int]:
+        need = kernels.scratch_size(rows)
+        self._epoch += 1
+        if self._array.shape[1] < need or self._epoch >= 1 << 31:
+            self._array = np.zeros((2, max(need, 2 * self._array.shape[1])), dtype=np.int64)
+            self._epoch = 1
+        return self._array, self._epoch
 
 
-def _dense(key: I64, span: int) -> tuple[I64, int]:
-    """Re-number keys in ``[0, span)`` to ``[0, distinct)``, keeping their order."""
-    present = np.zeros(span, dtype=bool)
-    present[key] = True
-    values = np.flatnonzero(present)  # (on bool: far faster than cumsum to int64)
-    rank = np.empty(span, dtype=np.int64)
-    rank[values] = np.arange(len(values), dtype=np.int64)
-    return rank[key], len(values)
+def base_table(problem: SearchProblem, k: int = 1) -> ClassTable:
+    """The bottom node's table: the distinct tuples themselves (level 0 = identity).
+    Its summary is computed by grouping, as tuples may repeat (``build_problem``)."""
+    levels = (0,) * problem.dimensions
+    codes, sizes, summary = _group(
+        problem, problem.codes, problem.counts, levels, levels, k, Scratch()
+    )
+    return ClassTable(levels, codes, sizes, summary, k)
 
 
-def _group(cols: list[U32], radix: list[int], sizes: I64) -> tuple[tuple[U32, ...], I64]:
-    """Group rows with equal code tuples, summing ``sizes``.
-
-    The key combines the codes in mixed radix, largest radices first; whenever the key's
-    range would exceed a few times the number of rows it is first re-numbered densely
-    (:func:`_dense`, linear time), so grouping ends in one ``bincount``: no sorting.
-    A QI with one value at its level (radix 1) splits nothing and is left out.
-    """
-    m = len(sizes)
-    if m == 0:
-        return tuple(np.zeros(0, dtype=np.uint32) for _ in cols), sizes
-    active = sorted((j for j, r in enumerate(radix) if r > 1), key=lambda j: -radix[j])
-    if not active:
-        total_size = np.array([int(sizes.sum())], dtype=np.int64)
-        return tuple(np.zeros(1, dtype=np.uint32) for _ in cols), total_size
-    limit = max(_BINCOUNT_RANGE, _SPARSITY * m)
-    key = cols[active[0]].astype(np.int64)
-    span = radix[active[0]]
-    compressed = False
-    for j in active[1:]:
-        r = radix[j]
-        if span * r > limit:
-            key, span = _dense(key, span)
-            compressed = True
-        key *= r
-        key += cols[j]
-        span *= r
-    weights = sizes.astype(np.float64)  # exact: sizes sum to at most 2**53 rows
-    total = np.bincount(key, weights=weights, minlength=span)
-    present = np.flatnonzero(total > 0)  # (flatnonzero on floats is several times slower)
-    new_sizes = total[present].astype(np.int64)
-    count = len(present)
-    out: list[U32] = [np.zeros(count, dtype=np.uint32)] * len(cols)
-    if compressed:
-        # Group number of every row; a group's rows share their codes: scatter them.
-        rank = np.zeros(span, dtype=np.int64)
-        rank[present] = np.arange(count, dtype=np.int64)
-        group = rank[key]
-        for j in active:
-            col = np.empty(count, dtype=np.uint32)
-            col[group] = cols[j]
-            out[j] = col
-        return tuple(out), new_sizes
-    rest = present
-    for j in reversed(active):
-        rest, digit = np.divmod(rest, radix[j])
-        out[j] = digit.astype(np.uint32)
-    return tuple(out), new_sizes
+def _group(
+    problem: SearchProblem,
+    codes: Codes,
+    sizes: I64,
+    source: tuple[int, ...],
+    levels: tuple[int, ...],
+    k: int,
+    scratch: Scratch,
+) -> tuple[Codes, I64, I64]:
+    work, epoch = scratch.take(len(sizes))
+    return kernels.roll_up_levels(
+        codes,
+        sizes,
+        np.asarray(source, dtype=np.int64),
+        np.asarray(levels, dtype=np.int64),
+        problem.flat_maps,
+        problem.map_offsets,
+        problem.level_values,
+        k,
+        work,
+        epoch,
+    )
 
 
 def roll_up(
     problem: SearchProblem,
     source: ClassTable,
     levels: tuple[int, ...],
-    base_columns: BaseColumns | None = None,
+    k: int | None = None,
+    scratch: Scratch | None = None,
 ) -> ClassTable:
-    """Classes of node ``levels`` from the classes of a less general node ``source``.
+    """Classes of node ``levels`` from the classes of a less general node ``source``,
+    summarized under ``k`` (default: the source's ``k``).
 
     Needs consistent hierarchies unless ``source`` is the bottom node (whose codes are
-    the original values, mapped through ``maps[L]`` directly, or taken from
-    ``base_columns`` when it follows ``source``).
+    the original values, mapped through ``maps[L]`` directly).
     """
-    cols: list[U32] = []
-    radix: list[int] = []
-    bottom = all(a == 0 for a in source.levels)
-    for j, (a, b) in enumerate(zip(source.levels, levels, strict=True)):
-        lk = problem.lookups[j]
-        if a > b:
-            raise ValueError(f"cannot roll up from level {a} to level {b}")
-        col = source.columns[j]
-        if a != b:
-            if bottom:
-                col = (
-                    base_columns.get(j, b)
-                    if base_columns is not None and source is base_columns.base
-                    else lk.maps[b][col]
-                )
-            else:
-                assert problem.upmaps is not None, "roll-up needs consistent hierarchies"
-                upmap = problem.upmaps[j][a][b]
-                assert upmap is not None
-                col = upmap[col]
-        cols.append(col)
-        radix.append(lk.values_at(b))
-    if all(a == b for a, b in zip(source.levels, levels, strict=True)):
+    k = source.k if k is None else k
+    if tuple(source.levels) == tuple(levels) and k == source.k:
         return source
-    columns, sizes = _group(cols, radix, source.sizes)
-    return ClassTable(tuple(levels), columns, sizes)
-
-
-class BaseColumns:
-    """The distinct tuples' codes generalized to each level, computed once per QI and
-    level on first use (every roll-up from the bottom node needs them)."""
-
-    def __init__(self, problem: SearchProblem, base: ClassTable) -> None:
-        self.problem = problem
-        self.base = base  # the table whose rows these columns follow
-        self._columns: dict[tuple[int, int], U32] = {}
-
-    def get(self, j: int, level: int) -> U32:
-        col = self._columns.get((j, level))
-        if col is None:
-            col = self.problem.lookups[j].maps[level][self.problem.codes[j]]
-            self._columns[(j, level)] = col
-        return col
+    codes, sizes, summary = _group(
+        problem, source.columns, source.sizes, source.levels, levels, k, scratch or Scratch()
+    )
+    return ClassTable(tuple(levels), codes, sizes, summary, k)
 
 
 class TableCache:
@@ -168,14 +121,16 @@ class TableCache:
 
     :meth:`best_source` finds the cached node ``M <= N`` with the fewest classes, the
     cheapest starting point for rolling up ``N``. Levels of cached nodes are kept in one
-    array (slots reused after eviction) so that this is one vectorized comparison.
+    array (slots reused after eviction) scanned by :func:`kernels.smallest_below`.
+    Tables are summarized under ``k`` (the criterion's release size).
     """
 
-    def __init__(self, problem: SearchProblem, max_bytes: int = 512 << 20) -> None:
+    def __init__(self, problem: SearchProblem, max_bytes: int = 512 << 20, k: int = 1) -> None:
         self.problem = problem
         self.max_bytes = max_bytes
-        self.base = base_table(problem)
-        self.base_columns = BaseColumns(problem, self.base)
+        self.k = k
+        self.scratch = Scratch()
+        self.base = base_table(problem, k)
         self._tables: OrderedDict[tuple[int, ...], tuple[int, ClassTable]] = OrderedDict()
         self._bytes = 0
         # Empty slots hold level _EMPTY, which is never <= a node, so they never match.
@@ -215,11 +170,12 @@ class TableCache:
         """Cached table of a node ``<= levels`` with the fewest classes (or the base)."""
         if not self._tables:
             return self.base
-        below = np.all(self._levels <= np.asarray(levels, dtype=np.int16), axis=1)
-        if not below.any():
+        slot = kernels.smallest_below(
+            self._levels, self._classes, np.asarray(levels, dtype=np.int16)
+        )
+        if slot < 0 or self._classes[slot] >= self.base.classes:
             return self.base
-        cand = np.flatnonzero(below)
-        key = self._keys[int(cand[np.argmin(self._classes[cand])])]
+        key = self._keys[slot]
         assert key is not None
         self._tables.move_to_end(key)
         return self._tables[key][1]
@@ -231,13 +187,15 @@ class TableCache:
             self._tables.move_to_end(levels)
             return hit[1]
         if levels == self.base.levels:
-            # The bottom node's classes: the tuples, grouped in case some repeat
-            # (build_problem allows it; roll-ups group them anyway).
-            radix = [lk.values_at(0) for lk in self.problem.lookups]
-            columns, sizes = _group(list(self.base.columns), radix, self.base.sizes)
-            table = ClassTable(self.base.levels, columns, sizes)
-            self.put(table)
-            return table
-        table = roll_up(self.problem, self.best_source(levels), levels, self.base_columns)
+            return self.base
+        source = self.best_source(levels)
+        if source is self.base and self.problem.consistent:
+            # Most nodes first met from the bottom share their pattern of level-0 QIs:
+            # roll up through that pattern's node with every other QI at level 1
+            # (cached, far fewer classes than the tuples).
+            hub = tuple(min(lv, 1) for lv in levels)
+            if hub != levels:
+                source = self.table(hub)
+        table = roll_up(self.problem, source, levels, self.k, self.scratch)
         self.put(table)
         return table

@@ -13,6 +13,7 @@ from apps.engine.criteria import (
 )
 from apps.engine.lattice import Lattice
 from apps.engine.loss import Metric, NodeClasses
+from apps.engine.search import kernels
 from apps.engine.search.classes import TableCache
 from apps.engine.search.problem import SearchProblem
 
@@ -58,8 +59,10 @@ class Evaluator:
         self.lattice = lattice
         self.criterion = criterion
         self.metric = metric
-        self.cache = cache or TableCache(problem)
         self.k = criterion.release_size
+        self.cache = cache or TableCache(problem, k=self.k)
+        if self.cache.k != self.k:
+            raise ValueError("the table cache summarizes classes under another k")
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
         #: Nodes suppressing more rows than this get ``value = inf`` (not computed): the
@@ -69,22 +72,32 @@ class Evaluator:
 
     def classes(self, index: int) -> NodeClasses:
         """The node's classes with the suppressed ones (size < k) marked."""
+        return self._classes(index)[0]
+
+    def _classes(self, index: int) -> tuple[NodeClasses, int]:
+        """The node's classes and its smallest released class size."""
         table = self.cache.table(self.lattice.node(index))
-        return NodeClasses(table.levels, table.columns, table.sizes, table.sizes < self.k)
+        summary = table.summary
+        counts = (
+            int(summary[kernels.SUPPRESSED_ROWS]),
+            int(summary[kernels.RELEASED]),
+            int(summary[kernels.RELEASED_SQUARES]),
+        )
+        node = NodeClasses(table.levels, table.columns, table.sizes, table.sizes < self.k, counts)
+        return node, int(summary[kernels.MIN_RELEASED])
 
     def facts_of(self, index: int) -> NodeFacts:
         hit = self.facts.get(index)
         if hit is not None:
             return hit
         self.evaluations += 1
-        node = self.classes(index)
-        released = node.sizes[~node.suppressed]
-        suppressed = int(node.sizes[node.suppressed].sum())
+        node, smallest = self._classes(index)
+        suppressed = node.suppressed_rows
         facts = NodeFacts(
             suppressed_rows=suppressed,
-            released_classes=len(released),
-            min_class_size=int(released.min()) if len(released) else 0,
-            released_rows=int(released.sum()),
+            released_classes=node.released_classes,
+            min_class_size=smallest,
+            released_rows=self.problem.rows - suppressed,
             value=(
                 self.metric.value(node)
                 if self.value_limit is None or suppressed <= self.value_limit

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
 from apps.engine.lattice import Lattice
 from apps.engine.loss import MetricName, prepare_metric
-from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeResult, better
 from apps.engine.search.problem import SearchProblem, lattice_tops
 
@@ -24,7 +23,7 @@ def exhaustive_search(
     """Evaluate every node (reference for tests): (optimum, all nodes in index order)."""
     prepared = prepare_metric(str(metric), problem)
     lattice = Lattice(lattice_tops(problem, max_levels))
-    ev = Evaluator(problem, lattice, criterion, prepared, TableCache(problem))
+    ev = Evaluator(problem, lattice, criterion, prepared)
     rank = lattice.tie_order()
     results = [ev.result(i, suppression_limit) for i in range(lattice.size)]
     best, best_value, best_rank = -1, math.inf, lattice.size

@@ -23,6 +23,8 @@ from apps.engine.errors import EngineInputError
 
 U32 = NDArray[np.uint32]
 I64 = NDArray[np.int64]
+#: Codes of a table, ``[d x rows]``: row ``j`` holds the codes of QI ``j``.
+Codes = NDArray[np.uint32]
 
 
 class LookupLike(Protocol):
@@ -74,19 +76,24 @@ class SearchProblem:
     """Compressed data + lookups + per-level marginal frequencies, ready for the search.
 
     ``frequencies[j][L][g]`` = rows whose QI ``j`` generalizes to code ``g`` at level ``L``
-    (over all ``rows``). ``upmaps[j][a][b]`` maps a generalized code of level ``a`` to its
+    (over all ``rows``). ``flat_maps[map_offsets[j, a, b] + code]`` maps a level-``a``
+    code of QI ``j`` to level ``b`` (all lookup arrays in one array for the compiled
+    roll-up; offset -2 where no such map exists). ``upmaps[j][a][b]`` maps a generalized code of level ``a`` to its
     code at level ``b >= a``; they exist only when every hierarchy is *consistent* (each
     generalized value has one parent), which is what makes classes merge when going up
     the lattice, so roll-up, predictive tagging and monotone bounds are valid.
     """
 
     quasi: tuple[str, ...]
-    codes: tuple[U32, ...]  # one column per QI, length = number of distinct tuples
+    codes: Codes  # [d x distinct tuples], row j = QI j
     counts: I64
     lookups: tuple[QuasiLookup, ...]
     rows: int
     frequencies: tuple[tuple[I64, ...], ...]
     upmaps: tuple[tuple[tuple[U32 | None, ...], ...], ...] | None
+    flat_maps: U32
+    map_offsets: I64  # [d x (H+1) x (H+1)], H = the greatest height
+    level_values: I64  # [d x (H+1)]: values_at(level) of QI j (0 above its height)
 
     @property
     def dimensions(self) -> int:
@@ -138,15 +145,18 @@ def build_problem(
     distinct (duplicates simply form the same class), but distinct is what makes it fast.
     """
     quasi_t = tuple(quasi)
-    cols = (
-        tuple(np.ascontiguousarray(codes[:, j], dtype=np.uint32) for j in range(codes.shape[1]))
-        if isinstance(codes, np.ndarray) and codes.ndim == 2
-        else tuple(np.ascontiguousarray(c, dtype=np.uint32) for c in codes)
-    )
     lks = tuple(_as_lookup(lk) for lk in lookups)
+    cnt = np.ascontiguousarray(counts, dtype=np.int64)
+    if isinstance(codes, np.ndarray) and codes.ndim == 2:
+        cols = np.ascontiguousarray(codes.T, dtype=np.uint32)
+    elif len(codes):
+        if len({len(c) for c in codes}) > 1:
+            raise EngineInputError("code columns differ in length")
+        cols = np.ascontiguousarray(np.stack([np.asarray(c) for c in codes]), dtype=np.uint32)
+    else:
+        cols = np.zeros((0, len(cnt)), dtype=np.uint32)
     if not (len(quasi_t) == len(cols) == len(lks)):
         raise EngineInputError("quasi-identifiers, code columns and hierarchies differ in number")
-    cnt = np.ascontiguousarray(counts, dtype=np.int64)
     for name, col, lk in zip(quasi_t, cols, lks, strict=True):
         if len(col) != len(cnt):
             raise EngineInputError(f"column {name!r}: {len(col)} codes for {len(cnt)} counts")
@@ -174,6 +184,10 @@ def build_problem(
             consistent = False
             break
         upmaps.append(table)
+    flat_maps, offsets = _flatten_maps(lks, tuple(upmaps) if consistent else None)
+    level_values = np.zeros(offsets.shape[:2], dtype=np.int64)
+    for j, lk in enumerate(lks):
+        level_values[j, : lk.height + 1] = [lk.values_at(level) for level in range(lk.height + 1)]
     return SearchProblem(
         quasi=quasi_t,
         codes=cols,
@@ -182,7 +196,33 @@ def build_problem(
         rows=int(cnt.sum()),
         frequencies=freqs,
         upmaps=tuple(upmaps) if consistent else None,
+        flat_maps=flat_maps,
+        map_offsets=offsets,
+        level_values=level_values,
     )
+
+
+def _flatten_maps(
+    lookups: tuple[QuasiLookup, ...],
+    upmaps: tuple[tuple[tuple[U32 | None, ...], ...], ...] | None,
+) -> tuple[U32, I64]:
+    """All level-to-level maps in one array (see :class:`SearchProblem`): from level 0
+    the lookup's ``maps[b]``, from higher levels the ``upmaps`` (consistent only)."""
+    height = max((lk.height for lk in lookups), default=0)
+    offsets = np.full((len(lookups), height + 1, height + 1), -2, dtype=np.int64)
+    parts: list[U32] = []
+    at = 0
+    for j, lk in enumerate(lookups):
+        for a in range(lk.height + 1):
+            for b in range(a + 1, lk.height + 1):
+                part = lk.maps[b] if a == 0 else (upmaps[j][a][b] if upmaps else None)
+                if part is None:
+                    continue
+                offsets[j, a, b] = at
+                parts.append(part)
+                at += len(part)
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    return np.ascontiguousarray(flat, dtype=np.uint32), offsets
 
 
 def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) -> SearchProblem:

@@ -1,0 +1,304 @@
+"""The compiled kernels of the search against plain-Python oracles.
+
+Grouping is checked on all three of its paths (direct addressing, hash of the mixed-radix
+key, hash of the code tuple when the key exceeds 62 bits), with one scratch array reused
+across calls as the search does; lattice tagging against the level-matrix masks; the
+metric bounds against the formulas they stand for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apps.engine.lattice import Lattice
+from apps.engine.loss import prepare_metric
+from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
+from apps.engine.search import kernels
+from apps.engine.search.classes import Scratch, TableCache, base_table, roll_up
+from tests.engine.test_search_properties import problems
+
+
+def _oracle(codes: np.ndarray, sizes: np.ndarray, maps: list[np.ndarray | None]) -> Counter:
+    """Group sizes keyed by mapped code tuple, with plain Python."""
+    out: Counter = Counter()
+    for i in range(codes.shape[1]):
+        key = tuple(
+            int(codes[j, i]) if maps[j] is None else int(maps[j][codes[j, i]])
+            for j in range(codes.shape[0])
+        )
+        out[key] += int(sizes[i])
+    return out
+
+
+def _group(
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    maps: list[np.ndarray | None],
+    radix: list[int],
+    k: int,
+    scratch: Scratch,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    parts, offsets, at = [], [], 0
+    for m in maps:
+        if m is None:
+            offsets.append(-1)
+        else:
+            offsets.append(at)
+            parts.append(m.astype(np.uint32))
+            at += len(m)
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    work, epoch = scratch.take(codes.shape[1])
+    return kernels.roll_up_group(
+        np.ascontiguousarray(codes, dtype=np.uint32),
+        sizes.astype(np.int64),
+        flat,
+        np.array(offsets, dtype=np.int64),
+        np.array(radix, dtype=np.int64),
+        k,
+        work,
+        epoch,
+    )
+
+
+def _check(
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    maps: list[np.ndarray | None],
+    radix: list[int],
+    k: int,
+    scratch: Scratch,
+) -> None:
+    out, out_sizes, summary = _group(codes, sizes, maps, radix, k, scratch)
+    expected = _oracle(codes, sizes, maps)
+    got = Counter(
+        {tuple(int(c) for c in out[:, g]): int(out_sizes[g]) for g in range(out.shape[1])}
+    )
+    assert len(got) == out.shape[1]  # no tuple twice
+    assert got == expected
+    released = [s for s in expected.values() if s >= k]
+    assert summary[kernels.CLASSES] == len(expected)
+    assert summary[kernels.RELEASED] == len(released)
+    assert summary[kernels.SUPPRESSED_ROWS] == sum(s for s in expected.values() if s < k)
+    assert summary[kernels.MIN_RELEASED] == (min(released) if released else 0)
+    assert summary[kernels.RELEASED_SQUARES] == sum(s * s for s in released)
+    # groups come in the order of their first source row
+    firsts = []
+    for key in (tuple(int(c) for c in out[:, g]) for g in range(out.shape[1])):
+        firsts.append(
+            next(
+                i
+                for i in range(codes.shape[1])
+                if tuple(
+                    int(codes[j, i]) if maps[j] is None else int(maps[j][codes[j, i]])
+                    for j in range(codes.shape[0])
+                )
+                == key
+            )
+        )
+    assert firsts == sorted(firsts)
+
+
+@st.composite
+def tables(draw: Any, wide: bool) -> tuple[np.ndarray, np.ndarray, list, list[int], int]:
+    d = draw(st.integers(1, 6 if wide else 4))
+    m = draw(st.integers(0, 300))
+    domain = [draw(st.integers(1, 1 << 14 if wide else 12)) for _ in range(d)]
+    codes = np.array(
+        [[draw(st.integers(0, domain[j] - 1)) if m else 0 for _ in range(m)] for j in range(d)],
+        dtype=np.uint32,
+    ).reshape(d, m)
+    if m and not wide:  # repeat some rows so that groups merge
+        codes[:, : m // 2] = codes[:, m - m // 2 :][:, : m // 2]
+    sizes = np.array([draw(st.integers(1, 9)) for _ in range(m)], dtype=np.int64)
+    maps: list[np.ndarray | None] = []
+    radix = []
+    for j in range(d):
+        if draw(st.booleans()):
+            maps.append(None)
+            radix.append(domain[j])
+        else:
+            width = draw(st.integers(1, domain[j]))
+            maps.append(
+                np.array([draw(st.integers(0, width - 1)) for _ in range(domain[j])])
+                if domain[j] <= 64
+                else np.arange(domain[j]) % width
+            )
+            radix.append(width)
+    return codes, sizes, maps, radix, draw(st.integers(1, 6))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(wide=False))
+def test_grouping_matches_the_oracle_on_small_key_ranges(case: Any) -> None:
+    _check(*case, Scratch())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(wide=True))
+def test_grouping_matches_the_oracle_on_wide_key_ranges(case: Any) -> None:
+    _check(*case, Scratch())
+
+
+def test_each_grouping_path_and_a_reused_scratch() -> None:
+    rng = np.random.default_rng(3)
+    scratch = Scratch()  # shared: stale entries of earlier calls must be ignored
+    m = 2_000
+    # direct addressing: span 6 * 7 = 42
+    dense = rng.integers(0, 6, (2, m)).astype(np.uint32)
+    dense[1] %= 7
+    # hashed key: span 1000**2 > 4 m
+    hashed = rng.integers(0, 1000, (2, m)).astype(np.uint32)
+    # code tuple: five columns of 2**13 values, span 2**65 > 2**62
+    wide = rng.integers(0, 50, (5, m)).astype(np.uint32)
+    wide[:, m // 2 :] = wide[:, : m // 2]
+    sizes = rng.integers(1, 5, m)
+    assert kernels._span(np.array([1 << 13] * 5, dtype=np.int64)) == -1
+    for _ in range(3):
+        _check(dense, sizes, [None, None], [6, 7], 3, scratch)
+        _check(hashed, sizes, [None, None], [1000, 1000], 2, scratch)
+        _check(wide, sizes, [None] * 5, [1 << 13] * 5, 4, scratch)
+        _check(hashed, sizes, [None, np.arange(1000) // 100], [1000, 10], 5, scratch)
+
+
+def test_scratch_epochs_wrap_around() -> None:
+    scratch = Scratch()
+    codes = np.array([[0, 1, 0, 1]], dtype=np.uint32)
+    sizes = np.array([1, 2, 3, 4])
+    _check(codes, sizes, [None], [2], 1, scratch)
+    scratch._epoch = (1 << 31) - 2
+    for _ in range(4):  # crosses the limit: the array is renewed, epochs restart at 1
+        _check(codes, sizes, [None], [2], 1, scratch)
+    assert scratch._epoch < 10
+
+
+def test_roll_up_refuses_lower_levels() -> None:
+    from tests.engine.test_loss import make_problem
+
+    problem = make_problem(
+        [["a", "x"], ["b", "y"]],
+        {"q0": [["a", "ab", "*"], ["b", "ab", "*"]], "q1": [["x", "*"], ["y", "*"]]},
+    )
+    top = roll_up(problem, base_table(problem), (2, 1))
+    with pytest.raises(ValueError, match="lower level"):
+        roll_up(problem, top, (1, 1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4), st.data())
+def test_raise_up_and_down_cover_the_up_set_and_down_set(tops: list[int], data: Any) -> None:
+    lattice = Lattice(tops)
+    idx = data.draw(st.integers(0, lattice.size - 1))
+    node = lattice.levels[idx]
+    t = np.asarray(lattice.tops, dtype=np.int64)
+    strides = np.asarray(lattice.strides, dtype=np.int64)
+    status = np.array(
+        data.draw(st.lists(st.integers(0, 2), min_size=lattice.size, max_size=lattice.size)),
+        dtype=np.int8,
+    )
+    lifted = np.zeros((2, lattice.size))
+    up, down = lattice.generalizations_mask(idx), lattice.specializations_mask(idx)
+    expected = status.copy()
+    expected[up & (status == 0)] = 1
+    kernels.raise_up(node, t, strides, status, 0, 1, lifted, np.array([2.5, -1.0]))
+    assert np.array_equal(status, expected)
+    assert np.array_equal(lifted[0], np.where(up, 2.5, 0.0))
+    assert np.array_equal(lifted[1], np.zeros(lattice.size))  # -1 < 0: no rise
+    at_least = np.arange(lattice.size, dtype=np.int64)
+    kernels.raise_down(node, strides, status, 2, at_least, 5)
+    expected[down] = 2
+    assert np.array_equal(status, expected)
+    assert np.array_equal(
+        at_least, np.where(down, np.maximum(np.arange(lattice.size), 5), np.arange(lattice.size))
+    )
+
+
+def test_smallest_below_and_climb_chain() -> None:
+    lattice = Lattice([1, 2, 1])
+    cached = np.array([[0, 1, 0], [1, 1, 1], [0, 0, 0], [0, 2, 1]], dtype=np.int16)
+    classes = np.array([30, 5, 99, 7])
+    assert kernels.smallest_below(cached, classes, np.array([1, 2, 1], dtype=np.int16)) == 1
+    assert kernels.smallest_below(cached, classes, np.array([0, 2, 1], dtype=np.int16)) == 3
+    assert kernels.smallest_below(cached, classes, np.array([0, 1, 1], dtype=np.int16)) == 0
+    assert (
+        kernels.smallest_below(cached[1:2], classes[1:2], np.array([0, 2, 1], dtype=np.int16)) == -1
+    )
+    status = np.zeros(lattice.size, dtype=np.int8)
+    at_least = np.zeros(lattice.size, dtype=np.int64)
+    keys = np.zeros(lattice.size)
+    t = np.asarray(lattice.tops, dtype=np.int64)
+    s = np.asarray(lattice.strides, dtype=np.int64)
+    # all equal: the first QI first, up to the top
+    chain = kernels.climb_chain(0, lattice.levels, t, s, status, 0, at_least, keys)
+    assert [lattice.node(int(i)) for i in chain] == [
+        (0, 0, 0),
+        (1, 0, 0),
+        (1, 1, 0),
+        (1, 2, 0),
+        (1, 2, 1),
+    ]
+    # most rows known suppressed first, then the least key; known nodes end the chain
+    at_least[lattice.index((0, 1, 0))] = 9
+    keys[lattice.index((0, 0, 1))] = -1.0
+    status[lattice.index((0, 2, 0))] = 1
+    status[lattice.index((1, 1, 0))] = 1
+    chain = kernels.climb_chain(0, lattice.levels, t, s, status, 0, at_least, keys)
+    assert [lattice.node(int(i)) for i in chain] == [
+        (0, 0, 0),
+        (0, 1, 0),
+        (0, 1, 1),
+        (1, 1, 1),
+        (1, 2, 1),
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.integers(1, 4), st.data())
+def test_metric_bound_kernels_match_their_formulas(problem: Any, k: int, data: Any) -> None:
+    lattice = Lattice(problem.heights)
+    idx = data.draw(st.integers(0, lattice.size - 1))
+    levels = lattice.node(idx)
+    s = data.draw(st.integers(0, problem.rows))
+    loss = prepare_metric("loss", problem)
+    expected = geometric_mean_loss(
+        [
+            loss_of_dimension(
+                loss.weighted[j][lv] + s * loss.penalty[j][lv], problem.rows, lk.domain_size
+            )
+            for j, (lk, lv) in enumerate(zip(problem.lookups, levels, strict=True))
+        ]
+    )
+    assert loss.suppression_bound(levels, s, k) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    entropy = prepare_metric("entropy", problem)
+    arr = np.asarray([levels], dtype=np.int16)
+    vector = (
+        float(entropy.suppression_bounds(arr, np.array([s]), k)[0])
+        if s
+        else float(entropy.lower_bounds(arr)[0])
+    )
+    assert entropy.suppression_bound(levels, s, k) == pytest.approx(vector, rel=1e-12, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.integers(1, 4))
+def test_cached_roll_ups_equal_roll_ups_from_the_bottom(problem: Any, k: int) -> None:
+    """Whatever the cache hands as a source (hubs included), classes are the bottom's."""
+    lattice = Lattice(problem.heights)
+    cache = TableCache(problem, k=k)
+    base = base_table(problem, k)
+    for idx in np.random.default_rng(0).permutation(lattice.size)[:30]:
+        levels = lattice.node(int(idx))
+        got = cache.table(levels)
+        want = roll_up(problem, base, levels, k)
+        key = lambda t: Counter(  # noqa: E731
+            {tuple(int(c) for c in t.columns[:, g]): int(t.sizes[g]) for g in range(t.classes)}
+        )
+        assert key(got) == key(want)
+        assert np.array_equal(got.summary, want.summary)
+        assert math.isclose(float(got.sizes.sum()), float(problem.rows))
