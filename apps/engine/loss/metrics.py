@@ -88,6 +88,8 @@ class Metric(ABC):
     #: the element-wise maximum over its evaluated specializations (and the bottom node,
     #: :meth:`lift_base`) and turns it into a bound with :meth:`lifted_bound`.
     lift_width: int = 0
+    #: True when :meth:`value` reads the classes' codes (``NodeClasses.columns``).
+    reads_codes: bool = False
 
     def __init__(self, problem: SearchProblem) -> None:
         self.problem = problem
@@ -163,6 +165,7 @@ class LossMetric(Metric):
 
     name: MetricName = "loss"
     exact_bound = True
+    reads_codes = True
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
@@ -253,6 +256,7 @@ class EntropyMetric(Metric):
 
     name: MetricName = "entropy"
     exact_bound = True
+    reads_codes = True
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from apps.engine.criteria import (
     Criterion,
     StrictAverageRisk,
@@ -44,6 +46,10 @@ class NodeFacts:
     lift: tuple[float, ...]  # what it hands up to its generalizations (Metric.lift)
 
 
+_NO_CODES = np.zeros((0, 0), dtype=np.uint32)
+_NO_MASK = np.zeros(0, dtype=bool)
+
+
 class Evaluator:
     """Evaluates nodes of one problem under one criterion and metric, memoizing facts."""
 
@@ -72,10 +78,11 @@ class Evaluator:
 
     def classes(self, index: int) -> NodeClasses:
         """The node's classes with the suppressed ones (size < k) marked."""
-        return self._classes(index)[0]
+        return self._classes(index, full=True)[0]
 
-    def _classes(self, index: int) -> tuple[NodeClasses, int]:
-        """The node's classes and its smallest released class size."""
+    def _classes(self, index: int, full: bool = False) -> tuple[NodeClasses, int]:
+        """The node's classes and its smallest released class size; codes and the
+        suppressed mask only when ``full`` or the metric reads them."""
         table = self.cache.table(self.lattice.node(index))
         summary = table.summary
         counts = (
@@ -83,7 +90,13 @@ class Evaluator:
             int(summary[kernels.RELEASED]),
             int(summary[kernels.RELEASED_SQUARES]),
         )
-        node = NodeClasses(table.levels, table.columns, table.sizes, table.sizes < self.k, counts)
+        # Codes and the suppressed mask only for metrics that read them (codes may
+        # still be pending); the others work from the summary's counts.
+        if full or self.metric.reads_codes:
+            codes, mask = table.columns, table.sizes < self.k
+        else:
+            codes, mask = _NO_CODES, _NO_MASK
+        node = NodeClasses(table.levels, codes, table.sizes, mask, counts)
         return node, int(summary[kernels.MIN_RELEASED])
 
     def facts_of(self, index: int) -> NodeFacts:
