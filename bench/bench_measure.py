@@ -17,13 +17,14 @@ import argparse
 import datetime as dt
 import json
 import platform
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bench_search import peak_mib  # (bench/ is on sys.path: run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "arx" / "adult.csv"
@@ -38,19 +39,6 @@ TARGETS = {"adult": 0.040, "synthetic 3M": 0.5}
 
 
 # --------------------------------------------------------------------------- data
-
-
-def peak_mib() -> float:
-    """This process's peak resident memory: VmHWM (ru_maxrss survives exec on Linux, so
-    a worker would report the peak of the process that generated the data)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def generate(rows: int, directory: Path, seed: int = 20240601) -> tuple[Path, Path]:

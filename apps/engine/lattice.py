@@ -11,6 +11,7 @@ makes up-set/down-set masks a single vectorized comparison.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,13 +50,22 @@ class Lattice:
             levels[:, j] = (index // s) % r
         self.levels: NDArray[np.int16] = levels
         self.total: NDArray[np.int64] = levels.sum(axis=1, dtype=np.int64)
-        # at_most[j][v] = nodes whose level j is <= v (at_least likewise): an up-set or
-        # down-set mask is then d boolean ANDs instead of a [size x d] comparison.
-        self._at_most = tuple(
-            np.stack([levels[:, j] <= v for v in range(t + 1)]) for j, t in enumerate(self.tops)
+
+    # at_most[j][v] = nodes whose level j is <= v (at_least likewise): an up-set or
+    # down-set mask is then d boolean ANDs instead of a [size x d] comparison. Built on
+    # first use: the search walks up-sets and down-sets as boxes (search/kernels.py).
+    @cached_property
+    def _at_most(self) -> tuple[NDArray[np.bool_], ...]:
+        return tuple(
+            np.stack([self.levels[:, j] <= v for v in range(t + 1)])
+            for j, t in enumerate(self.tops)
         )
-        self._at_least = tuple(
-            np.stack([levels[:, j] >= v for v in range(t + 1)]) for j, t in enumerate(self.tops)
+
+    @cached_property
+    def _at_least(self) -> tuple[NDArray[np.bool_], ...]:
+        return tuple(
+            np.stack([self.levels[:, j] >= v for v in range(t + 1)])
+            for j, t in enumerate(self.tops)
         )
 
     @property
