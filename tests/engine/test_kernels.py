@@ -22,7 +22,7 @@ from apps.engine.loss import prepare_metric
 from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
 from apps.engine.search.classes import Scratch, TableCache, base_table, roll_up
-from tests.engine.test_search_properties import problems
+from tests.engine.test_search_properties import problems, raw_problems
 
 
 def _oracle(codes: np.ndarray, sizes: np.ndarray, maps: list[np.ndarray | None]) -> Counter:
@@ -219,16 +219,18 @@ def test_raise_up_and_down_cover_the_up_set_and_down_set(tops: list[int], data: 
     )
 
 
-def test_smallest_below_and_climb_chain() -> None:
+def test_store_lookup_and_climb_chain() -> None:
     lattice = Lattice([1, 2, 1])
-    cached = np.array([[0, 1, 0], [1, 1, 1], [0, 0, 0], [0, 2, 1]], dtype=np.int16)
-    classes = np.array([30, 5, 99, 7])
-    assert kernels.smallest_below(cached, classes, np.array([1, 2, 1], dtype=np.int16)) == 1
-    assert kernels.smallest_below(cached, classes, np.array([0, 2, 1], dtype=np.int16)) == 3
-    assert kernels.smallest_below(cached, classes, np.array([0, 1, 1], dtype=np.int16)) == 0
-    assert (
-        kernels.smallest_below(cached[1:2], classes[1:2], np.array([0, 2, 1], dtype=np.int16)) == -1
-    )
+    # store slots: levels, then start, count (classes), sequence; slot 4 is empty
+    meta = np.zeros((5, 6), dtype=np.int64)
+    meta[:, :3] = [[0, 1, 0], [1, 1, 1], [0, 0, 0], [0, 2, 1], [-1, 0, 0]]
+    meta[:, 3 + kernels.COUNT] = [30, 5, 99, 7, 1]
+    node = lambda *v: np.array(v, dtype=np.int16)  # noqa: E731
+    assert kernels._lookup(meta, 5, node(1, 2, 1)) == (-1, 1)  # fewest classes below
+    assert kernels._lookup(meta, 5, node(0, 2, 1)) == (3, 3)  # the node itself
+    assert kernels._lookup(meta, 5, node(0, 1, 1)) == (-1, 0)
+    assert kernels._lookup(meta[1:2], 1, node(0, 2, 1)) == (-1, -1)
+    assert kernels._lookup(meta, 1, node(1, 2, 1)) == (-1, 0)  # only slots below ``high``
     status = np.zeros(lattice.size, dtype=np.int8)
     at_least = np.zeros(lattice.size, dtype=np.int64)
     keys = np.zeros(lattice.size)
@@ -302,3 +304,82 @@ def test_cached_roll_ups_equal_roll_ups_from_the_bottom(problem: Any, k: int) ->
         assert key(got) == key(want)
         assert np.array_equal(got.summary, want.summary)
         assert math.isclose(float(got.sizes.sum()), float(problem.rows))
+
+
+def _grouped(columns: np.ndarray, sizes: np.ndarray) -> Counter:
+    return Counter({tuple(int(c) for c in columns[:, g]): int(sizes[g]) for g in range(len(sizes))})
+
+
+def _check_store(cache: TableCache, problem: Any, k: int) -> None:
+    """Invariants of the store: live tables lie in the ring, never overlap, and hold the
+    classes and summary of their node rolled up from the bottom."""
+    d = problem.dimensions
+    meta, high = cache._meta, int(cache._state[kernels.HIGH])
+    live = [s for s in range(high) if meta[s, 0] >= 0]
+    spans = sorted((int(meta[s, d + kernels.START]), int(meta[s, d + kernels.COUNT])) for s in live)
+    for (a, n), (b, _) in zip(spans, spans[1:], strict=False):
+        assert a + n <= b
+    assert all(cache._base <= a and a + n <= len(cache._sizes) for a, n in spans)
+    base = base_table(problem, k)
+    for s in live:
+        levels = tuple(int(v) for v in meta[s, :d])
+        want = roll_up(problem, base, levels, k)
+        codes, sizes = cache.view(int(meta[s, d + kernels.START]), int(meta[s, d + kernels.COUNT]))
+        assert _grouped(codes, sizes) == _grouped(want.columns, want.sizes)
+        assert np.array_equal(cache._summaries[s], want.summary)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(), raw_problems()), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_the_store_under_eviction_hands_the_bottoms_classes(
+    problem: Any, k: int, seed: int
+) -> None:
+    """The smallest store (a ring of four bottom tables) evicts and moves tables all the
+    time; every fetch still gives the classes and summary of a roll-up from the bottom
+    (inconsistent hierarchies: nothing cached, every node from the bottom)."""
+    lattice = Lattice(problem.heights)
+    cache = TableCache(problem, max_bytes=1, k=k)
+    base = base_table(problem, k)
+    rng = np.random.default_rng(seed)
+    for idx in rng.integers(0, lattice.size, 3 * min(lattice.size, 30)):
+        want = roll_up(problem, base, lattice.node(int(idx)), k)
+        where, count = cache.fetch(lattice.levels[int(idx)])
+        codes, sizes = cache.view(where, count)
+        assert _grouped(codes, sizes) == _grouped(want.columns, want.sizes)
+        assert np.array_equal(cache.summary, want.summary)
+    _check_store(cache, problem, k)
+    if not problem.consistent:
+        assert cache._state[kernels.HIGH] == 0
+
+
+def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
+    """Three QIs of 12 values with 4 levels each (64 nodes), every combination of values
+    once (1,728 tuples); a ring of four bottom tables. Fetching every node in a random
+    order, twice, wraps the ring: tables are evicted, and sources the head is about to
+    reach are moved (more stores than nodes); the invariants hold throughout."""
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    values = 12
+    maps = (np.arange(values), np.arange(values) // 2, np.arange(values) // 4, np.zeros(values))
+    lookups = [
+        QuasiLookup(
+            q,
+            tuple(m.astype(np.uint32) for m in maps),
+            tuple(np.bincount(m.astype(np.int64)).astype(np.int64) for m in maps),
+            values,
+        )
+        for q in ("a", "b", "c")
+    ]
+    grid = np.array(np.meshgrid(*[np.arange(values)] * 3, indexing="ij")).reshape(3, -1)
+    problem = build_problem(["a", "b", "c"], list(grid), np.ones(grid.shape[1]), lookups)
+    lattice = Lattice(problem.heights)
+    cache = TableCache(problem, max_bytes=1, k=2)
+    order = np.random.default_rng(1).permutation(lattice.size)
+    for idx in [*order, *order]:
+        cache.fetch(lattice.levels[int(idx)])
+        _check_store(cache, problem, 2)
+    stored = int(cache._state[kernels.NEXT_SEQ])
+    live = int((cache._meta[: int(cache._state[kernels.HIGH]), 0] >= 0).sum())
+    assert live < lattice.size - 1  # evicted (the bottom is not stored)
+    assert stored > lattice.size - 1  # evicted nodes stored again
+    assert cache._state[kernels.MOVES] > 0  # used sources moved ahead of the head

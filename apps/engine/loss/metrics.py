@@ -38,7 +38,7 @@ from apps.engine.loss.formulas import (
 )
 
 if TYPE_CHECKING:
-    from apps.engine.search.problem import I64, U32, SearchProblem
+    from apps.engine.search.problem import I64, U32, Codes, SearchProblem
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,7 +49,7 @@ class NodeClasses:
     roll-up already summed them; otherwise they are computed from ``sizes``."""
 
     levels: tuple[int, ...]
-    columns: Sequence[U32] | NDArray[np.uint32]
+    columns: Sequence[U32] | Codes
     sizes: I64
     suppressed: NDArray[np.bool_]
     counts: tuple[int, int, int] | None = None

@@ -46,7 +46,6 @@ class NodeFacts:
     lift: tuple[float, ...]  # what it hands up to its generalizations (Metric.lift)
 
 
-_NO_CODES = np.zeros((0, 0), dtype=np.uint32)
 _NO_MASK = np.zeros(0, dtype=bool)
 
 
@@ -77,26 +76,28 @@ class Evaluator:
         self.value_limit: int | None = None
 
     def classes(self, index: int) -> NodeClasses:
-        """The node's classes with the suppressed ones (size < k) marked."""
-        return self._classes(index, full=True)[0]
+        """The node's classes with the suppressed ones (size < k) marked (copies)."""
+        node, _ = self._classes(index, full=True)
+        codes = np.array(node.columns)  # a copy: the view is valid until the next fetch
+        return NodeClasses(node.levels, codes, node.sizes.copy(), node.suppressed, node.counts)
 
     def _classes(self, index: int, full: bool = False) -> tuple[NodeClasses, int]:
-        """The node's classes and its smallest released class size; codes and the
-        suppressed mask only when ``full`` or the metric reads them."""
-        table = self.cache.table(self.lattice.node(index))
-        summary = table.summary
+        """The node's classes (views into the table cache, valid until its next fetch)
+        and its smallest released class size; codes and the suppressed mask only when
+        ``full`` or the metric reads them."""
+        cache = self.cache
+        where, count = cache.fetch(self.lattice.levels[index])
+        summary = cache.summary
         counts = (
             int(summary[kernels.SUPPRESSED_ROWS]),
             int(summary[kernels.RELEASED]),
             int(summary[kernels.RELEASED_SQUARES]),
         )
-        # Codes and the suppressed mask only for metrics that read them (codes may
-        # still be pending); the others work from the summary's counts.
-        if full or self.metric.reads_codes:
-            codes, mask = table.columns, table.sizes < self.k
-        else:
-            codes, mask = _NO_CODES, _NO_MASK
-        node = NodeClasses(table.levels, codes, table.sizes, mask, counts)
+        codes, sizes = cache.view(where, count)
+        # The suppressed mask only for metrics that read codes; the others work from
+        # the summary's counts.
+        mask = sizes < self.k if full or self.metric.reads_codes else _NO_MASK
+        node = NodeClasses(self.lattice.node(index), codes, sizes, mask, counts)
         return node, int(summary[kernels.MIN_RELEASED])
 
     def facts_of(self, index: int) -> NodeFacts:

@@ -16,7 +16,9 @@ each is one pass:
   class sizes).
 * :func:`raise_up` / :func:`raise_down` visit the up-set / down-set of a node as a box
   of the mixed-radix lattice numbering (no scan of the whole lattice).
-* :func:`smallest_below` picks the cached node below a node with the fewest classes.
+* :func:`fetch` keeps the class tables of evaluated nodes in one arena (a ring) and
+  hands a node's classes, rolled up from the cached node below it with the fewest
+  classes.
 
 Every function is checked against a plain-Python oracle in
 ``tests/engine/test_kernels.py``; compiled code is cached on disk (``cache=True``), so
@@ -25,19 +27,23 @@ only the first process after an install pays for compilation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from apps.engine.search.problem import Codes
+
 #: Summary slots returned by :func:`roll_up_group`.
 CLASSES, RELEASED, SUPPRESSED_ROWS, MIN_RELEASED, RELEASED_SQUARES = range(5)
+#: Number of summary slots.
+SUMMARY = 5
 _KEY_LIMIT = np.int64(1) << np.int64(62)
 
 
 @njit(cache=True, nogil=True)
-def _code(
-    src: NDArray[np.uint32], flat: NDArray[np.uint32], off: np.int64, j: int, i: int
-) -> np.int64:
+def _code(src: Codes, flat: NDArray[np.uint32], off: np.int64, j: int, i: int) -> np.int64:
     if off < 0:
         return np.int64(src[j, i])
     return np.int64(flat[off + np.int64(src[j, i])])
@@ -84,7 +90,7 @@ def _table_size(m: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _groups_by_key(
-    src: NDArray[np.uint32],
+    src: Codes,
     sizes: NDArray[np.int64],
     flat: NDArray[np.uint32],
     offsets: NDArray[np.int64],
@@ -160,7 +166,7 @@ def _log2(size: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _groups_by_tuple(
-    src: NDArray[np.uint32],
+    src: Codes,
     sizes: NDArray[np.int64],
     flat: NDArray[np.uint32],
     offsets: NDArray[np.int64],
@@ -211,7 +217,7 @@ def _groups_by_tuple(
 
 @njit(cache=True, nogil=True)
 def roll_up_group(
-    src: NDArray[np.uint32],
+    src: Codes,
     sizes: NDArray[np.int64],
     flat: NDArray[np.uint32],
     offsets: NDArray[np.int64],
@@ -219,7 +225,7 @@ def roll_up_group(
     k: int,
     scratch: NDArray[np.int64],
     epoch: int,
-) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.int64]]:
+) -> tuple[Codes, NDArray[np.int64], NDArray[np.int64]]:
     """Classes of a node from the classes ``src`` (``[d x m]`` codes, ``sizes``) of a
     less general node: column ``j`` maps through ``flat[offsets[j] + code]`` (or stays
     when ``offsets[j] < 0``); ``radix[j]`` = values of QI ``j`` at the node's level.
@@ -239,7 +245,7 @@ def roll_up_group(
     else:
         count = _groups_by_tuple(src, sizes, flat, offsets, first, grouped, scratch, e)
     out_sizes = grouped[:count].copy()
-    out = np.empty((d, count), dtype=np.uint32)
+    out = np.empty((d, count), dtype=src.dtype)
     for j in range(d):
         off = offsets[j]
         if off < 0:
@@ -248,7 +254,7 @@ def roll_up_group(
         else:
             for g in range(count):
                 out[j, g] = flat[off + np.int64(src[j, first[g]])]
-    summary = np.zeros(5, dtype=np.int64)
+    summary = np.zeros(SUMMARY, dtype=np.int64)
     summary[CLASSES] = count
     least = np.int64(-1)
     for g in range(count):
@@ -266,7 +272,7 @@ def roll_up_group(
 
 @njit(cache=True, nogil=True)
 def roll_up_levels(
-    src: NDArray[np.uint32],
+    src: Codes,
     sizes: NDArray[np.int64],
     source: NDArray[np.int64],
     target: NDArray[np.int64],
@@ -276,7 +282,7 @@ def roll_up_levels(
     k: int,
     scratch: NDArray[np.int64],
     epoch: int,
-) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.int64]]:
+) -> tuple[Codes, NDArray[np.int64], NDArray[np.int64]]:
     """:func:`roll_up_group` from the classes of node ``source`` to node ``target``
     (levels), with the problem's ``flat`` maps, ``map_offsets`` and ``level_values``
     (:class:`SearchProblem`)."""
@@ -367,25 +373,6 @@ def raise_down(
 
 
 @njit(cache=True, nogil=True)
-def smallest_below(
-    cached: NDArray[np.int16], classes: NDArray[np.int64], node: NDArray[np.int16]
-) -> int:
-    """Row of ``cached`` (levels of cached nodes, ``[slots x d]``) that is ``<= node``
-    with the fewest ``classes``; -1 when none is."""
-    slots, d = cached.shape
-    best = -1
-    for s in range(slots):
-        below = True
-        for j in range(d):
-            if cached[s, j] > node[j]:
-                below = False
-                break
-        if below and (best < 0 or classes[s] < classes[best]):
-            best = s
-    return best
-
-
-@njit(cache=True, nogil=True)
 def climb_chain(
     start: int,
     levels: NDArray[np.int16],
@@ -420,3 +407,300 @@ def climb_chain(
         chain[n] = best
         n += 1
         cur = best
+
+
+# --- The table store: cached class tables in one arena (classes.TableCache) ----------
+#
+# ``sizes`` [capacity] holds the class sizes of the bottom node in [0, base) and of cached
+# tables in a ring over [base, capacity); ``codes`` [d * capacity] their codes, a table
+# at position ``p`` with ``c`` classes as a ``[d x c]`` block at ``d * p`` (contiguous,
+# so the compiled loops see C-ordered arrays). A new table goes
+# at the ring's head and evicts the tables it overlaps (oldest first out). ``meta`` has
+# one row per slot: the node's levels (level -1 of QI 0: empty slot), then START, COUNT
+# and SEQ (allocation order); ``summaries`` the slot's summary. ``state`` holds the ring's
+# HEAD, the slots in use (HIGH), the next SEQ, the scratch EPOCH and the MOVES of used
+# tables to the head. Nothing is allocated
+# per call: classes are grouped into ``stage`` / ``grouped`` and copied into the ring.
+
+#: Columns of ``meta`` after the levels, and slots of ``state``.
+START, COUNT, SEQ = range(3)
+HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES = range(5)
+
+
+@njit(cache=True, nogil=True)
+def _lookup(meta: NDArray[np.int64], high: int, target: NDArray[Any]) -> tuple[int, int]:
+    """(slot holding ``target`` or -1, slot of a node ``<= target`` with the fewest
+    classes or -1)."""
+    d = len(target)
+    best = -1
+    for s in range(high):
+        if meta[s, 0] < 0:
+            continue
+        below = True
+        equal = True
+        for j in range(d):
+            v = meta[s, j]
+            if v > target[j]:
+                below = False
+                break
+            if v != target[j]:
+                equal = False
+        if below:
+            if equal:
+                return s, s
+            if best < 0 or meta[s, d + COUNT] < meta[best, d + COUNT]:
+                best = s
+    return -1, best
+
+
+@njit(cache=True, nogil=True)
+def _roll_into_stage(
+    codes: Codes,
+    sizes: NDArray[np.int64],
+    start: int,
+    m: int,
+    source: NDArray[np.int64],
+    target: NDArray[Any],
+    flat: NDArray[np.uint32],
+    map_offsets: NDArray[np.int64],
+    level_values: NDArray[np.int64],
+    k: int,
+    scratch: NDArray[np.int64],
+    state: NDArray[np.int64],
+    first: NDArray[np.int64],
+    grouped: NDArray[np.int64],
+    stage: Codes,
+    summary: NDArray[np.int64],
+) -> int:
+    """Group columns [start, start + m) of the arena (node ``source``) into node
+    ``target``: codes into ``stage``, sizes into ``grouped``, ``summary`` filled; returns
+    the number of classes."""
+    d = len(target)
+    offsets = np.empty(d, dtype=np.int64)
+    radix = np.empty(d, dtype=np.int64)
+    for j in range(d):
+        a, b = source[j], target[j]
+        offsets[j] = -1 if a == b else map_offsets[j, a, b]
+        radix[j] = level_values[j, b]
+    state[EPOCH] += 1
+    if state[EPOCH] >= np.int64(1) << np.int64(31):
+        scratch[:] = 0
+        state[EPOCH] = 1
+    src = codes[d * start : d * (start + m)].reshape((d, m))
+    src_sizes = sizes[start : start + m]
+    span = _span(radix)
+    if span >= 0:
+        count = _groups_by_key(
+            src, src_sizes, flat, offsets, radix, span, first, grouped, scratch, state[EPOCH]
+        )
+    else:
+        count = _groups_by_tuple(
+            src, src_sizes, flat, offsets, first, grouped, scratch, state[EPOCH]
+        )
+    for j in range(d):
+        off = offsets[j]
+        if off < 0:
+            for g in range(count):
+                stage[j, g] = src[j, first[g]]
+        else:
+            for g in range(count):
+                stage[j, g] = flat[off + np.int64(src[j, first[g]])]
+    summary[:] = 0
+    summary[CLASSES] = count
+    least = np.int64(-1)
+    for g in range(count):
+        s = grouped[g]
+        if s < k:
+            summary[SUPPRESSED_ROWS] += s
+        else:
+            summary[RELEASED] += 1
+            summary[RELEASED_SQUARES] += s * s
+            if least < 0 or s < least:
+                least = s
+    summary[MIN_RELEASED] = max(least, np.int64(0))
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _store(
+    codes: Codes,
+    sizes: NDArray[np.int64],
+    meta: NDArray[np.int64],
+    summaries: NDArray[np.int64],
+    state: NDArray[np.int64],
+    base: int,
+    target: NDArray[Any],
+    stage: Codes,
+    grouped: NDArray[np.int64],
+    count: int,
+    summary: NDArray[np.int64],
+) -> int:
+    """Copy the staged table into the ring (evicting what it overlaps); its slot, or -1
+    when it is empty or larger than a quarter of the ring (not cached)."""
+    d = len(target)
+    capacity = len(sizes)
+    if count == 0 or count > (capacity - base) // 4:
+        return -1
+    lo = state[HEAD]
+    if lo + count > capacity:
+        lo = base
+    hi = lo + count
+    free = -1
+    for s in range(state[HIGH]):
+        if meta[s, 0] >= 0:
+            a = meta[s, d + START]
+            if a < hi and lo < a + meta[s, d + COUNT]:
+                meta[s, 0] = -1  # evicted: the new table overwrites it
+        if meta[s, 0] < 0 and free < 0:
+            free = s
+    if free < 0:
+        if state[HIGH] < meta.shape[0]:
+            free = state[HIGH]
+            state[HIGH] += 1
+        else:  # every slot in use: the oldest table goes
+            free = 0
+            for s in range(1, state[HIGH]):
+                if meta[s, d + SEQ] < meta[free, d + SEQ]:
+                    free = s
+    block = codes[d * lo : d * hi].reshape((d, count))
+    for j in range(d):
+        for g in range(count):
+            block[j, g] = stage[j, g]
+    for g in range(count):
+        sizes[lo + g] = grouped[g]
+    for j in range(d):
+        meta[free, j] = target[j]
+    meta[free, d + START] = lo
+    meta[free, d + COUNT] = count
+    meta[free, d + SEQ] = state[NEXT_SEQ]
+    state[NEXT_SEQ] += 1
+    summaries[free] = summary
+    state[HEAD] = hi
+    return free
+
+
+@njit(cache=True, nogil=True)
+def _refresh(
+    codes: Codes,
+    sizes: NDArray[np.int64],
+    meta: NDArray[np.int64],
+    summaries: NDArray[np.int64],
+    state: NDArray[np.int64],
+    base: int,
+    slot: int,
+    stage: Codes,
+    grouped: NDArray[np.int64],
+) -> int:
+    """A cached table about to be used as a source: when the ring's head will reach it
+    within a quarter turn, move it to the head (a used table stays; the ring then
+    evicts tables that are old *and* unused, close to least-recently-used)."""
+    d = meta.shape[1] - 3
+    capacity = len(sizes)
+    head, start, count = state[HEAD], meta[slot, d + START], meta[slot, d + COUNT]
+    ahead = start - head if start >= head else (capacity - head) + (start - base)
+    if ahead >= (capacity - base) // 4:
+        return slot
+    block = codes[d * start : d * (start + count)].reshape((d, count))
+    for j in range(d):
+        for g in range(count):
+            stage[j, g] = block[j, g]
+    for g in range(count):
+        grouped[g] = sizes[start + g]
+    levels = meta[slot, :d].copy()
+    summary = summaries[slot].copy()
+    meta[slot, 0] = -1
+    state[MOVES] += 1
+    moved = _store(
+        codes, sizes, meta, summaries, state, base, levels, stage, grouped, count, summary
+    )
+    return moved
+
+
+@njit(cache=True, nogil=True)
+def fetch(
+    target: NDArray[np.int16],
+    codes: Codes,
+    sizes: NDArray[np.int64],
+    meta: NDArray[np.int64],
+    summaries: NDArray[np.int64],
+    state: NDArray[np.int64],
+    base: int,
+    base_summary: NDArray[np.int64],
+    cache: bool,
+    flat: NDArray[np.uint32],
+    map_offsets: NDArray[np.int64],
+    level_values: NDArray[np.int64],
+    k: int,
+    scratch: NDArray[np.int64],
+    first: NDArray[np.int64],
+    grouped: NDArray[np.int64],
+    stage: Codes,
+    summary: NDArray[np.int64],
+) -> tuple[int, int]:
+    """Classes of node ``target`` (levels): from the store, or rolled up from the cached
+    node below it with the fewest classes (or the bottom) and stored.
+
+    Returns ``(where, count)``: ``where >= 0`` is the first arena column of the table,
+    -1 means it is in ``stage`` / ``grouped`` (not cached); ``summary`` gets its
+    summary. Nodes first met from the bottom roll up through their "hub" (each non-zero
+    level capped at 1; cached), which far fewer classes than the bottom's. ``cache``
+    False (inconsistent hierarchies): nothing is cached, every node comes from the
+    bottom.
+    """
+    d = len(target)
+    zero = np.zeros(d, dtype=np.int64)
+    bottom = True
+    for j in range(d):
+        if target[j] != 0:
+            bottom = False
+    if bottom:
+        summary[:] = base_summary
+        return 0, base
+    if not cache:
+        count = _roll_into_stage(
+            codes, sizes, 0, base, zero, target, flat, map_offsets, level_values, k,
+            scratch, state, first, grouped, stage, summary,
+        )  # fmt: skip
+        return -1, count
+    exact, best = _lookup(meta, state[HIGH], target)
+    if exact >= 0:
+        summary[:] = summaries[exact]
+        return meta[exact, d + START], meta[exact, d + COUNT]
+    if best >= 0 and meta[best, d + COUNT] >= base:
+        best = -1
+    if best < 0:
+        hub = np.minimum(target, 1)
+        if not np.array_equal(hub, target):
+            h_exact, h_best = _lookup(meta, state[HIGH], hub)
+            if h_exact >= 0:
+                best = _refresh(codes, sizes, meta, summaries, state, base, h_exact, stage, grouped)
+            else:
+                src, start, m = zero, 0, base
+                if h_best >= 0 and meta[h_best, d + COUNT] < base:
+                    src = meta[h_best, :d].copy()
+                    start, m = meta[h_best, d + START], meta[h_best, d + COUNT]
+                count = _roll_into_stage(
+                    codes, sizes, start, m, src, hub, flat, map_offsets, level_values, k,
+                    scratch, state, first, grouped, stage, summary,
+                )  # fmt: skip
+                best = _store(
+                    codes, sizes, meta, summaries, state, base, hub, stage, grouped, count,
+                    summary,
+                )  # fmt: skip
+    if best >= 0:
+        best = _refresh(codes, sizes, meta, summaries, state, base, best, stage, grouped)
+    if best >= 0:
+        src = meta[best, :d].copy()
+        start, m = meta[best, d + START], meta[best, d + COUNT]
+    else:
+        src, start, m = zero, 0, base
+    count = _roll_into_stage(
+        codes, sizes, start, m, src, target, flat, map_offsets, level_values, k,
+        scratch, state, first, grouped, stage, summary,
+    )  # fmt: skip
+    slot = _store(
+        codes, sizes, meta, summaries, state, base, target, stage, grouped, count, summary
+    )
+    if slot < 0:
+        return -1, count
+    return meta[slot, d + START], count

@@ -29,7 +29,7 @@ for non-monotonic metrics). This search is a best-first branch-and-bound instead
    value is its bound and it needs no evaluation (loss, entropy, precision).
 
 Classes of a node are rolled up from the cached node below it with the fewest classes
-(``classes.py``), never recomputed from raw rows. Values of nodes suppressing more rows
+(``classes.py``, one compiled call per node), never recomputed from raw rows. Values of nodes suppressing more rows
 than allowed are not computed (no solve of the search can use them).
 """
 
@@ -101,7 +101,7 @@ class _Search:
         tops: Sequence[int],
         progress: ProgressListener | None,
         cancel: CancelSignal | None,
-        cache_bytes: int,
+        cache_bytes: int | None,
     ) -> None:
         self.problem = problem
         self.criterion = criterion
@@ -368,7 +368,7 @@ def optimal_search(
     cancel: CancelSignal | None = None,
     pareto: bool | Sequence[float] = False,
     pareto_points: int = 25,
-    cache_bytes: int = 512 << 20,
+    cache_bytes: int | None = None,
 ) -> SearchResult:
     """Find the globally optimal node (module docstring) and, optionally, the Pareto set.
 
@@ -386,6 +386,9 @@ def optimal_search(
       each of those budgets (a readable subset of the front).
 
     Dominated or repeated points are dropped; the solution itself comes first.
+
+    ``cache_bytes`` bounds the memory of cached class tables (default:
+    :func:`~apps.engine.search.classes.default_cache_bytes`).
     """
     started = time.perf_counter()
     deadline = started + time_budget if time_budget is not None else None

@@ -1,7 +1,7 @@
 """The search problem in primitive arrays: distinct QI tuples, their counts, lookups.
 
 The search never touches raw rows. It works on the compressed table of distinct
-quasi-identifier tuples (one row per tuple, one ``uint32`` code per QI, and the number of
+quasi-identifier tuples (one row per tuple, one code per QI, and the number of
 rows holding the tuple) and, per QI, the lookup arrays of its generalization hierarchy
 (``maps[L][code]`` = generalized code at level ``L``; ``leaves[L][gcode]`` = hierarchy
 leaves the generalized value covers). These are exactly the arrays of Engine I's
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -23,8 +23,9 @@ from apps.engine.errors import EngineInputError
 
 U32 = NDArray[np.uint32]
 I64 = NDArray[np.int64]
-#: Codes of a table, ``[d x rows]``: row ``j`` holds the codes of QI ``j``.
-Codes = NDArray[np.uint32]
+#: Codes of a table, ``[d x rows]``: row ``j`` holds the codes of QI ``j``, in the
+#: narrowest unsigned type that holds every code of every level (:func:`code_dtype`).
+Codes = NDArray[np.unsignedinteger[Any]]
 
 
 class LookupLike(Protocol):
@@ -85,7 +86,7 @@ class SearchProblem:
     """
 
     quasi: tuple[str, ...]
-    codes: Codes  # [d x distinct tuples], row j = QI j
+    codes: Codes  # [d x distinct tuples], row j = QI j (dtype: code_dtype(lookups))
     counts: I64
     lookups: tuple[QuasiLookup, ...]
     rows: int
@@ -121,6 +122,16 @@ def _as_lookup(lk: LookupLike) -> QuasiLookup:
             )
     labels = getattr(lk, "labels", None)
     return QuasiLookup(lk.column, maps, leaves, int(lk.domain_size), labels)
+
+
+def code_dtype(lookups: Sequence[QuasiLookup]) -> np.dtype[Any]:
+    """The narrowest unsigned integer type that holds every code of every level of
+    every hierarchy (``uint8`` up to 256 values, then ``uint16``, else ``uint32``)."""
+    most = max((lk.values_at(level) for lk in lookups for level in range(lk.height + 1)), default=0)
+    for dtype in (np.uint8, np.uint16):
+        if most <= np.iinfo(dtype).max + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.uint32)
 
 
 def _upmap(lookup: QuasiLookup, a: int, b: int) -> U32 | None:
@@ -162,6 +173,8 @@ def build_problem(
             raise EngineInputError(f"column {name!r}: {len(col)} codes for {len(cnt)} counts")
         if len(col) and int(col.max()) >= len(lk.maps[0]):
             raise EngineInputError(f"column {name!r}: a code is outside its hierarchy lookup")
+    # Narrow codes (usually one byte per QI): roll-ups read and write far fewer bytes.
+    cols = cols.astype(code_dtype(lks))
     freqs = tuple(
         tuple(
             np.bincount(lk.maps[level][col], weights=cnt, minlength=lk.values_at(level)).astype(
