@@ -216,6 +216,89 @@ def _groups_by_tuple(
 
 
 @njit(cache=True, nogil=True)
+def _level_maps(
+    source: NDArray[Any],
+    target: NDArray[Any],
+    map_offsets: NDArray[np.int64],
+    level_values: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per QI, the offset of the map from level ``source[j]`` to ``target[j]`` in the
+    flat maps (-1: the level stays) and the number of values at ``target[j]``."""
+    d = len(source)
+    offsets = np.empty(d, dtype=np.int64)
+    radix = np.empty(d, dtype=np.int64)
+    for j in range(d):
+        a, b = source[j], target[j]
+        if a > b:
+            raise ValueError("cannot roll up to a lower level")
+        offsets[j] = -1 if a == b else map_offsets[j, a, b]
+        if offsets[j] < -1:
+            raise ValueError("roll-up above the bottom node needs consistent hierarchies")
+        radix[j] = level_values[j, b]
+    return offsets, radix
+
+
+@njit(cache=True, nogil=True)
+def _groups(
+    src: Codes,
+    sizes: NDArray[np.int64],
+    flat: NDArray[np.uint32],
+    offsets: NDArray[np.int64],
+    radix: NDArray[np.int64],
+    first: NDArray[np.int64],
+    grouped: NDArray[np.int64],
+    scratch: NDArray[np.int64],
+    epoch: np.int64,
+) -> int:
+    """Group the mapped rows: on the mixed-radix key when it fits in 62 bits, else on
+    the code tuple. ``first[g]`` = first row of group ``g``, ``grouped[g]`` its size."""
+    span = _span(radix)
+    if span >= 0:
+        return _groups_by_key(
+            src, sizes, flat, offsets, radix, span, first, grouped, scratch, epoch
+        )
+    return _groups_by_tuple(src, sizes, flat, offsets, first, grouped, scratch, epoch)
+
+
+@njit(cache=True, nogil=True)
+def _gather(
+    src: Codes,
+    first: NDArray[np.int64],
+    flat: NDArray[np.uint32],
+    offsets: NDArray[np.int64],
+    count: int,
+    out: Codes,
+) -> None:
+    """Codes of each group (its first row's, mapped) into ``out[:, :count]``."""
+    for j in range(src.shape[0]):
+        off = offsets[j]
+        if off < 0:
+            for g in range(count):
+                out[j, g] = src[j, first[g]]
+        else:
+            for g in range(count):
+                out[j, g] = flat[off + np.int64(src[j, first[g]])]
+
+
+@njit(cache=True, nogil=True)
+def _summarize(sizes: NDArray[np.int64], count: int, k: int, summary: NDArray[np.int64]) -> None:
+    """The summary slots of classes ``sizes[:count]`` under ``k``."""
+    summary[:] = 0
+    summary[CLASSES] = count
+    least = np.int64(-1)
+    for g in range(count):
+        s = sizes[g]
+        if s < k:
+            summary[SUPPRESSED_ROWS] += s
+        else:
+            summary[RELEASED] += 1
+            summary[RELEASED_SQUARES] += s * s
+            if least < 0 or s < least:
+                least = s
+    summary[MIN_RELEASED] = max(least, np.int64(0))
+
+
+@njit(cache=True, nogil=True)
 def roll_up_group(
     src: Codes,
     sizes: NDArray[np.int64],
@@ -238,36 +321,12 @@ def roll_up_group(
     d, m = src.shape
     first = np.empty(m, dtype=np.int64)
     grouped = np.empty(m, dtype=np.int64)
-    span = _span(radix)
-    e = np.int64(epoch)
-    if span >= 0:
-        count = _groups_by_key(src, sizes, flat, offsets, radix, span, first, grouped, scratch, e)
-    else:
-        count = _groups_by_tuple(src, sizes, flat, offsets, first, grouped, scratch, e)
-    out_sizes = grouped[:count].copy()
+    count = _groups(src, sizes, flat, offsets, radix, first, grouped, scratch, np.int64(epoch))
     out = np.empty((d, count), dtype=src.dtype)
-    for j in range(d):
-        off = offsets[j]
-        if off < 0:
-            for g in range(count):
-                out[j, g] = src[j, first[g]]
-        else:
-            for g in range(count):
-                out[j, g] = flat[off + np.int64(src[j, first[g]])]
+    _gather(src, first, flat, offsets, count, out)
     summary = np.zeros(SUMMARY, dtype=np.int64)
-    summary[CLASSES] = count
-    least = np.int64(-1)
-    for g in range(count):
-        s = out_sizes[g]
-        if s < k:
-            summary[SUPPRESSED_ROWS] += s
-        else:
-            summary[RELEASED] += 1
-            summary[RELEASED_SQUARES] += s * s
-            if least < 0 or s < least:
-                least = s
-    summary[MIN_RELEASED] = max(least, np.int64(0))
-    return out, out_sizes, summary
+    _summarize(grouped, count, k, summary)
+    return out, grouped[:count].copy(), summary
 
 
 @njit(cache=True, nogil=True)
@@ -286,17 +345,7 @@ def roll_up_levels(
     """:func:`roll_up_group` from the classes of node ``source`` to node ``target``
     (levels), with the problem's ``flat`` maps, ``map_offsets`` and ``level_values``
     (:class:`SearchProblem`)."""
-    d = len(source)
-    offsets = np.empty(d, dtype=np.int64)
-    radix = np.empty(d, dtype=np.int64)
-    for j in range(d):
-        a, b = source[j], target[j]
-        if a > b:
-            raise ValueError("cannot roll up to a lower level")
-        offsets[j] = -1 if a == b else map_offsets[j, a, b]
-        if offsets[j] < -1:
-            raise ValueError("roll-up above the bottom node needs consistent hierarchies")
-        radix[j] = level_values[j, b]
+    offsets, radix = _level_maps(source, target, map_offsets, level_values)
     return roll_up_group(src, sizes, flat, offsets, radix, k, scratch, epoch)
 
 
@@ -476,48 +525,16 @@ def _roll_into_stage(
     ``target``: codes into ``stage``, sizes into ``grouped``, ``summary`` filled; returns
     the number of classes."""
     d = len(target)
-    offsets = np.empty(d, dtype=np.int64)
-    radix = np.empty(d, dtype=np.int64)
-    for j in range(d):
-        a, b = source[j], target[j]
-        offsets[j] = -1 if a == b else map_offsets[j, a, b]
-        radix[j] = level_values[j, b]
+    offsets, radix = _level_maps(source, target, map_offsets, level_values)
     state[EPOCH] += 1
     if state[EPOCH] >= np.int64(1) << np.int64(31):
         scratch[:] = 0
         state[EPOCH] = 1
     src = codes[d * start : d * (start + m)].reshape((d, m))
     src_sizes = sizes[start : start + m]
-    span = _span(radix)
-    if span >= 0:
-        count = _groups_by_key(
-            src, src_sizes, flat, offsets, radix, span, first, grouped, scratch, state[EPOCH]
-        )
-    else:
-        count = _groups_by_tuple(
-            src, src_sizes, flat, offsets, first, grouped, scratch, state[EPOCH]
-        )
-    for j in range(d):
-        off = offsets[j]
-        if off < 0:
-            for g in range(count):
-                stage[j, g] = src[j, first[g]]
-        else:
-            for g in range(count):
-                stage[j, g] = flat[off + np.int64(src[j, first[g]])]
-    summary[:] = 0
-    summary[CLASSES] = count
-    least = np.int64(-1)
-    for g in range(count):
-        s = grouped[g]
-        if s < k:
-            summary[SUPPRESSED_ROWS] += s
-        else:
-            summary[RELEASED] += 1
-            summary[RELEASED_SQUARES] += s * s
-            if least < 0 or s < least:
-                least = s
-    summary[MIN_RELEASED] = max(least, np.int64(0))
+    count = _groups(src, src_sizes, flat, offsets, radix, first, grouped, scratch, state[EPOCH])
+    _gather(src, first, flat, offsets, count, stage)
+    _summarize(grouped, count, k, summary)
     return count
 
 
