@@ -306,6 +306,74 @@ def test_cached_roll_ups_equal_roll_ups_from_the_bottom(problem: Any, k: int) ->
         assert math.isclose(float(got.sizes.sum()), float(problem.rows))
 
 
+def _pair_bound_oracle(problem: Any, lattice: Lattice, k: int) -> np.ndarray:
+    """Rows each node certainly suppresses (``bounds.py``), with plain Python: per node,
+    the most rows in single-QI or QI-pair cells of fewer than ``k`` rows."""
+    d = problem.dimensions
+    codes = [[int(c) for c in problem.codes[j]] for j in range(d)]
+    counts = [int(c) for c in problem.counts]
+    lookups = problem.lookups
+
+    def rare(qis: tuple[int, ...], levels: tuple[int, ...]) -> int:
+        cells: Counter = Counter()
+        for t, n in enumerate(counts):
+            key = tuple(
+                int(lookups[q].maps[lv][codes[q][t]]) for q, lv in zip(qis, levels, strict=True)
+            )
+            cells[key] += n
+        return sum(n for n in cells.values() if n < k)
+
+    out = np.zeros(lattice.size, dtype=np.int64)
+    memo: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    for idx in range(lattice.size):
+        node = lattice.node(idx)
+        best = 0
+        for qis in [(j,) for j in range(d)] + [(i, j) for i in range(d) for j in range(i + 1, d)]:
+            key = (qis, tuple(node[q] for q in qis))
+            if key not in memo:
+                memo[key] = rare(*key)
+            best = max(best, memo[key])
+        out[idx] = best
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(), raw_problems()), st.integers(1, 5))
+def test_pair_suppression_bounds_match_the_oracle(problem: Any, k: int) -> None:
+    from apps.engine.search.bounds import suppression_lower_bounds
+
+    lattice = Lattice(problem.heights)
+    expected = _pair_bound_oracle(problem, lattice, k) if k > 1 else np.zeros(lattice.size)
+    assert np.array_equal(suppression_lower_bounds(problem, lattice, k), expected)
+
+
+def test_pair_suppression_bounds_on_wide_domains() -> None:
+    """Two QIs of 400 values (a pair key range of 160,000, beyond the dense count: the
+    cells are hashed) and a third of 3; 500 tuples of random counts."""
+    from apps.engine.search.bounds import suppression_lower_bounds
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    rng = np.random.default_rng(7)
+    lookups, columns = [], []
+    for q, values in (("a", 400), ("b", 400), ("c", 3)):
+        maps = (np.arange(values), np.arange(values) // 10, np.zeros(values, dtype=np.int64))
+        lookups.append(
+            QuasiLookup(
+                q,
+                tuple(m.astype(np.uint32) for m in maps),
+                tuple(np.bincount(m).astype(np.int64) for m in maps),
+                values,
+            )
+        )
+        columns.append(rng.integers(0, values, 500))
+    problem = build_problem(["a", "b", "c"], columns, rng.integers(1, 4, 500), lookups)
+    lattice = Lattice(problem.heights)
+    for k in (2, 5):
+        got = suppression_lower_bounds(problem, lattice, k)
+        assert np.array_equal(got, _pair_bound_oracle(problem, lattice, k))
+        assert got.max() > 0
+
+
 def _grouped(columns: np.ndarray, sizes: np.ndarray) -> Counter:
     return Counter({tuple(int(c) for c in columns[:, g]): int(sizes[g]) for g in range(len(sizes))})
 

@@ -23,10 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.lattice import Lattice
+from apps.engine.search import kernels
 from apps.engine.search.problem import SearchProblem
 
-#: Pairs are aggregated from their non-empty cells; skip a pair with more of these
-#: (the bound stays valid with fewer pairs).
+#: Pairs are aggregated from their non-empty cells (one compiled roll-up of the cells
+#: per level pair, :func:`kernels.pair_rare_rows`); skip a pair with more of these (the
+#: bound stays valid with fewer pairs).
 MAX_PAIR_CELLS = 2_000_000
 
 
@@ -41,7 +43,6 @@ def suppression_lower_bounds(problem: SearchProblem, lattice: Lattice, k: int) -
         return bound
     tops = lattice.tops
     levels = lattice.levels
-    counts = problem.counts.astype(np.float64)
     for j in range(problem.dimensions):
         per_level = np.array(
             [
@@ -51,29 +52,29 @@ def suppression_lower_bounds(problem: SearchProblem, lattice: Lattice, k: int) -
             dtype=np.int64,
         )
         np.maximum(bound, per_level[levels[:, j]], out=bound)
+    rows = len(problem.counts)
+    scratch = np.zeros((2, kernels.scratch_size(rows)), dtype=np.int64)
+    first = np.empty(rows, dtype=np.int64)
+    grouped = np.empty(rows, dtype=np.int64)
+    counts = problem.counts.astype(np.int64)
+    epoch = 1
     for i, j in itertools.combinations(range(problem.dimensions), 2):
-        li, lj = problem.lookups[i], problem.lookups[j]
-        size_j = len(lj.maps[0])
-        key = problem.codes[i].astype(np.int64) * size_j + problem.codes[j]
-        span = len(li.maps[0]) * size_j
-        if span <= max(4 * len(key), 1 << 16):
-            dense = np.bincount(key, weights=counts, minlength=span)
-            cells = np.flatnonzero(dense)
-            weights = dense[cells]
-        else:
-            cells, inverse = np.unique(key, return_inverse=True)
-            weights = np.bincount(inverse.reshape(-1), weights=counts)
-        if len(cells) > MAX_PAIR_CELLS:
-            continue
-        ci, cj = np.divmod(cells, size_j)
-        table = np.zeros((tops[i] + 1, tops[j] + 1), dtype=np.int64)
-        for a in range(tops[i] + 1):
-            gi = li.maps[a][ci].astype(np.int64)
-            for b in range(tops[j] + 1):
-                width = lj.values_at(b)
-                pair = gi * width + lj.maps[b][cj]
-                table[a, b] = _rare_rows(
-                    np.bincount(pair, weights=weights, minlength=li.values_at(a) * width), k
-                )
-        np.maximum(bound, table[levels[:, i], levels[:, j]], out=bound)
+        epoch = kernels.pair_rare_rows(
+            problem.codes[i],
+            problem.codes[j],
+            counts,
+            np.array([i, j], dtype=np.int64),
+            np.array([tops[i], tops[j]], dtype=np.int64),
+            problem.flat_maps,
+            problem.map_offsets,
+            problem.level_values,
+            k,
+            MAX_PAIR_CELLS,
+            scratch,
+            first,
+            grouped,
+            epoch,
+            levels,
+            bound,
+        )
     return bound

@@ -350,6 +350,90 @@ def roll_up_levels(
 
 
 @njit(cache=True, nogil=True)
+def pair_rare_rows(
+    codes_i: Codes,
+    codes_j: Codes,
+    counts: NDArray[np.int64],
+    qis: NDArray[np.int64],
+    tops: NDArray[np.int64],
+    flat: NDArray[np.uint32],
+    map_offsets: NDArray[np.int64],
+    level_values: NDArray[np.int64],
+    k: int,
+    max_cells: int,
+    scratch: NDArray[np.int64],
+    first: NDArray[np.int64],
+    grouped: NDArray[np.int64],
+    epoch: int,
+    levels: NDArray[np.int16],
+    bound: NDArray[np.int64],
+) -> int:
+    """Raise ``bound[node]`` (nodes: rows of ``levels``) to ``table[a, b]``, the rows in
+    (i, j)-cells of fewer than ``k`` rows, for every pair of levels of QIs
+    ``qis = (i, j)`` up to ``tops`` (``bounds.py``): ``table[a, b]``. The distinct
+    tuples (``codes_i``, ``codes_j`` at level 0, ``counts`` rows) are grouped into the
+    pair's cells once, then the cells are grouped at every pair of levels (the roll-up
+    of :func:`roll_up_group` on two columns). An empty table when the pair has more than
+    ``max_cells`` cells (skipped). ``scratch``, ``first``, ``grouped``: as for
+    :func:`roll_up_group`, for ``len(counts)`` rows; ``scratch`` holds no entry
+    stamped with ``epoch`` or later. Returns the next free epoch."""
+    n = len(counts)
+    offsets = np.full(2, -1, dtype=np.int64)
+    radix = np.empty(2, dtype=np.int64)
+    radix[0] = level_values[qis[0], 0]
+    radix[1] = level_values[qis[1], 0]
+    stamp = np.int64(epoch)
+    span = radix[0] * radix[1]
+    if span <= max(np.int64(1 << 16), np.int64(4) * n):  # count on the dense key
+        dense = np.zeros(span, dtype=np.int64)
+        for t in range(n):
+            dense[np.int64(codes_i[t]) * radix[1] + np.int64(codes_j[t])] += counts[t]
+        cells = 0
+        for key in range(span):
+            if dense[key]:
+                cells += 1
+        pair = np.empty((2, cells), dtype=codes_i.dtype)
+        sizes = np.empty(cells, dtype=np.int64)
+        c = 0
+        for key in range(span):
+            if dense[key]:
+                pair[0, c] = key // radix[1]
+                pair[1, c] = key % radix[1]
+                sizes[c] = dense[key]
+                c += 1
+    else:
+        src = np.empty((2, n), dtype=codes_i.dtype)
+        src[0] = codes_i
+        src[1] = codes_j
+        cells = _groups(src, counts, flat, offsets, radix, first, grouped, scratch, stamp)
+        stamp += 1
+        pair = np.empty((2, cells), dtype=codes_i.dtype)
+        _gather(src, first, flat, offsets, cells, pair)
+        sizes = grouped[:cells].copy()
+    if cells > max_cells:
+        return int(stamp)
+    table = np.zeros((tops[0] + 1, tops[1] + 1), dtype=np.int64)
+    for a in range(tops[0] + 1):
+        for b in range(tops[1] + 1):
+            offsets[0] = -1 if a == 0 else map_offsets[qis[0], 0, a]
+            offsets[1] = -1 if b == 0 else map_offsets[qis[1], 0, b]
+            radix[0] = level_values[qis[0], a]
+            radix[1] = level_values[qis[1], b]
+            count = _groups(pair, sizes, flat, offsets, radix, first, grouped, scratch, stamp)
+            stamp += 1
+            rare = np.int64(0)
+            for g in range(count):
+                if grouped[g] < k:
+                    rare += grouped[g]
+            table[a, b] = rare
+    for node in range(len(levels)):
+        rare = table[levels[node, qis[0]], levels[node, qis[1]]]
+        if bound[node] < rare:
+            bound[node] = rare
+    return int(stamp)
+
+
+@njit(cache=True, nogil=True)
 def raise_up(
     node: NDArray[np.int16],
     tops: NDArray[np.int64],

@@ -285,26 +285,31 @@ class _Search:
         leaving out those known to suppress too many rows (``status``).
 
         Bounds rise during the search (evaluated nodes bound their generalizations'
-        value and their specializations' suppression), so nodes come from a heap: a node
-        whose key (:meth:`_order_key`) rose since it was queued goes back in with the new
-        key, so keys come out non-decreasing and each is a lower bound of every node left. Without
-        consistent hierarchies nothing rises: one sort.
+        value and their specializations' suppression). Nodes come from the static
+        order (sorted once), merged with a heap of re-queued nodes: a node whose key
+        (:meth:`_order_key`) rose since it was queued goes into the heap with the new
+        key, so keys come out non-decreasing and each is a lower bound of every node
+        left. Without consistent hierarchies nothing rises: one sort.
         """
         if not self.consistent:
             for idx in self.order:
                 yield int(idx), float(self.keys[idx])
             return
         order = self.order[status[self.order] != _TOO_MANY_SUPPRESSED]
-        heap = list(
-            zip(
-                self.keys[order].tolist(),
-                self.rank[order].tolist(),
-                order.tolist(),
-                strict=True,
-            )
+        # The static order is sorted already: only re-queued nodes need a heap.
+        keys, ranks, nodes = (
+            self.keys[order].tolist(),
+            self.rank[order].tolist(),
+            order.tolist(),
         )
-        while heap:
-            key, rank, idx = heapq.heappop(heap)
+        heap: list[tuple[float, int, int]] = []
+        at, end = 0, len(nodes)
+        while at < end or heap:
+            if heap and (at == end or heap[0][:2] < (keys[at], ranks[at])):
+                key, rank, idx = heapq.heappop(heap)
+            else:
+                key, rank, idx = keys[at], ranks[at], nodes[at]
+                at += 1
             if status[idx] == _TOO_MANY_SUPPRESSED:
                 continue
             current = self._order_key(idx)
