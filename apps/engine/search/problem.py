@@ -175,16 +175,20 @@ def build_problem(
             raise EngineInputError(f"column {name!r}: a code is outside its hierarchy lookup")
     # Narrow codes (usually one byte per QI): roll-ups read and write far fewer bytes.
     cols = cols.astype(code_dtype(lks))
+    # Rows per value at every level: one pass over the tuples per QI, then per level a
+    # pass over the QI's values (row counts are integers, exact in float64).
+    raw = [
+        np.bincount(col, weights=cnt, minlength=len(lk.maps[0]))
+        for col, lk in zip(cols, lks, strict=True)
+    ]
     freqs = tuple(
         tuple(
-            np.bincount(lk.maps[level][col], weights=cnt, minlength=lk.values_at(level)).astype(
+            np.bincount(lk.maps[level], weights=per_value, minlength=lk.values_at(level)).astype(
                 np.int64
             )
-            if len(col)
-            else np.zeros(lk.values_at(level), dtype=np.int64)
             for level in range(lk.height + 1)
         )
-        for col, lk in zip(cols, lks, strict=True)
+        for per_value, lk in zip(raw, lks, strict=True)
     )
     upmaps: list[tuple[tuple[U32 | None, ...], ...]] = []
     consistent = True
