@@ -52,14 +52,9 @@ def suppression_lower_bounds(problem: SearchProblem, lattice: Lattice, k: int) -
             dtype=np.int64,
         )
         np.maximum(bound, per_level[levels[:, j]], out=bound)
-    rows = len(problem.counts)
-    scratch = np.zeros((2, kernels.scratch_size(rows)), dtype=np.int64)
-    first = np.empty(rows, dtype=np.int64)
-    grouped = np.empty(rows, dtype=np.int64)
     counts = problem.counts.astype(np.int64)
-    epoch = 1
     for i, j in itertools.combinations(range(problem.dimensions), 2):
-        epoch = kernels.pair_rare_rows(
+        kernels.pair_rare_rows(
             problem.codes[i],
             problem.codes[j],
             counts,
@@ -70,10 +65,6 @@ def suppression_lower_bounds(problem: SearchProblem, lattice: Lattice, k: int) -
             problem.level_values,
             k,
             MAX_PAIR_CELLS,
-            scratch,
-            first,
-            grouped,
-            epoch,
             levels,
             bound,
         )

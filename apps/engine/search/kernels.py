@@ -19,6 +19,9 @@ each is one pass:
 * :func:`fetch` keeps the class tables of evaluated nodes in one arena (a ring) and
   hands a node's classes, rolled up from the cached node below it with the fewest
   classes.
+* :func:`pair_rare_rows` gives the rows every node certainly suppresses from one pair
+  of QIs (``bounds.py``): the pair's cells counted once, then grouped at every pair of
+  levels with the same grouping as the roll-up.
 
 Every function is checked against a plain-Python oracle in
 ``tests/engine/test_kernels.py``; compiled code is cached on disk (``cache=True``), so
@@ -73,6 +76,7 @@ def _span(radix: NDArray[np.int64]) -> np.int64:
     return span
 
 
+@njit(cache=True, nogil=True)
 def scratch_size(rows: int) -> int:
     """Columns of the ``[2 x n]`` scratch array :func:`roll_up_group` needs for
     ``rows`` rows (row 0: direct-address table; row 1: hash table of (entry, key)
@@ -361,28 +365,21 @@ def pair_rare_rows(
     level_values: NDArray[np.int64],
     k: int,
     max_cells: int,
-    scratch: NDArray[np.int64],
-    first: NDArray[np.int64],
-    grouped: NDArray[np.int64],
-    epoch: int,
     levels: NDArray[np.int16],
     bound: NDArray[np.int64],
-) -> int:
+) -> None:
     """Raise ``bound[node]`` (nodes: rows of ``levels``) to ``table[a, b]``, the rows in
-    (i, j)-cells of fewer than ``k`` rows, for every pair of levels of QIs
-    ``qis = (i, j)`` up to ``tops`` (``bounds.py``): ``table[a, b]``. The distinct
-    tuples (``codes_i``, ``codes_j`` at level 0, ``counts`` rows) are grouped into the
-    pair's cells once, then the cells are grouped at every pair of levels (the roll-up
-    of :func:`roll_up_group` on two columns). An empty table when the pair has more than
-    ``max_cells`` cells (skipped). ``scratch``, ``first``, ``grouped``: as for
-    :func:`roll_up_group`, for ``len(counts)`` rows; ``scratch`` holds no entry
-    stamped with ``epoch`` or later. Returns the next free epoch."""
+    (i, j)-cells of fewer than ``k`` rows at levels ``a`` of QI ``i`` and ``b`` of QI
+    ``j`` (``qis = (i, j)``, levels up to ``tops``; ``bounds.py``). The distinct tuples
+    (``codes_i``, ``codes_j`` at level 0, ``counts`` rows) are counted into the pair's
+    cells once (on the dense key when its range is small, else grouped), then the cells
+    are grouped at every pair of levels (the roll-up of :func:`roll_up_group` on two
+    columns). Nothing is raised when the pair has more than ``max_cells`` cells."""
     n = len(counts)
     offsets = np.full(2, -1, dtype=np.int64)
     radix = np.empty(2, dtype=np.int64)
     radix[0] = level_values[qis[0], 0]
     radix[1] = level_values[qis[1], 0]
-    stamp = np.int64(epoch)
     span = radix[0] * radix[1]
     if span <= max(np.int64(1 << 16), np.int64(4) * n):  # count on the dense key
         dense = np.zeros(span, dtype=np.int64)
@@ -405,14 +402,20 @@ def pair_rare_rows(
         src = np.empty((2, n), dtype=codes_i.dtype)
         src[0] = codes_i
         src[1] = codes_j
-        cells = _groups(src, counts, flat, offsets, radix, first, grouped, scratch, stamp)
-        stamp += 1
+        first = np.empty(n, dtype=np.int64)
+        grouped = np.empty(n, dtype=np.int64)
+        scratch = np.zeros((2, scratch_size(n)), dtype=np.int64)
+        cells = _groups(src, counts, flat, offsets, radix, first, grouped, scratch, np.int64(1))
         pair = np.empty((2, cells), dtype=codes_i.dtype)
         _gather(src, first, flat, offsets, cells, pair)
         sizes = grouped[:cells].copy()
     if cells > max_cells:
-        return int(stamp)
+        return
+    first = np.empty(cells, dtype=np.int64)
+    grouped = np.empty(cells, dtype=np.int64)
+    scratch = np.zeros((2, scratch_size(cells)), dtype=np.int64)
     table = np.zeros((tops[0] + 1, tops[1] + 1), dtype=np.int64)
+    stamp = np.int64(1)
     for a in range(tops[0] + 1):
         for b in range(tops[1] + 1):
             offsets[0] = -1 if a == 0 else map_offsets[qis[0], 0, a]
@@ -430,7 +433,6 @@ def pair_rare_rows(
         rare = table[levels[node, qis[0]], levels[node, qis[1]]]
         if bound[node] < rare:
             bound[node] = rare
-    return int(stamp)
 
 
 @njit(cache=True, nogil=True)
