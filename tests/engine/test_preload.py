@@ -1,0 +1,103 @@
+"""Loading the compiled code before the clock starts (``search/preload.py``) covers
+every specialization of every kernel that a search then uses: in a fresh process, a
+search after it adds no compiled signature, so it loads and compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+from apps.engine.criteria import KAnonymity, StrictAverageRisk
+from apps.engine.loss import METRICS
+from apps.engine.loss import kernels as loss_kernels
+from apps.engine.search import kernels as search_kernels
+from apps.engine.search import optimal_search
+from apps.engine.search.preload import load_compiled_code
+from apps.engine.search.problem import QuasiLookup, build_problem
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _signatures() -> dict[str, set[object]]:
+    return {
+        f"{module.__name__}.{name}": set(obj.signatures)
+        for module in (search_kernels, loss_kernels)
+        for name, obj in vars(module).items()
+        if isinstance(obj, CPUDispatcher)
+    }
+
+
+def _problem(values: int, rows: int, consistent: bool, seed: int) -> object:
+    """Three QIs of ``values`` values (four levels each); with ``consistent`` False the
+    third QI's level 2 splits a level-1 group (two parents)."""
+    rng = np.random.default_rng(seed)
+    lookups = []
+    for name in ("x", "y", "z"):
+        maps = [np.arange(values), np.arange(values) // 3, np.arange(values) // 9]
+        if name == "z" and not consistent:
+            maps[2] = (np.arange(values) + 1) // 9
+        maps.append(np.zeros(values, dtype=np.int64))
+        lookups.append(
+            QuasiLookup(
+                name,
+                tuple(m.astype(np.uint32) for m in maps),
+                tuple(np.bincount(m).astype(np.int64) for m in maps),
+                values,
+            )
+        )
+    codes = [rng.integers(0, values, rows) for _ in range(3)]
+    return build_problem(["x", "y", "z"], codes, rng.integers(1, 4, rows), lookups)
+
+
+def new_signatures_after_preloading() -> list[str]:
+    """In this process: load the compiled code, then search problems of every code
+    width, consistent or not, with every metric and criterion (and the Pareto front);
+    the kernels whose compiled signatures grew meanwhile."""
+    load_compiled_code()
+    before = _signatures()
+    called_from_python = [
+        "fetch",
+        "roll_up_levels",
+        "raise_up",
+        "raise_down",
+        "climb_chain",
+        "pair_rare_rows",
+        "loss_suppression_bound",
+        "entropy_suppression_bound",
+    ]
+    loaded = {name.rsplit(".", 1)[1] for name, signatures in before.items() if signatures}
+    missing = sorted(set(called_from_python) - loaded)
+    if missing:
+        return [f"{name} (not loaded)" for name in missing]
+    for values in (12, 400, 70_000):
+        for consistent in (True, False):
+            problem = _problem(values, 300, consistent, seed=values)
+            for metric in METRICS:
+                for criterion in (KAnonymity(2), KAnonymity(5), StrictAverageRisk(0.2)):
+                    result = optimal_search(
+                        problem,  # type: ignore[arg-type]
+                        criterion,
+                        metric=metric,
+                        suppression_limit=0.1,
+                        pareto=True,
+                    )
+                    assert result.optimal
+    after = _signatures()
+    return sorted(name for name in after if after[name] != before[name])
+
+
+def test_a_search_after_preloading_compiles_nothing() -> None:
+    """In a fresh process (earlier tests in this one have called the kernels)."""
+    code = (
+        "import json; from tests.engine.test_preload import new_signatures_after_preloading"
+        " as check; print(json.dumps(check()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
