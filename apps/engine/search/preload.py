@@ -3,8 +3,9 @@
 The kernels (``kernels.py``, ``loss/kernels.py``) are compiled by numba and cached on
 disk; a process loads each one's machine code the first time it is called with a given
 code width (``uint8``, ``uint16``, ``uint32``: :func:`~problem.code_dtype`). On the
-benchmark machine that first call costs about 0.15-0.2 s, once per process, like
-importing an extension module, while an adult search itself takes 0.02-0.15 s. The
+benchmark machine that made an adult search's first call 0.15-0.25 s slower, once per
+process, like importing an extension module, while the search itself takes 0.02-0.15
+s; loading every width takes 0.2-0.3 s (the benchmark's "load s"). The
 ``search`` command and the benchmark call :func:`load_compiled_code` before they start
 their clocks, so that the ``seconds`` they report measure encoding and search, as
 documented (the benchmark reports the loading time apart).
@@ -33,8 +34,8 @@ _WIDTHS = (4, 300, 70_000)
 
 
 def _tiny_problem(values: int) -> SearchProblem:
-    """Two QIs of ``values`` values, three levels each (identity, pairs, all), eight
-    tuples; the first QI's hierarchy is consistent, so are the problem's."""
+    """Two QIs of ``values`` values, three levels each (identity, pairs, all; consistent
+    hierarchies), eight tuples."""
     maps = (np.arange(values), np.arange(values) // 2, np.zeros(values, dtype=np.int64))
     lookups = [
         QuasiLookup(
