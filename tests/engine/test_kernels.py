@@ -357,14 +357,7 @@ def test_pair_suppression_bounds_on_wide_domains() -> None:
     lookups, columns = [], []
     for q, values in (("a", 400), ("b", 400), ("c", 3)):
         maps = (np.arange(values), np.arange(values) // 10, np.zeros(values, dtype=np.int64))
-        lookups.append(
-            QuasiLookup(
-                q,
-                tuple(m.astype(np.uint32) for m in maps),
-                tuple(np.bincount(m).astype(np.int64) for m in maps),
-                values,
-            )
-        )
+        lookups.append(QuasiLookup.from_maps(q, maps))
         columns.append(rng.integers(0, values, 500))
     problem = build_problem(["a", "b", "c"], columns, rng.integers(1, 4, 500), lookups)
     lattice = Lattice(problem.heights)
@@ -429,15 +422,7 @@ def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
 
     values = 12
     maps = (np.arange(values), np.arange(values) // 2, np.arange(values) // 4, np.zeros(values))
-    lookups = [
-        QuasiLookup(
-            q,
-            tuple(m.astype(np.uint32) for m in maps),
-            tuple(np.bincount(m.astype(np.int64)).astype(np.int64) for m in maps),
-            values,
-        )
-        for q in ("a", "b", "c")
-    ]
+    lookups = [QuasiLookup.from_maps(q, maps) for q in ("a", "b", "c")]
     grid = np.array(np.meshgrid(*[np.arange(values)] * 3, indexing="ij")).reshape(3, -1)
     problem = build_problem(["a", "b", "c"], list(grid), np.ones(grid.shape[1]), lookups)
     lattice = Lattice(problem.heights)

@@ -42,14 +42,7 @@ def _problem(values: int, rows: int, consistent: bool, seed: int) -> object:
         if name == "z" and not consistent:
             maps[2] = (np.arange(values) + 1) // 9
         maps.append(np.zeros(values, dtype=np.int64))
-        lookups.append(
-            QuasiLookup(
-                name,
-                tuple(m.astype(np.uint32) for m in maps),
-                tuple(np.bincount(m).astype(np.int64) for m in maps),
-                values,
-            )
-        )
+        lookups.append(QuasiLookup.from_maps(name, maps))
     codes = [rng.integers(0, values, rows) for _ in range(3)]
     return build_problem(["x", "y", "z"], codes, rng.integers(1, 4, rows), lookups)
 

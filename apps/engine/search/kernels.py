@@ -421,6 +421,7 @@ def pair_rare_rows(
     grouped = np.empty(cells, dtype=np.int64)
     scratch = np.zeros((2, scratch_size(cells)), dtype=np.int64)
     table = np.zeros((tops[0] + 1, tops[1] + 1), dtype=np.int64)
+    summary = np.zeros(SUMMARY, dtype=np.int64)
     stamp = np.int64(1)
     for a in range(tops[0] + 1):
         for b in range(tops[1] + 1):
@@ -430,11 +431,8 @@ def pair_rare_rows(
             radix[1] = level_values[qis[1], b]
             count = _groups(pair, sizes, flat, offsets, radix, first, grouped, scratch, stamp)
             stamp += 1
-            rare = np.int64(0)
-            for g in range(count):
-                if grouped[g] < k:
-                    rare += grouped[g]
-            table[a, b] = rare
+            _summarize(grouped, count, k, summary)
+            table[a, b] = summary[SUPPRESSED_ROWS]
     for node in range(len(levels)):
         rare = table[levels[node, qis[0]], levels[node, qis[1]]]
         if bound[node] < rare:

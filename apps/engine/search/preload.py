@@ -37,15 +37,7 @@ def _tiny_problem(values: int) -> SearchProblem:
     """Two QIs of ``values`` values, three levels each (identity, pairs, all; consistent
     hierarchies), eight tuples."""
     maps = (np.arange(values), np.arange(values) // 2, np.zeros(values, dtype=np.int64))
-    lookups = [
-        QuasiLookup(
-            name,
-            tuple(m.astype(np.uint32) for m in maps),
-            tuple(np.bincount(m).astype(np.int64) for m in maps),
-            values,
-        )
-        for name in ("a", "b")
-    ]
+    lookups = [QuasiLookup.from_maps(name, maps) for name in ("a", "b")]
     codes = [np.arange(8) % values, (np.arange(8) * 3) % values]
     return build_problem(["a", "b"], codes, np.arange(1, 9), lookups)
 

@@ -71,6 +71,17 @@ class QuasiLookup:
         """Number of distinct generalized codes at ``level``."""
         return len(self.leaves[level])
 
+    @classmethod
+    def from_maps(cls, column: str, maps: Sequence[NDArray[np.integer]]) -> QuasiLookup:
+        """A hierarchy given by its level maps alone (``maps[0]`` = the identity over the
+        leaves), each generalized value covering the leaves that map to it."""
+        return cls(
+            column,
+            tuple(np.asarray(m, dtype=np.uint32) for m in maps),
+            tuple(np.bincount(np.asarray(m, dtype=np.int64)).astype(np.int64) for m in maps),
+            len(maps[0]),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class SearchProblem:
