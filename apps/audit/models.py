@@ -22,9 +22,16 @@ Canonical JSON (what ``hash`` is the SHA-256 of, hex, over the UTF-8 bytes)::
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     )
 
-Every field except ``hash`` is covered, with one exception: the ``actor`` link. It is a
-convenience that Django sets to NULL when the user is deleted (``SET_NULL``), so it cannot be
-hashed; ``actor_name``, which is hashed and never cleared, is the attribution of record.
+Every field except ``hash`` and ``seal`` is covered, with one exception: the ``actor`` link.
+It is a convenience that Django sets to NULL when the user is deleted (``SET_NULL``), so it
+cannot be hashed; ``actor_name``, which is hashed and never cleared, is the attribution of
+record. ``organization`` is "" for the platform's own chain (sign-ins of unknown users).
+
+The SHA-256 chain alone can be re-computed by anyone who edits the table. Two keyed parts
+make that detectable (``services.audit_verify``): each event's ``seal`` is an HMAC-SHA-256 of
+its hash under a server secret (``DEIDWEB_AUDIT_KEY``), so a re-chained event fails its seal;
+and each chain's ``AuditHead`` keeps the newest sequence and hash, sealed, so deleting the
+newest events is seen. Each signed Step 9 report also prints the chain head at its decision.
 
 Three guards keep history unchanged: ``save()`` refuses to update a stored event and
 ``delete()`` refuses; the queryset refuses ``update()`` (except the ``SET_NULL`` of the actor
@@ -50,7 +57,16 @@ GENESIS_HASH = "0" * 64
 # The actions the product records (``noun.verb``). Others are allowed if they follow the
 # pattern (see ``services.ACTION_RE``); these get a label on the audit page.
 KNOWN_ACTIONS: dict[str, str] = {
+    "auth.login": "Signed in",
+    "auth.login_failed": "Failed sign-in",
+    "auth.logout": "Signed out",
+    "admin.add": "Added in the administration site",
+    "admin.change": "Changed in the administration site",
+    "admin.delete": "Deleted in the administration site",
     "dataset.upload": "Data set uploaded",
+    "dataset.release_model": "Intended release model changed",
+    "dataset.identifier_values_read": "Values of direct identifiers shown",
+    "download.refused": "Release download refused (file differs from the approved one)",
     "dataset.delete": "Data set deleted",
     "classification.change": "Classification changed",
     "assessment.threshold": "Threshold set",
@@ -96,7 +112,10 @@ class AuditEvent(models.Model):
         "accounts.Organization",
         on_delete=models.PROTECT,
         related_name="+",
+        null=True,
+        blank=True,
         db_index=False,  # the (organization, sequence) unique index serves
+        help_text="Empty for the platform's own chain (sign-ins of unknown user names).",
     )
     sequence = models.PositiveBigIntegerField(editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -115,6 +134,9 @@ class AuditEvent(models.Model):
     details = models.JSONField(default=dict, blank=True)
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    seal = models.CharField(
+        max_length=64, blank=True, help_text="HMAC-SHA-256 of the hash under the server's key."
+    )
 
     objects = AuditEventQuerySet.as_manager()
 
@@ -122,7 +144,12 @@ class AuditEvent(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["organization", "sequence"], name="audit_event_sequence_unique"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["sequence"],
+                condition=models.Q(organization__isnull=True),
+                name="audit_platform_sequence_unique",
+            ),
         ]
         indexes = [
             models.Index(fields=["organization", "created_at"], name="audit_org_created_idx"),
@@ -157,7 +184,7 @@ class AuditEvent(models.Model):
             "object_id": self.object_id,
             "object_repr": self.object_repr,
             "object_type": self.object_type,
-            "organization": str(self.organization_id),
+            "organization": str(self.organization_id) if self.organization_id else "",
             "prev_hash": self.prev_hash,
             "sequence": self.sequence,
         }
@@ -177,6 +204,36 @@ class AuditEvent(models.Model):
     @property
     def action_label(self) -> str:
         return KNOWN_ACTIONS.get(self.action, self.action)
+
+
+class AuditHead(models.Model):
+    """The newest event of one chain, sealed: what the trail must end with.
+
+    Updated in the same transaction as every append; its row lock serializes appends to the
+    chain. ``chain`` is the organization's id, or "platform"."""
+
+    chain = models.CharField(primary_key=True, max_length=64)
+    organization = models.OneToOneField(
+        "accounts.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    sequence = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    seal = models.CharField(max_length=64, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"head of {self.chain}: #{self.sequence}"
+
+
+PLATFORM_CHAIN = "platform"
+
+
+def chain_of(organization_id: Any) -> str:
+    return str(organization_id) if organization_id else PLATFORM_CHAIN
 
 
 def canonical_dumps(value: Any) -> str:

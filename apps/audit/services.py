@@ -9,11 +9,13 @@ not happen. Actions are ``noun.verb`` codes (``dataset.upload``, ``review.decisi
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 import math
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
@@ -21,10 +23,18 @@ from pathlib import PurePath
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import connection, models, transaction
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
 
 from apps.accounts.models import Organization
-from apps.audit.models import GENESIS_HASH, AuditEvent, canonical_dumps
+from apps.audit.models import (
+    GENESIS_HASH,
+    PLATFORM_CHAIN,
+    AuditEvent,
+    AuditHead,
+    canonical_dumps,
+    chain_of,
+)
 
 ACTION_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 
@@ -66,9 +76,52 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+def audit_key() -> bytes:
+    """The server secret that seals the chain (``DEIDWEB_AUDIT_KEY``; by default derived from
+    ``SECRET_KEY``). Changing it makes every earlier seal fail verification."""
+    from django.conf import settings
+
+    return str(settings.DEIDWEB_AUDIT_KEY).encode("utf-8")
+
+
+def event_seal(event_hash: str) -> str:
+    return hmac.new(audit_key(), f"event:{event_hash}".encode(), hashlib.sha256).hexdigest()
+
+
+def head_seal(chain: str, sequence: int, head_hash: str) -> str:
+    message = f"head:{chain}:{sequence}:{head_hash}".encode()
+    return hmac.new(audit_key(), message, hashlib.sha256).hexdigest()
+
+
+def _locked_head(organization: Organization | None) -> AuditHead:
+    """The chain's head row, locked until the surrounding transaction ends (it serializes
+    appends). A chain without a head yet (its first event) gets one from its newest event."""
+    chain = chain_of(organization.pk if organization else None)
+    head = AuditHead.objects.select_for_update().filter(chain=chain).first()
+    if head is not None:
+        return head
+    last = (
+        AuditEvent.objects.filter(organization=organization)
+        .order_by("-sequence")
+        .values("sequence", "hash")
+        .first()
+    )
+    try:
+        with transaction.atomic():
+            AuditHead.objects.create(
+                chain=chain,
+                organization=organization,
+                sequence=last["sequence"] if last else 0,
+                hash=last["hash"] if last else GENESIS_HASH,
+            )
+    except IntegrityError:  # created by a concurrent append: take its lock instead
+        pass
+    return AuditHead.objects.select_for_update().get(chain=chain)
+
+
 def audit_record(
     *,
-    organization: Organization,
+    organization: Organization | None,
     actor: User | AnonymousUser | None,
     action: str,
     obj: models.Model | None = None,
@@ -76,15 +129,18 @@ def audit_record(
     object_type: str = "",
     object_id: str = "",
 ) -> AuditEvent:
-    """Append one event to the organization's chain and return it.
+    """Append one event to the organization's chain (the platform's when ``organization``
+    is None) and return it.
 
     ``obj`` fills ``object_type`` (``app_label.model``), ``object_id`` (its primary key) and
     ``object_repr`` (``str(obj)``); pass ``object_type``/``object_id`` instead for something
     that is not a model instance (they win over ``obj`` when both are given). ``actor`` is
     ``None`` for the system (a task with no user).
 
-    Appends are serialized per organization by locking its row, so sequences stay contiguous
-    under concurrency; the lock is held until the surrounding transaction ends.
+    Appends to one chain are serialized by locking its head row, so sequences stay
+    contiguous under concurrency; the lock is held until the surrounding transaction ends.
+    The new event chains onto the head, not onto whatever the table ends with: if newest
+    events were deleted, the gap shows.
     """
     if not ACTION_RE.fullmatch(action) or len(action) > 64:
         raise ValueError(
@@ -95,7 +151,7 @@ def audit_record(
     object_repr = ""
     if obj is not None:
         obj_org = getattr(obj, "organization_id", None)
-        if obj_org is not None and obj_org != organization.pk:
+        if obj_org is not None and organization is not None and obj_org != organization.pk:
             raise ValueError("The audited object belongs to another organization.")
         object_type = object_type or obj._meta.label_lower
         object_id = object_id or str(obj.pk)
@@ -104,20 +160,11 @@ def audit_record(
     # Normalize through JSON so the event hashed here is the event read back later.
     safe_details = json.loads(canonical_dumps(json_safe(details or {})))
 
-    no_key = connection.features.has_select_for_no_key_update
     with transaction.atomic():
-        # FOR NO KEY UPDATE: two appends exclude each other, but inserts of other rows that
-        # reference the organization (which take KEY SHARE) are not blocked.
-        Organization.objects.select_for_update(no_key=no_key).only("pk").get(pk=organization.pk)
-        last = (
-            AuditEvent.objects.filter(organization_id=organization.pk)
-            .order_by("-sequence")
-            .values("sequence", "hash")
-            .first()
-        )
+        head = _locked_head(organization)
         event = AuditEvent(
             organization=organization,
-            sequence=(last["sequence"] + 1) if last else 1,
+            sequence=head.sequence + 1,
             actor=user,
             actor_name=user.get_username()[:150] if user else "",
             action=action,
@@ -125,11 +172,20 @@ def audit_record(
             object_id=str(object_id)[:64],
             object_repr=object_repr,
             details=safe_details,
-            prev_hash=last["hash"] if last else GENESIS_HASH,
+            prev_hash=head.hash,
         )
         event.hash = event.compute_hash()
+        event.seal = event_seal(event.hash)
         event.save(force_insert=True)
+        head.sequence, head.hash = event.sequence, event.hash
+        head.seal = head_seal(head.chain, head.sequence, head.hash)
+        head.save(update_fields=["sequence", "hash", "seal", "updated_at"])
     return event
+
+
+# Other apps register where the chain's head was recorded outside the trail (a decision's
+# signed report): ``provider(organization) -> [(label, sequence, hash), ...]``.
+ANCHOR_PROVIDERS: list[Callable[[Organization | None], Iterable[tuple[str, int, str]]]] = []
 
 
 @dataclass(frozen=True)
@@ -146,52 +202,114 @@ class VerifyResult:
         return f"{len(self.problems)} problems in {self.checked} events"
 
 
-def audit_verify(*, organization: Organization | None = None) -> VerifyResult:
-    """Walk each organization's chain in sequence order and report what does not hold.
+def _verify_chain(organization: Organization | None) -> tuple[int, list[str]]:
+    """One chain: links, hashes and seals of every event, then its sealed head and the
+    anchors recorded outside the trail."""
+    name = organization.slug if organization is not None else PLATFORM_CHAIN
+    chain = chain_of(organization.pk if organization else None)
+    problems: list[str] = []
+    checked = 0
+    expected_sequence, prev_hash = 1, GENESIS_HASH
+    hashes: dict[int, str] = {}
+    events = AuditEvent.objects.filter(organization=organization).order_by("sequence")
+    last_sequence, last_hash = 0, GENESIS_HASH
+    for event in events.iterator(chunk_size=2000):
+        checked += 1
+        where = f"{name} #{event.sequence}"
+        if event.sequence != expected_sequence:
+            if event.sequence > expected_sequence:
+                missing = (
+                    f"#{expected_sequence}"
+                    if event.sequence == expected_sequence + 1
+                    else f"#{expected_sequence}–#{event.sequence - 1}"
+                )
+                problems.append(f"{where}: sequence gap, {missing} missing (deleted)")
+            else:
+                problems.append(f"{where}: sequence out of order, expected #{expected_sequence}")
+        if event.prev_hash != prev_hash:
+            problems.append(
+                f"{where}: prev_hash mismatch, the event before it is not the one it was "
+                "chained to (deleted or reordered)"
+            )
+        if event.compute_hash() != event.hash:
+            problems.append(f"{where}: hash mismatch, the event was edited after recording")
+        elif not event.seal:
+            problems.append(f"{where}: no seal, the event was not recorded by deidweb")
+        elif not hmac.compare_digest(event.seal, event_seal(event.hash)):
+            problems.append(
+                f"{where}: seal mismatch, the event was re-written and its hash re-computed "
+                "(or the server key changed)"
+            )
+        hashes[event.sequence] = event.hash
+        expected_sequence, prev_hash = event.sequence + 1, event.hash
+        last_sequence, last_hash = event.sequence, event.hash
+    head = AuditHead.objects.filter(chain=chain).first()
+    if head is None:
+        if checked:
+            problems.append(f"{name}: the chain's head record is missing (deleted)")
+    else:
+        if not hmac.compare_digest(head.seal, head_seal(chain, head.sequence, head.hash)):
+            problems.append(f"{name}: the chain's head record was altered (seal mismatch)")
+        if head.sequence != last_sequence or head.hash != last_hash:
+            if head.sequence > last_sequence:
+                problems.append(
+                    f"{name}: the trail ends at #{last_sequence} but its head says "
+                    f"#{head.sequence}: the newest events were deleted"
+                )
+            else:
+                problems.append(
+                    f"{name}: the trail ends at #{last_sequence} ({last_hash[:12]}…) but its "
+                    f"head says #{head.sequence} ({head.hash[:12]}…): events were added or "
+                    "re-written outside deidweb"
+                )
+    for provider in ANCHOR_PROVIDERS:
+        for label, sequence, anchored in provider(organization):
+            if hashes.get(sequence) != anchored:
+                state = "is missing" if sequence not in hashes else "differs"
+                problems.append(
+                    f"{name}: {label} recorded the chain at #{sequence} ({anchored[:12]}…); "
+                    f"that event {state} now: the trail was cut or re-written"
+                )
+    return checked, problems
+
+
+def audit_verify(
+    *, organization: Organization | None = None, platform: bool | None = None
+) -> VerifyResult:
+    """Walk each chain in sequence order and report what does not hold.
 
     Per event: the sequence follows the previous one (a gap means events were deleted);
     ``prev_hash`` is the previous event's ``hash`` (otherwise events were deleted or
     reordered); ``hash`` is the SHA-256 of the event's canonical JSON (otherwise it was
-    edited). Removing the newest events leaves a shorter chain that is still intact — to
-    detect that, keep the latest hash somewhere else (a signed report, a ticket).
+    edited); ``seal`` is the HMAC of the hash under the server key (otherwise the event was
+    re-written and the chain re-computed). Per chain: the sealed head names the last event
+    (otherwise the newest events were deleted), and every anchor recorded outside the trail
+    (decisions, printed in their signed reports) still matches.
 
-    Reads every event of the organizations checked: linear in the size of the trail.
+    With no organization, every organization's chain and the platform's; ``platform``
+    overrides whether the platform's chain is checked. Linear in the size of the trail.
     """
-    organizations: Iterable[Organization]
+    organizations: Iterable[Organization | None]
     if organization is not None:
         organizations = [organization]
+        with_platform = bool(platform)
     else:
         organizations = Organization.objects.filter(
-            id__in=AuditEvent.objects.values("organization_id")
+            Q(id__in=AuditEvent.objects.values("organization_id"))
+            | Q(id__in=AuditHead.objects.values("organization_id"))
         ).order_by("slug")
-    checked = 0
-    count = 0
+        with_platform = platform is not False
+    checked = count = 0
     problems: list[str] = []
-    for org in organizations:
-        count += 1
-        expected_sequence, prev_hash = 1, GENESIS_HASH
-        events = AuditEvent.objects.filter(organization=org).order_by("sequence")
-        for event in events.iterator(chunk_size=2000):
-            checked += 1
-            where = f"{org.slug} #{event.sequence}"
-            if event.sequence != expected_sequence:
-                if event.sequence > expected_sequence:
-                    missing = (
-                        f"#{expected_sequence}"
-                        if event.sequence == expected_sequence + 1
-                        else f"#{expected_sequence}–#{event.sequence - 1}"
-                    )
-                    problems.append(f"{where}: sequence gap, {missing} missing (deleted)")
-                else:
-                    problems.append(
-                        f"{where}: sequence out of order, expected #{expected_sequence}"
-                    )
-            if event.prev_hash != prev_hash:
-                problems.append(
-                    f"{where}: prev_hash mismatch, the event before it is not the one it was "
-                    "chained to (deleted or reordered)"
-                )
-            if event.compute_hash() != event.hash:
-                problems.append(f"{where}: hash mismatch, the event was edited after recording")
-            expected_sequence, prev_hash = event.sequence + 1, event.hash
+    chains = list(organizations)
+    if with_platform and (
+        AuditEvent.objects.filter(organization__isnull=True).exists()
+        or AuditHead.objects.filter(chain=PLATFORM_CHAIN).exists()
+    ):
+        chains.append(None)
+    for org in chains:
+        count += org is not None
+        n, found = _verify_chain(org)
+        checked += n
+        problems.extend(found)
     return VerifyResult(ok=not problems, checked=checked, organizations=count, problems=problems)

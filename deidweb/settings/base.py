@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 
 from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
@@ -126,6 +128,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# The server secret that seals the audit trail (HMAC-SHA-256 of every event and of each
+# chain's head): without it, edited and re-chained events cannot be given valid seals.
+# Defaults to a key derived from SECRET_KEY; set it on its own to rotate SECRET_KEY freely.
+DEIDWEB_AUDIT_KEY = (
+    env_str("DEIDWEB_AUDIT_KEY", "")
+    or hmac.new(SECRET_KEY.encode(), b"deidweb audit chain", hashlib.sha256).hexdigest()
+)
+
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
@@ -149,7 +159,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"VariableRoleEnum": "apps.classification.models.VariableRole"},
+    "ENUM_NAME_OVERRIDES": {
+        "VariableRoleEnum": "apps.classification.models.VariableRole",
+        "AssessmentStatusEnum": "apps.assessments.models.AssessmentStatus",
+    },
 }
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -272,8 +272,9 @@ def test_an_edited_event_whose_hash_was_recomputed_breaks_the_next_link(
         "UPDATE audit_auditevent SET details = %s::jsonb, hash = %s WHERE id = %s",
         [json.dumps(forged.details), forged.compute_hash(), forged.id],
     )
-    (problem,) = audit_verify(organization=custodian).problems
-    assert problem.startswith(f"{custodian.slug} #3: prev_hash mismatch")
+    problems = audit_verify(organization=custodian).problems
+    assert problems[0].startswith(f"{custodian.slug} #2: seal mismatch")
+    assert problems[1].startswith(f"{custodian.slug} #3: prev_hash mismatch")
 
 
 def test_a_deleted_event_leaves_a_gap(custodian, analyst, reviewer):
@@ -480,7 +481,12 @@ def test_api_lists_and_filters_events(client_for, custodian, analyst, reviewer):
     assert verify == {"ok": True, "checked": 3, "organizations": 1, "problems": []}
 
     tamper("DELETE FROM audit_auditevent WHERE sequence = 3", [])
-    assert client.get("/api/v1/audit/verify/").json()["ok"] is True  # the tail is not provable
+    verify = client.get("/api/v1/audit/verify/").json()
+    assert verify["ok"] is False  # the sealed head still names #3
+    assert verify["problems"] == [
+        f"{custodian.slug}: the trail ends at #2 but its head says #3: the newest events "
+        "were deleted"
+    ]
     tamper("DELETE FROM audit_auditevent WHERE sequence = 1", [])
     verify = client.get("/api/v1/audit/verify/").json()
     assert verify["ok"] is False and verify["checked"] == 1

@@ -1,0 +1,65 @@
+"""Sign-ins, failed sign-ins and sign-outs, in the audit trail.
+
+Recorded in the chain of every organization the user belongs to (their administrators and
+reviewers see them there); a failed sign-in with a user name that matches no one goes to the
+platform's own chain. Passwords are never recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest
+
+from apps.accounts.models import Organization
+
+
+def _where(request: HttpRequest | None) -> dict[str, str]:
+    if request is None:
+        return {}
+    return {
+        "ip": request.META.get("REMOTE_ADDR", ""),
+        "path": request.path[:200],
+        "user_agent": request.META.get("HTTP_USER_AGENT", "")[:200],
+    }
+
+
+def _organizations(user: Any) -> list[Organization | None]:
+    if user is None:
+        return [None]
+    organizations: list[Organization | None] = list(
+        Organization.objects.filter(memberships__user=user).order_by("slug")
+    )
+    return organizations or [None]
+
+
+def _record(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
+    from apps.audit.services import audit_record
+
+    for organization in _organizations(user):
+        audit_record(
+            organization=organization,
+            actor=actor,
+            action=action,
+            details=details,
+            object_type="auth.user" if user is not None else "",
+            object_id=str(user.pk) if user is not None else "",
+        )
+
+
+def on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    _record("auth.login", user, user, _where(request))
+
+
+def on_logout(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    if user is not None:
+        _record("auth.logout", user, user, _where(request))
+
+
+def on_login_failed(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
+    username = str(credentials.get("username", ""))[:150]
+    user = get_user_model().objects.filter(username=username).first() if username else None
+    _record("auth.login_failed", user, None, {"username": username, **_where(request)})
