@@ -39,7 +39,7 @@ from apps.accounts.decorators import user_of
 from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
 from apps.assessments import deidentify, services, steps
-from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
+from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
     AgreementKind,
     Assessment,
@@ -49,13 +49,14 @@ from apps.assessments.models import (
 )
 from apps.assessments.selectors import overall_risk
 from apps.core.api_permissions import OrganizationRole
-from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
 from apps.jobs.api import JobSerializer
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_refresh
+from apps.reviews.api import ReviewActions
+from apps.reviews.release import release_file_open
 
 RELEASE_MODELS = [
     (
@@ -646,6 +647,7 @@ NO_BODY = None
 
 
 class AssessmentViewSet(
+    ReviewActions,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet[Assessment],
@@ -881,15 +883,14 @@ class AssessmentViewSet(
     @action(detail=True, methods=["get"])
     def hierarchies(self, request: Request, pk: str | None = None) -> Response:
         """Step 7: the generalization hierarchy of every quasi-identifier with its groups per
-        level. For analysts and administrators, missing ones are created with the defaults."""
+        level. For a draft, a quasi-identifier without a saved hierarchy shows the default
+        one it would get (saved when the search starts or when it is set); reading changes
+        nothing."""
         assessment = self.get_object()
-        specs: list[HierarchySpec] | None = None
-        if self._membership(assessment).can_edit:
-            try:
-                specs = hierarchies_ensure(assessment=assessment)
-            except ApplicationError:  # frozen: the page, too, shows what is there
-                specs = None
-        if specs is None:
+        specs: list[HierarchySpec]
+        if assessment.status == "draft":
+            specs = list(hierarchies_proposed(assessment=assessment).values())
+        else:
             specs = list(HierarchySpec.objects.filter(assessment=assessment))
         return Response([hierarchy_data(assessment, spec) for spec in specs])
 
@@ -1028,22 +1029,13 @@ class AssessmentViewSet(
     def release_download(self, request: Request, pk: str | None = None) -> HttpResponseBase:
         """The de-identified file, once a reviewer approved the release (403 before)."""
         assessment = self.get_object()
-        if assessment.status != AssessmentStatus.APPROVED:
-            raise PermissionDenied(
-                "The de-identified file is released only after a reviewer approves it."
-            )
         query = DownloadSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        fmt = query.validated_data["format"]
-        name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}[fmt]
-        if not name:
-            raise NotFound("No such file.")
-        response = FileResponse(
-            default_storage.open(name, "rb"),
-            as_attachment=True,
-            filename=f"{assessment.dataset.name}-deidentified.{fmt}",
+        released = release_file_open(
+            assessment=assessment, fmt=query.validated_data["format"], user=request.user
         )
-        self._audit_download(assessment, "download.release", format=fmt)
+        response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+        response["X-Content-SHA256"] = released.sha256
         return response
 
     @extend_schema(

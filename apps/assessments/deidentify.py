@@ -12,7 +12,7 @@ from apps.assessments import steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
-from apps.assessments.services import _editable, quasi_identifiers
+from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
@@ -37,14 +37,17 @@ def direct_identifiers(assessment: Assessment) -> list[str]:
     )
 
 
-def deid_config(assessment: Assessment) -> dict[str, Any]:
+def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> dict[str, Any]:
     """The stored configuration completed with defaults: every direct identifier removed,
-    5% suppression, the `loss` metric, no maximum levels."""
+    5% suppression, the `loss` metric, no maximum levels. ``directs`` overrides the data
+    set's current direct identifiers (a frozen record passes the roles it froze)."""
     config = dict(assessment.deid_config or {})
     masking = dict(config.get("masking") or {})
-    for column in direct_identifiers(assessment):
+    if directs is None:
+        directs = direct_identifiers(assessment)
+    for column in directs:
         masking.setdefault(column, {"method": "remove"})
-    config["masking"] = {c: m for c, m in masking.items() if c in direct_identifiers(assessment)}
+    config["masking"] = {c: m for c, m in masking.items() if c in directs}
     config.setdefault("suppression_limit", DEFAULT_SUPPRESSION_LIMIT)
     config.setdefault("metric", "loss")
     config.setdefault("max_levels", {})
@@ -128,6 +131,7 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
     return overall
 
 
+@transaction.atomic
 def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     search_target(assessment)
@@ -230,7 +234,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "seconds": result.seconds,
     }
     with transaction.atomic():
-        locked = Assessment.objects.select_for_update().get(id=assessment.id)
+        locked = assessment_lock_draft(assessment.id)
         locked.search_result = stored
         locked.chosen_levels = result.levels
         locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
@@ -283,6 +287,7 @@ def suppression_share(rows: int, suppressed: int) -> float:
 # --------------------------------------------------------------------------- apply
 
 
+@transaction.atomic
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     if not assessment.chosen_levels:
@@ -436,7 +441,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "has_secrets": bool(secrets_name),
             }
             with transaction.atomic():
-                locked = Assessment.objects.select_for_update().get(id=assessment.id)
+                locked = assessment_lock_draft(assessment.id)
                 old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
                 locked.apply_result = result
                 locked.output_parquet_path = parquet_name

@@ -171,29 +171,60 @@ def hierarchy_set(
 
 def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
     """A spec for every quasi-identifier: the default one where none was set yet; specs of
-    columns no longer classified as quasi-identifiers are removed."""
+    columns no longer classified as quasi-identifiers are removed. Writes, so only for a
+    draft and never on a GET (pages show ``hierarchies_proposed``)."""
+    from apps.assessments.services import _editable, quasi_identifiers
+
+    quasi = quasi_identifiers(assessment)
+    existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    if set(existing) == set(quasi):
+        return [existing[c] for c in quasi]
+    with transaction.atomic():
+        _editable(assessment)
+        HierarchySpec.objects.filter(assessment=assessment).exclude(column__in=quasi).delete()
+        for column, spec in hierarchies_proposed(assessment=assessment).items():
+            if spec._state.adding:
+                existing[column] = hierarchy_set(
+                    assessment=assessment, column=column, kind=spec.kind, params=spec.params
+                )
+    return [existing[c] for c in quasi]
+
+
+def hierarchies_proposed(*, assessment: Assessment) -> dict[str, HierarchySpec]:
+    """Per quasi-identifier, its saved spec, or the default one built but not saved (a
+    default that cannot be built over the values falls back to keep-or-suppress)."""
     from apps.assessments.services import quasi_identifiers
 
     quasi = quasi_identifiers(assessment)
-    HierarchySpec.objects.filter(assessment=assessment).exclude(column__in=quasi).delete()
-    existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    saved = {
+        s.column: s for s in HierarchySpec.objects.filter(assessment=assessment, column__in=quasi)
+    }
     variables = {
         v.name: v for v in Variable.objects.filter(dataset=assessment.dataset, name__in=quasi)
     }
+    proposed: dict[str, HierarchySpec] = {}
     for column in quasi:
-        if column in existing:
+        if column in saved:
+            proposed[column] = saved[column]
             continue
         values = column_values(assessment, column)["value"].to_list()
         kind, params = default_spec(variables[column], values)
         try:
-            existing[column] = hierarchy_set(
-                assessment=assessment, column=column, kind=kind, params=params
-            )
+            hierarchy = build_hierarchy(column, kind, params, values)
         except ApplicationError:
-            existing[column] = hierarchy_set(
-                assessment=assessment, column=column, kind=Kind.SUPPRESS, params={}
-            )
-    return [existing[c] for c in quasi]
+            kind, params = Kind.SUPPRESS, {}
+            hierarchy = build_hierarchy(column, kind, params, values)
+        proposed[column] = HierarchySpec(
+            organization=assessment.organization,
+            assessment=assessment,
+            column=column,
+            kind=kind,
+            params=params,
+            arx_csv=h.format_arx_text(hierarchy),
+            height=hierarchy.height,
+            level_labels=level_labels(kind, params, hierarchy.height),
+        )
+    return proposed
 
 
 def hierarchy_of(spec: HierarchySpec) -> h.Hierarchy:

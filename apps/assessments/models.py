@@ -5,11 +5,17 @@ and intermediate figure, so a page, the API and the Step 9 report all show the s
 derivation without recomputing it.
 """
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
 from apps.core.models import OrganizationOwned
 from apps.datasets.models import ReleaseModel
+
+
+class FrozenAssessmentError(Exception):
+    """A submitted or decided version is immutable."""
 
 
 class AssessmentStatus(models.TextChoices):
@@ -110,11 +116,21 @@ class Assessment(OrganizationOwned):
     # slug → {"done": bool, "stale": bool, "at": iso time}; see steps.py
     step_state = models.JSONField(default=dict, blank=True)
 
+    # Set on the read-only copies that show a frozen version's record (reviews.snapshot).
+    read_only = False
+
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.read_only:
+            raise FrozenAssessmentError(
+                "This is the frozen record of a version; it is never saved."
+            )
+        super().save(*args, **kwargs)
 
     @property
     def effective_release_model(self) -> str:

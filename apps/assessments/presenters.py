@@ -136,3 +136,82 @@ def distribution_charts(distributions: list[dict[str, Any]]) -> list[SafeString]
 
 def utility_charts(result: dict[str, Any]) -> dict[str, Any]:
     return {"distributions": distribution_charts(result.get("distributions", []))}
+
+
+def level_in_words(label: str) -> str:
+    """A hierarchy level's name as a person says it: the bottom level is 'kept'."""
+    if label in ("", "original"):
+        return "kept as is"
+    if label == "suppressed (*)":
+        return "suppressed (*)"
+    return label
+
+
+def solution_in_words(
+    levels: dict[str, int] | None, hierarchies: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per quasi-identifier, the applied generalization in words, e.g.
+    ``{"column": "age", "level": 2, "words": "intervals of 10"}``."""
+    if not levels:
+        return []
+    labels = {h["column"]: list(h.get("level_labels") or []) for h in hierarchies}
+    out = []
+    for column, level in levels.items():
+        names = labels.get(column, [])
+        name = names[level] if level < len(names) else f"level {level}"
+        out.append({"column": column, "level": level, "words": level_in_words(name)})
+    return out
+
+
+def applied_solution(record: Any) -> dict[str, Any]:
+    """What Step 7 applied, from a version's record: the levels in words, and whether it is
+    the search's optimum or one of its alternatives (and then what the optimum was)."""
+    assessment = record.assessment
+    applied = assessment.apply_result or {}
+    search = assessment.search_result or {}
+    levels = applied.get("levels")
+    optimum = search.get("levels")
+    return {
+        "levels": levels,
+        "in_words": solution_in_words(levels, record.hierarchies),
+        "is_optimum": bool(levels) and levels == optimum,
+        "optimum_in_words": solution_in_words(optimum, record.hierarchies)
+        if optimum and optimum != levels
+        else [],
+        "metric": search.get("metric", ""),
+        "suppressed_rows": applied.get("suppressed_rows"),
+        "rows_in": applied.get("rows_in"),
+        "masking": applied.get("masking") or {},
+    }
+
+
+def class_size_before_after(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> SafeString | None:
+    """Equivalence classes by size on the original data (Step 4) and on the released file
+    (Step 7), side by side and labelled as such."""
+    if not before or not after:
+        return None
+    hist_before = before.get("class_size_histogram") or {}
+    hist_after = after.get("class_size_histogram") or {}
+    labels = sorted(set(hist_before) | set(hist_after), key=lambda lb: _BUCKET_LOW.get(lb, 0))
+    return _html(
+        grouped_bar_chart(
+            "Equivalence classes by size: original data and released file",
+            labels,
+            [
+                (
+                    "original data (Step 4)",
+                    [hist_before.get(lb, {}).get("classes", 0) for lb in labels],
+                ),
+                (
+                    "released file (Step 7)",
+                    [hist_after.get(lb, {}).get("classes", 0) for lb in labels],
+                ),
+            ],
+            x_label="class size (records sharing the same quasi-identifier values)",
+            y_label="number of classes",
+            description="Before: the original records on the confirmed quasi-identifiers. "
+            "After: the de-identified file as released, suppressed records removed.",
+        )
+    )

@@ -11,7 +11,11 @@ from django.db import transaction
 from apps.assessments import steps
 from apps.assessments.models import Assessment
 from apps.assessments.selectors import data_risk_of, overall_risk
-from apps.assessments.services import quasi_identifiers, sensitive_columns
+from apps.assessments.services import (
+    assessment_lock_draft,
+    quasi_identifiers,
+    sensitive_columns,
+)
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.attribute import l_diversity
@@ -107,7 +111,7 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "attribute_disclosure": [asdict(d) for d in diversity],
     }
     with transaction.atomic():
-        locked = Assessment.objects.select_for_update().get(id=assessment.id)
+        locked = assessment_lock_draft(assessment.id)
         locked.risk_result = result
         steps.mark_changed(locked, "data-risk")
         locked.save(update_fields=["risk_result", "step_state", "updated_at"])

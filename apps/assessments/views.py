@@ -43,7 +43,7 @@ def _context(
         "states": states,
         "step": current,
         "step_state": next((s for s in states if s["step"].slug == slug), None),
-        "editable": membership_of(request).can_edit and assessment.status in ("draft", "rejected"),
+        "editable": membership_of(request).can_edit and assessment.status == "draft",
         "help_topic": f"step-{slug}" if current else "assessments",
         **extra,
     }

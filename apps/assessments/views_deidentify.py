@@ -8,13 +8,14 @@ from uuid import UUID
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import deidentify
-from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
-from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
+from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import pareto_chart
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context, _go, step_view
@@ -81,8 +82,8 @@ def deidentify_step(
     if assessment.threshold_result and assessment.context_result:
         try:
             specs = (
-                hierarchies_ensure(assessment=assessment)
-                if membership_of(request).can_edit
+                list(hierarchies_proposed(assessment=assessment).values())
+                if assessment.status == "draft"
                 else list(HierarchySpec.objects.filter(assessment=assessment))
             )
         except ApplicationError as exc:
@@ -219,37 +220,23 @@ def release_preview(
 @org_view()
 def release_download(
     request: HttpRequest, organization: Organization, assessment_id: UUID, fmt: str
-) -> FileResponse:
-    """The de-identified file leaves deidweb only once a reviewer approved the release."""
-    from apps.audit.services import audit_record
+) -> HttpResponseBase:
+    """The de-identified file leaves deidweb only once a reviewer approved the release, and
+    only as the exact bytes approved (``reviews.release``)."""
+    from apps.reviews.release import release_file_open
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    if assessment.status != AssessmentStatus.APPROVED:
-        raise PermissionDenied(
-            "The de-identified file is released only after a reviewer approves it."
-        )
-    response = _release_file(assessment, fmt)
-    audit_record(
-        organization=organization,
-        actor=request.user,
-        action="download.release",
-        obj=assessment,
-        details={"format": fmt, "version": assessment.version},
-    )
+    try:
+        released = release_file_open(assessment=assessment, fmt=fmt, user=request.user)
+    except ApplicationError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        if exc.status == 403:
+            raise PermissionDenied(exc.message) from None
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+    response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+    response["X-Content-SHA256"] = released.sha256
     return response
-
-
-def _release_file(assessment: Assessment, fmt: str) -> FileResponse:
-    from django.core.files.storage import default_storage
-
-    name = {"parquet": assessment.output_parquet_path, "csv": assessment.output_csv_path}.get(fmt)
-    if not name:
-        raise Http404("No such file.")
-    return FileResponse(
-        default_storage.open(name, "rb"),
-        as_attachment=True,
-        filename=f"{assessment.dataset.name}-deidentified.{fmt}",
-    )
 
 
 @org_view()

@@ -16,6 +16,7 @@ from apps.classification.models import ClassificationChange, Variable, VariableR
 from apps.classification.selectors import classification_changes_of, classification_status
 from apps.classification.services import (
     RoleDecision,
+    identifier_values_shown,
     variables_accept_suggestions,
     variables_classify,
 )
@@ -59,6 +60,18 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
         if self.context.get("can_see_raw_values", False):
             return profile
         return {k: v for k, v in profile.items() if k not in RAW_KEYS}
+
+
+def _record_shown(request: Request, variables: list[Variable]) -> None:
+    """Raw values of direct identifiers leave through this API: record it, per data set."""
+    by_dataset: dict[Any, tuple[Dataset, list[str]]] = {}
+    for variable in variables:
+        entry = by_dataset.setdefault(variable.dataset_id, (variable.dataset, []))
+        entry[1].append(variable.name)
+    for dataset, names in by_dataset.values():
+        identifier_values_shown(
+            dataset=dataset, user=user_of(request), via="API variables", columns=names
+        )
 
 
 class RoleDecisionSerializer(serializers.Serializer[RoleDecision]):
@@ -126,17 +139,21 @@ class VariableViewSet(
             .memberships.filter(role__in=["analyst", "admin"])
             .values_list("organization_id", flat=True)
         )
+        variables = list(queryset.select_related("dataset", "dataset__organization"))
         data = [
             VariableSerializer(
                 v, context={"can_see_raw_values": v.organization_id in raw_orgs}
             ).data
-            for v in queryset
+            for v in variables
         ]
+        _record_shown(request, [v for v in variables if v.organization_id in raw_orgs])
         return Response(data)
 
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         variable = self.get_object()
         membership = membership_get(user=request.user, organization=variable.organization)
+        if membership.can_see_raw_values:
+            _record_shown(request, [variable])
         return Response(
             VariableSerializer(
                 variable, context={"can_see_raw_values": membership.can_see_raw_values}
@@ -155,6 +172,7 @@ class VariableViewSet(
             decisions=[RoleDecision(variable_id=str(variable.id), **payload.validated_data)],
         )
         variable.refresh_from_db()
+        _record_shown(request, [variable])
         return Response(VariableSerializer(variable, context={"can_see_raw_values": True}).data)
 
 

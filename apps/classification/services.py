@@ -159,13 +159,16 @@ def variables_classify(
 
 
 def _assessments_changed(dataset: Dataset) -> None:
-    """Open assessments of the data set: results computed on the old roles become stale."""
+    """Draft assessments of the data set: results computed on the old roles become stale.
+
+    Only drafts: a submitted or decided version keeps the roles it was submitted with (its
+    frozen record); a new version picks up the new roles."""
     from apps.assessments import steps
     from apps.assessments.models import Assessment, AssessmentStatus
     from apps.assessments.services import forget_search
 
     for assessment in Assessment.objects.select_for_update().filter(
-        dataset=dataset, status__in=[AssessmentStatus.DRAFT, AssessmentStatus.REJECTED]
+        dataset=dataset, status=AssessmentStatus.DRAFT
     ):
         steps.mark_changed(assessment, "classification")
         fields = forget_search(assessment)
@@ -183,3 +186,59 @@ def variables_accept_suggestions(
         for v in variables
     ]
     return variables_classify(dataset=dataset, user=user, decisions=decisions)
+
+
+@transaction.atomic
+def dataset_set_release_model(*, dataset: Dataset, user: User, release_model: str) -> bool:
+    """The release model the data set is meant for (it preselects Step 1 of new assessments
+    and tunes the suggestions); recorded in the audit trail. Returns whether it changed."""
+    from apps.audit.services import audit_record
+    from apps.datasets.models import ReleaseModel
+
+    if release_model not in ReleaseModel.values and release_model != "":
+        raise ApplicationError(
+            f"'{release_model}' is not a release model.", {"field": "intended_release_model"}
+        )
+    locked = Dataset.objects.select_for_update().get(id=dataset.id)
+    if locked.intended_release_model == release_model:
+        return False
+    previous = locked.intended_release_model
+    locked.intended_release_model = release_model
+    locked.save(update_fields=["intended_release_model", "updated_at"])
+    dataset.intended_release_model = release_model
+    audit_record(
+        organization=dataset.organization,
+        actor=user,
+        action="dataset.release_model",
+        obj=dataset,
+        details={"from": previous, "to": release_model},
+    )
+    return True
+
+
+def identifier_values_shown(
+    *, dataset: Dataset, user: User, via: str, columns: Iterable[str] | None = None
+) -> list[str]:
+    """Record that raw values (samples, top values, extremes) of direct identifiers were
+    shown to ``user`` through ``via`` (a page or an API call). ``columns`` limits it to the
+    columns shown; a column counts as a direct identifier when confirmed as one, or
+    suggested as one and not yet confirmed. Returns the columns recorded."""
+    from apps.audit.services import audit_record
+
+    variables = Variable.objects.filter(dataset=dataset)
+    if columns is not None:
+        variables = variables.filter(name__in=list(columns))
+    direct = [
+        v.name
+        for v in variables.order_by("position")
+        if v.role == VariableRole.DIRECT or (not v.role and v.suggested_role == VariableRole.DIRECT)
+    ]
+    if direct:
+        audit_record(
+            organization=dataset.organization,
+            actor=user,
+            action="dataset.identifier_values_read",
+            obj=dataset,
+            details={"columns": direct, "via": via},
+        )
+    return direct

@@ -17,6 +17,8 @@ from apps.classification.selectors import (
 )
 from apps.classification.services import (
     RoleDecision,
+    dataset_set_release_model,
+    identifier_values_shown,
     variables_accept_suggestions,
     variables_classify,
 )
@@ -40,6 +42,8 @@ def _page(
         variable.form_reason = entry["reason"] if entry else variable.reason  # type: ignore[attr-defined]
         variable.form_keep = entry["keep"] == "on" if entry else variable.keep_for_analysis  # type: ignore[attr-defined]
         variable.form_error = (errors or {}).get(variable.name, "")  # type: ignore[attr-defined]
+    if membership_of(request).can_see_raw_values:
+        identifier_values_shown(dataset=dataset, user=user_of(request), via="classification page")
     return render(
         request,
         "classification/classify.html",
@@ -72,10 +76,10 @@ def classify(request: HttpRequest, organization: Organization, dataset_id: UUID)
         for v in variables_of(dataset=dataset)
     }
     release_model = request.POST.get("intended_release_model", "")
-    valid = release_model in ReleaseModel.values or release_model == ""
-    if valid and dataset.intended_release_model != release_model:
-        dataset.intended_release_model = release_model
-        dataset.save(update_fields=["intended_release_model", "updated_at"])
+    if release_model in ReleaseModel.values or release_model == "":
+        dataset_set_release_model(
+            dataset=dataset, user=user_of(request), release_model=release_model
+        )
     decisions = [
         RoleDecision(
             variable_id=variable_id,

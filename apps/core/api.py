@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -17,9 +17,7 @@ from apps.core.errors import ApplicationError
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Every error leaves the API as ``{"message": ..., "extra": {...}}``."""
     if isinstance(exc, ApplicationError):
-        return Response(
-            {"message": exc.message, "extra": exc.extra}, status=status.HTTP_400_BAD_REQUEST
-        )
+        return Response({"message": exc.message, "extra": exc.extra}, status=exc.status)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "message_dict") else exc.messages

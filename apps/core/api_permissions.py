@@ -23,3 +23,15 @@ class OrganizationRole(BasePermission):
         if request.method in SAFE_METHODS:
             return True
         return membership.can_edit
+
+
+class OrganizationMember(BasePermission):
+    """Any member of the object's organization; the service decides what the role allows
+    (a review action: reviewers decide and comment, analysts submit and revise)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.is_authenticated)
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        membership_get(user=request.user, organization=obj.organization)  # 404 for outsiders
+        return True

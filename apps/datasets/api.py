@@ -137,6 +137,10 @@ class DatasetViewSet(
         profile = dataset.profile
         if not membership.can_see_raw_values:
             profile = redact_profile(profile)
+        else:
+            from apps.classification.services import identifier_values_shown
+
+            identifier_values_shown(dataset=dataset, user=user_of(request), via="API profile")
         return Response(profile)
 
     @extend_schema(responses={200: dict})

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import org_view, user_of
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
 from apps.datasets.forms import DatasetUploadForm
@@ -82,6 +82,10 @@ def dataset_detail(
     request: HttpRequest, organization: Organization, dataset_id: UUID
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    if dataset.profile and membership_of(request).can_see_raw_values:
+        from apps.classification.services import identifier_values_shown
+
+        identifier_values_shown(dataset=dataset, user=user_of(request), via="data set page")
     return render(
         request,
         "datasets/detail.html",

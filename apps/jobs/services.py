@@ -34,6 +34,40 @@ JOB_HANDLERS: dict[str, str] = {
 }
 
 
+# kind → dotted path of ``guard(job: Job, action: str) -> None`` that raises ApplicationError
+# when the job may not be run, cancelled or retried (``action``): the work of a submitted or
+# decided assessment is frozen. Every path goes through ``_guard``; the handlers check again
+# under a row lock before they write.
+JOB_GUARDS: dict[str, str] = {
+    "assessment-risk": "apps.assessments.services.assessment_job_guard",
+    "assessment-search": "apps.assessments.services.assessment_job_guard",
+    "assessment-apply": "apps.assessments.services.assessment_job_guard",
+    "report": "apps.reports.services.report_job_guard",
+}
+
+
+def _guard(job: Job, action: str) -> None:
+    path = JOB_GUARDS.get(job.kind)
+    if path:
+        import_string(path)(job, action)
+
+
+def _may_handle(job: Job, user: User | None, action: str) -> None:
+    """Only the person who started a job, or an administrator, cancels or retries it."""
+    if user is None or user.pk == job.created_by_id:
+        return
+    from apps.accounts.models import Membership, Role
+
+    if Membership.objects.filter(
+        organization_id=job.organization_id, user_id=user.pk, role=Role.ADMIN
+    ).exists():
+        return
+    raise ApplicationError(
+        f"Only the person who started this job or an administrator can {action} it.",
+        status=403,
+    )
+
+
 class JobCancelled(Exception):
     """Raised inside a handler when the job was cancelled; unwinds the work cleanly."""
 
@@ -111,6 +145,7 @@ def job_execute(*, job_id: str) -> bool:
     handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(JOB_HANDLERS[job.kind])
     context = JobContext(job)
     try:
+        _guard(job, "run")
         result = handler(job, context)
     except JobCancelled:
         _finish(job, JobStatus.CANCELLED, message="Cancelled")
@@ -169,6 +204,8 @@ def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
 
 
 def job_cancel(*, job: Job, user: User | None = None) -> Job:
+    _may_handle(job, user, "cancel")
+    _guard(job, "cancel")
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
     Job.objects.filter(id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
@@ -189,6 +226,8 @@ def job_cancel(*, job: Job, user: User | None = None) -> Job:
 
 def job_retry(*, job: Job, user: User | None = None) -> Job:
     """A failed or cancelled job is re-run as a new job with the same inputs."""
+    _may_handle(job, user, "retry")
+    _guard(job, "retry")
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
         raise ApplicationError("Only a failed or cancelled job can be retried.")
     return job_create(

@@ -18,15 +18,12 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.template.loader import render_to_string
-from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization
-from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.models import Assessment
 from apps.assessments.presenters import distribution_charts, pareto_chart, risk_charts
-from apps.assessments.selectors import overall_risk
 from apps.assessments.steps import BY_SLUG, STEPS
-from apps.classification.models import ClassificationChange, Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import delete_quietly
 from apps.jobs.models import Job
@@ -40,6 +37,8 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
+from apps.reviews.selectors import version_chain
+from apps.reviews.snapshot import AssessmentRecord, assessment_record
 
 logger = logging.getLogger(__name__)
 
@@ -163,61 +162,29 @@ def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-def _hierarchy_rows(assessment: Assessment) -> list[dict[str, Any]]:
-    applied = assessment.apply_result or {}
-    levels = applied.get("levels") or assessment.chosen_levels or {}
+def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
+    """Each frozen hierarchy with its levels, the applied one marked."""
+    applied = record.assessment.apply_result or {}
+    levels = applied.get("levels") or record.assessment.chosen_levels or {}
     rows = []
-    for spec in HierarchySpec.objects.filter(assessment=assessment).order_by("column"):
-        chosen = levels.get(spec.column)
-        labels = list(spec.level_labels or [])
+    for spec in record.hierarchies:
+        chosen = levels.get(spec["column"])
+        labels = list(spec.get("level_labels") or [])
         rows.append(
             {
-                "column": spec.column,
-                "kind": spec.get_kind_display(),
-                "height": spec.height,
+                "column": spec["column"],
+                "kind": spec.get("kind_label") or spec["kind"],
+                "height": spec["height"],
                 "labels": [
                     {"level": i, "label": label, "chosen": i == chosen}
                     for i, label in enumerate(labels)
                 ],
                 "chosen_level": chosen,
-                "chosen_label": (applied.get("level_labels") or {}).get(spec.column)
+                "chosen_label": (applied.get("level_labels") or {}).get(spec["column"])
                 or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
             }
         )
     return rows
-
-
-def _variables(assessment: Assessment) -> tuple[list[dict[str, Any]], int]:
-    variables = list(
-        Variable.objects.filter(dataset=assessment.dataset)
-        .select_related("confirmed_by")
-        .order_by("position")
-    )
-    changes = ClassificationChange.objects.filter(variable__dataset=assessment.dataset)
-    counts: dict[Any, int] = {}
-    for variable_id in changes.values_list("variable_id", flat=True):
-        counts[variable_id] = counts.get(variable_id, 0) + 1
-    rows = []
-    for v in variables:
-        rows.append(
-            {
-                "name": v.name,
-                "position": v.position,
-                "type": v.inferred_type,
-                "role": v.role,
-                "role_label": v.get_role_display() if v.role else "Not confirmed",
-                "reason": v.reason or v.suggested_reason,
-                "suggested_role": v.suggested_role,
-                "suggested_label": v.get_suggested_role_display(),
-                "overridden": bool(v.role) and v.role != v.suggested_role,
-                "keep_for_analysis": v.keep_for_analysis,
-                "needs_review": v.needs_review,
-                "confirmed_by": _person(v.confirmed_by) if v.confirmed_by_id else "",
-                "confirmed_at": v.confirmed_at,
-                "changes": counts.get(v.id, 0),
-            }
-        )
-    return rows, changes.count()
 
 
 def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[str, Any] | None:
@@ -359,19 +326,23 @@ def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str
 
 
 def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[str, Any]:
-    """Everything the Step 9 template shows, read from the stored results."""
+    """Everything the Step 9 template shows, read from the version's frozen record and the
+    review rows up to the decision: rendering it again later gives the same report."""
     if decision.assessment_id != assessment.id:
         raise ApplicationError("The decision is about another assessment.")
     organization = assessment.organization
     dataset = assessment.dataset
+    record = assessment_record(assessment)
+    assessment = record.assessment
+    decided_at = decision.created_at
     threshold = assessment.threshold_result or {}
     risk = assessment.risk_result or {}
     context = assessment.context_result or {}
     search = assessment.search_result or {}
     applied = assessment.apply_result or {}
     utility = applied.get("utility") or {}
-    overall = overall_risk(assessment)
-    variables, change_count = _variables(assessment)
+    overall = record.overall
+    variables, change_count = record.variables, record.classification_changes
 
     risk_after = applied.get("risk_after") or {}
     context_value = context.get("value")
@@ -402,13 +373,14 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         _for_print(c) for c in distribution_charts(applied.get("distributions") or [])
     ]
 
+    # Only what existed when the decision was taken, so the report never changes after it.
     decisions = list(
-        ReviewDecision.objects.filter(assessment=assessment)
+        ReviewDecision.objects.filter(assessment_id=assessment.id, created_at__lte=decided_at)
         .select_related("reviewer")
         .order_by("created_at")
     )
     submissions = list(
-        Submission.objects.filter(assessment=assessment)
+        Submission.objects.filter(assessment_id=assessment.id, created_at__lte=decided_at)
         .select_related("submitted_by")
         .order_by("created_at")
     )
@@ -418,14 +390,19 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
             "author": _person(c.author),
             "at": c.created_at,
             "text": c.text,
+            "version": c.assessment.version,
         }
-        for c in StepComment.objects.filter(assessment=assessment)
-        .select_related("author")
+        for c in StepComment.objects.filter(
+            assessment_id__in=version_chain(assessment), created_at__lte=decided_at
+        )
+        .select_related("author", "assessment")
         .order_by("created_at")
     ]
-    release_record = ReleaseRecord.objects.filter(assessment=assessment).first()
+    release_record = ReleaseRecord.objects.filter(assessment_id=assessment.id).first()
     intruder_tests = list(
-        MotivatedIntruderTest.objects.filter(assessment=assessment).order_by("tested_on")
+        MotivatedIntruderTest.objects.filter(
+            assessment_id=assessment.id, created_at__lte=decided_at
+        ).order_by("tested_on")
     )
     pem = organization_certificate(organization)
 
@@ -442,7 +419,9 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "dataset": dataset,
         "decision": decision,
         "decision_row": _decision_row(decision, decision),
-        "generated_at": timezone.now(),
+        "generated_at": decided_at,
+        "audit_anchor": {"sequence": decision.audit_sequence, "hash": decision.audit_hash},
+        "snapshot": record.snapshot,
         "steps": STEPS,
         "step_refs": {s.slug: s.guideline for s in STEPS},
         "release_model": model,
@@ -469,7 +448,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "applied": applied,
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),
-        "hierarchies": _hierarchy_rows(assessment),
+        "hierarchies": _hierarchy_rows(record),
         "variables": variables,
         "variable_counts": {
             role: sum(1 for v in variables if v["role"] == role)
@@ -489,7 +468,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "comments": comments,
         "release_record": release_record,
         "intruder_tests": intruder_tests,
-        "digests": {**_dataset_digests(assessment), **(decision.digests or {})},
+        "digests": {**record.digests(), **(decision.digests or {})},
         "certificate": signing.describe_certificate(pem),
         "people": {
             "created_by": _person(assessment.created_by) if assessment.created_by_id else "—",
@@ -533,16 +512,6 @@ def _with_ordered_buckets(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "profile": {**profile, "class_size_histogram": ordered}}
 
 
-def _dataset_digests(assessment: Assessment) -> dict[str, str]:
-    applied = assessment.apply_result or {}
-    return {
-        "upload": assessment.dataset.sha256,
-        "input_parquet": assessment.dataset.parquet_sha256,
-        "release_parquet": (applied.get("sha256") or {}).get("parquet", ""),
-        "release_csv": (applied.get("sha256") or {}).get("csv", ""),
-    }
-
-
 # --------------------------------------------------------------------------- render and sign
 
 
@@ -578,6 +547,54 @@ def report_path(*, assessment: Assessment, decision: ReviewDecision) -> str:
     )
 
 
+def report_job_guard(job: Job, action: str) -> None:
+    """A report is made by deidweb from a decision's frozen record: never cancelled or
+    re-run by hand (``report_request`` prepares a missing one again)."""
+    if action in {"cancel", "retry"}:
+        raise ApplicationError(
+            "The signed report of a decision is prepared by deidweb from the decision's frozen "
+            "record; it cannot be cancelled or re-run by hand. If it is missing, a reviewer or "
+            "an administrator can ask for it again on the review page.",
+            status=409,
+        )
+
+
+def report_request(*, decision: ReviewDecision, user: User | None) -> Job | None:
+    """Queue the report of a final decision unless it exists or is being prepared.
+
+    Safe to call again: rendering from the frozen record gives the same content, and an
+    intact stored report is returned as it is rather than signed a second time."""
+    from apps.jobs.models import JobStatus
+    from apps.jobs.services import job_create
+
+    if not decision.final:
+        raise ApplicationError("Only a final decision has a signed report.")
+    report = Report.objects.filter(decision=decision).first()
+    if report is not None and report_intact(report):
+        return None
+    pending = Job.objects.filter(
+        organization_id=decision.organization_id,
+        kind="report",
+        params__decision_id=str(decision.id),
+        status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
+    ).first()
+    if pending is not None:
+        return pending
+    return job_create(
+        organization=decision.organization,
+        kind="report",
+        subject=f"assessments.assessment:{decision.assessment_id}",
+        params={"decision_id": str(decision.id)},
+        created_by=user,
+    )
+
+
+def report_intact(report: Report) -> bool:
+    return default_storage.exists(report.pdf_path) and _sha256(_read(report.pdf_path)) == (
+        report.sha256
+    )
+
+
 def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     """Job kind "report", params {"decision_id"}: render, sign, store, record the digest.
 
@@ -594,12 +611,10 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
         raise ApplicationError("The review decision of this report no longer exists.")
     assessment = decision.assessment
     organization = assessment.organization
+    if not decision.final:
+        raise ApplicationError("Only a final decision has a signed report.")
     existing = Report.objects.filter(decision=decision).first()
-    if (
-        existing is not None
-        and default_storage.exists(existing.pdf_path)
-        and _sha256(_read(existing.pdf_path)) == existing.sha256
-    ):
+    if existing is not None and report_intact(existing):
         return _job_result(existing)
 
     context.progress(5, "Preparing the signing certificate", force=True)

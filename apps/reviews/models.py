@@ -1,9 +1,77 @@
 """Submission, review decisions, comments and the governance records of a release."""
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
 from apps.core.models import OrganizationOwned
+
+
+class FrozenError(Exception):
+    """A decided thing is immutable."""
+
+
+class FrozenQuerySet(models.QuerySet[Any]):
+    def update(self, **kwargs: Any) -> int:
+        # Django's ON DELETE SET NULL of a user link is the one update allowed.
+        if (
+            kwargs
+            and all(v is None for v in kwargs.values())
+            and set(kwargs)
+            <= {
+                "taken_by",
+                "taken_by_id",
+            }
+        ):
+            return super().update(**kwargs)
+        raise FrozenError("A frozen record of an assessment is never changed.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise FrozenError("A frozen record of an assessment is never deleted.")
+
+
+class AssessmentSnapshot(OrganizationOwned):
+    """Everything a decision on one version rests on, frozen when it was submitted.
+
+    Roles and reasons, threshold and answers, context inputs, hierarchies, the search's
+    configuration and result, the applied solution, and the release files with their SHA-256.
+    Review pages, the decision and the Step 9 report read this record, never the live rows:
+    the data set's roles may change later for new versions, this version stays as submitted.
+    Never changed or deleted once taken (``save``/queryset guards here, database triggers in
+    ``apps.core.db_guards``); ``sha256`` is the digest of ``content`` as canonical JSON.
+    """
+
+    assessment = models.OneToOneField(
+        "assessments.Assessment", on_delete=models.PROTECT, related_name="snapshot"
+    )
+    version = models.PositiveIntegerField()
+    content = models.JSONField()
+    sha256 = models.CharField(max_length=64)
+    taken_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    origin = models.CharField(
+        max_length=12,
+        default="submission",
+        help_text="'submission', or 'migration' for a version decided before snapshots existed.",
+    )
+
+    objects = FrozenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Frozen record of version {self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise FrozenError("A frozen record of an assessment is never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise FrozenError("A frozen record of an assessment is never deleted.")
 
 
 class Submission(OrganizationOwned):
@@ -41,6 +109,18 @@ class ReviewDecision(OrganizationOwned):
     figures = models.JSONField(default=dict, help_text="The figures the decision rested on.")
     digests = models.JSONField(default=dict, help_text="SHA-256 of the input and released files.")
     report_sha256 = models.CharField(max_length=64, blank=True)
+    snapshot = models.ForeignKey(
+        AssessmentSnapshot,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="decisions",
+        help_text="The frozen record this decision was taken on.",
+    )
+    # The audit chain's head right after the decision was recorded: printed in the signed
+    # report, so cutting or re-writing the trail afterwards is detected (audit_verify).
+    audit_sequence = models.PositiveBigIntegerField(null=True, blank=True)
+    audit_hash = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

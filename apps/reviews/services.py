@@ -20,11 +20,10 @@ from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import membership_get
 from apps.assessments import steps
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
-from apps.assessments.selectors import overall_risk
-from apps.assessments.services import quasi_identifiers
+from apps.assessments.services import forget_search
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
-from apps.jobs.services import job_create
+from apps.reports.services import report_request
 from apps.reviews.models import (
     Decision,
     MotivatedIntruderTest,
@@ -33,6 +32,7 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
+from apps.reviews.snapshot import AssessmentRecord, assessment_record, snapshot_take
 
 
 def _notify(recipients: list[str], subject: str, body: str) -> None:
@@ -79,11 +79,13 @@ def submission_blockers(assessment: Assessment) -> list[str]:
 def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submission:
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     if not membership_get(user=user, organization=assessment.organization).can_edit:
-        raise ApplicationError("Only analysts and administrators submit assessments.")
+        raise ApplicationError("Only analysts and administrators submit assessments.", status=403)
     blockers = submission_blockers(assessment)
     if blockers:
         raise ApplicationError(
-            "The assessment cannot be submitted yet: " + " ".join(blockers), {"blockers": blockers}
+            "The assessment cannot be submitted yet: " + " ".join(blockers),
+            {"blockers": blockers},
+            status=409,
         )
     if not note.strip():
         raise ApplicationError("Add a note for the reviewer.", {"field": "note"})
@@ -93,6 +95,7 @@ def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submi
         submitted_by=user,
         note=note.strip(),
     )
+    snapshot = snapshot_take(assessment=assessment, user=user)
     assessment.status = AssessmentStatus.SUBMITTED
     assessment.submitted_at = timezone.now()
     assessment.save(update_fields=["status", "submitted_at", "updated_at"])
@@ -101,7 +104,13 @@ def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submi
         actor=user,
         action="assessment.submit",
         obj=assessment,
-        details={"version": assessment.version, "note": submission.note},
+        details={
+            "version": assessment.version,
+            "note": submission.note,
+            "snapshot": str(snapshot.id),
+            "snapshot_sha256": snapshot.sha256,
+            "release_files": {k: f["sha256"] for k, f in snapshot.content["files"].items()},
+        },
     )
     _notify(
         _reviewer_emails(assessment, exclude=user),
@@ -112,9 +121,10 @@ def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submi
     return submission
 
 
-def decision_figures(assessment: Assessment) -> dict[str, Any]:
-    """The figures a decision rests on, frozen with it."""
-    overall = overall_risk(assessment) or {}
+def decision_figures(record: AssessmentRecord) -> dict[str, Any]:
+    """The figures a decision rests on, read from the version's frozen record."""
+    assessment = record.assessment
+    overall = record.overall or {}
     applied = assessment.apply_result or {}
     after = (applied.get("risk_after") or {}).get("data_risk")
     context = overall.get("context_risk")
@@ -137,16 +147,6 @@ def decision_figures(assessment: Assessment) -> dict[str, Any]:
     }
 
 
-def decision_digests(assessment: Assessment) -> dict[str, str]:
-    applied = assessment.apply_result or {}
-    return {
-        "upload": assessment.dataset.sha256,
-        "input_parquet": assessment.dataset.parquet_sha256,
-        "release_parquet": (applied.get("sha256") or {}).get("parquet", ""),
-        "release_csv": (applied.get("sha256") or {}).get("csv", ""),
-    }
-
-
 @transaction.atomic
 def review_decide(
     *, assessment: Assessment, reviewer: User, decision: str, reasons: str
@@ -154,10 +154,12 @@ def review_decide(
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     membership = membership_get(user=reviewer, organization=assessment.organization)
     if not membership.can_review:
-        raise ApplicationError("Only reviewers and administrators decide on a release.")
+        raise ApplicationError("Only reviewers and administrators decide on a release.", status=403)
     if assessment.status != AssessmentStatus.SUBMITTED:
         raise ApplicationError(
-            f"Only a submitted assessment can be decided; this one is {assessment.get_status_display().lower()}."
+            "Only a submitted assessment can be decided; this one is "
+            f"{assessment.get_status_display().lower()}.",
+            status=409,
         )
     if decision not in Decision.values:
         raise ApplicationError(f"'{decision}' is not a decision (approve or reject).")
@@ -168,12 +170,15 @@ def review_decide(
     submission = assessment.submissions.order_by("-created_at").first()
     assert submission is not None
     if submission.submitted_by_id == reviewer.pk:
-        raise ApplicationError("You submitted this assessment: another reviewer must decide on it.")
+        raise ApplicationError(
+            "You submitted this assessment: another reviewer must decide on it.", status=403
+        )
     if submission.decisions.filter(reviewer=reviewer).exists():
-        raise ApplicationError("You have already decided on this submission.")
+        raise ApplicationError("You have already decided on this submission.", status=409)
     approvals_needed = 2 if assessment.organization.require_two_approvals else 1
     earlier_approvals = submission.decisions.filter(decision=Decision.APPROVE).count()
     final = decision == Decision.REJECT or earlier_approvals + 1 >= approvals_needed
+    frozen = assessment_record(assessment)
     record = ReviewDecision.objects.create(
         organization=assessment.organization,
         assessment=assessment,
@@ -183,10 +188,11 @@ def review_decide(
         reasons=reasons.strip(),
         version=assessment.version,
         final=final,
-        figures=decision_figures(assessment),
-        digests=decision_digests(assessment),
+        figures=decision_figures(frozen),
+        digests=frozen.digests(),
+        snapshot=frozen.snapshot,
     )
-    audit_record(
+    event = audit_record(
         organization=assessment.organization,
         actor=reviewer,
         action="review.decision",
@@ -196,8 +202,14 @@ def review_decide(
             "final": final,
             "version": assessment.version,
             "reasons": record.reasons,
+            "snapshot_sha256": frozen.snapshot.sha256 if frozen.snapshot else "",
+            "digests": record.digests,
         },
     )
+    # The chain's head right after the decision: the signed report prints it, so the trail
+    # cannot later be cut back or re-written past this point unnoticed.
+    record.audit_sequence, record.audit_hash = event.sequence, event.hash
+    record.save(update_fields=["audit_sequence", "audit_hash", "updated_at"])
     if final:
         assessment.status = (
             AssessmentStatus.APPROVED if decision == Decision.APPROVE else AssessmentStatus.REJECTED
@@ -205,14 +217,8 @@ def review_decide(
         assessment.decided_at = timezone.now()
         assessment.save(update_fields=["status", "decided_at", "updated_at"])
         if decision == Decision.APPROVE:
-            release_register(assessment=assessment)
-        job_create(
-            organization=assessment.organization,
-            kind="report",
-            subject=f"assessments.assessment:{assessment.id}",
-            params={"decision_id": str(record.id)},
-            created_by=reviewer,
-        )
+            release_register(assessment=assessment, record=frozen)
+        report_request(decision=record, user=reviewer)
     submitter = submission.submitted_by
     outcome = {"approve": "approved", "reject": "rejected"}[decision]
     if not final:
@@ -229,9 +235,22 @@ def review_decide(
 @transaction.atomic
 def step_comment_add(*, assessment: Assessment, author: User, step: str, text: str) -> StepComment:
     if not membership_get(user=author, organization=assessment.organization).can_review:
-        raise ApplicationError("Only reviewers and administrators comment on a review.")
+        raise ApplicationError("Only reviewers and administrators comment on a review.", status=403)
     if step not in steps.BY_SLUG and step != "general":
         raise ApplicationError(f"'{step}' is not a step.")
+    locked_status = (
+        Assessment.objects.select_for_update()
+        .filter(id=assessment.id)
+        .values_list("status", flat=True)
+        .first()
+    )
+    if locked_status != AssessmentStatus.SUBMITTED:
+        raise ApplicationError(
+            "Comments are made while a version is under review; this one is "
+            f"{AssessmentStatus(locked_status or 'draft').label.lower()}. Comment on the newer "
+            "version.",
+            status=409,
+        )
     if not text.strip():
         raise ApplicationError("The comment is empty.", {"field": "text"})
     comment = StepComment.objects.create(
@@ -249,6 +268,24 @@ def step_comment_add(*, assessment: Assessment, author: User, step: str, text: s
         details={"step": step, "text": comment.text},
     )
     return comment
+
+
+def report_again(*, assessment: Assessment, user: User) -> list[Any]:
+    """Prepare again the signed report of each final decision whose report is missing (its
+    job failed, or the file was lost). Rendering reads the frozen record, so the content is
+    the one decided on."""
+    if not membership_get(user=user, organization=assessment.organization).can_review:
+        raise ApplicationError(
+            "Only reviewers and administrators ask for a report to be prepared again.", status=403
+        )
+    jobs = []
+    for decision in ReviewDecision.objects.filter(assessment=assessment, final=True):
+        job = report_request(decision=decision, user=user)
+        if job is not None:
+            jobs.append(job)
+    if not jobs:
+        raise ApplicationError("Every decision of this version has its signed report.", status=409)
+    return jobs
 
 
 _COPIED = [
@@ -287,14 +324,17 @@ _COPIED = [
 @transaction.atomic
 def assessment_revise(*, assessment: Assessment, user: User) -> Assessment:
     """A new draft version with everything the frozen one had; the old one stays as it was."""
+    assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     if not membership_get(user=user, organization=assessment.organization).can_edit:
-        raise ApplicationError("Only analysts and administrators revise assessments.")
+        raise ApplicationError("Only analysts and administrators revise assessments.", status=403)
     if assessment.status not in (AssessmentStatus.REJECTED, AssessmentStatus.APPROVED):
         raise ApplicationError(
-            "Only a rejected or approved assessment is revised as a new version."
+            "Only a rejected or approved assessment is revised as a new version.", status=409
         )
     if assessment.next_versions.exists():
-        raise ApplicationError("This version was already revised; open the newer version.")
+        raise ApplicationError(
+            "This version was already revised; open the newer version.", status=409
+        )
     new = Assessment(
         organization=assessment.organization,
         created_by=user,
@@ -320,7 +360,14 @@ def assessment_revise(*, assessment: Assessment, user: User) -> Assessment:
         ]
     )
     new.utility_accepted = False  # a new version's utility must be confirmed again
-    new.save(update_fields=["utility_accepted"])
+    fields = ["utility_accepted"]
+    # The new version picks up the data set's roles as they are now; results computed on the
+    # roles the old version was decided with are stale when those roles changed since.
+    snapshot = getattr(assessment, "snapshot", None)
+    if snapshot is not None and _roles(snapshot.content["variables"]) != _live_roles(assessment):
+        steps.mark_changed(new, "classification")
+        fields += ["step_state", *forget_search(new)]
+    new.save(update_fields=fields)
     audit_record(
         organization=assessment.organization,
         actor=user,
@@ -335,6 +382,21 @@ def assessment_revise(*, assessment: Assessment, user: User) -> Assessment:
     return new
 
 
+def _roles(variables: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    return {v["name"]: (v["role"], bool(v["keep_for_analysis"])) for v in variables}
+
+
+def _live_roles(assessment: Assessment) -> dict[str, tuple[str, bool]]:
+    from apps.classification.models import Variable
+
+    return {
+        name: (role, keep)
+        for name, role, keep in Variable.objects.filter(
+            dataset_id=assessment.dataset_id
+        ).values_list("name", "role", "keep_for_analysis")
+    }
+
+
 def _add_months(day: dt.date, months: int) -> dt.date:
     month = day.month - 1 + months
     year, month = day.year + month // 12, month % 12 + 1
@@ -346,13 +408,20 @@ def _add_months(day: dt.date, months: int) -> dt.date:
     raise ValueError(day)
 
 
-def release_overlaps(assessment: Assessment) -> list[dict[str, Any]]:
+def release_overlaps(
+    assessment: Assessment, quasi_identifiers: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Earlier releases to the same recipient sharing quasi-identifiers with this one: their
-    combination could be linked back by the recipient (IPC governance)."""
+    combination could be linked back by the recipient (IPC governance). The quasi-identifiers
+    are the data set's current ones unless given (a frozen record's)."""
+    from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
+
     recipient = assessment.recipient_organization.strip().lower()
     if not recipient:
         return []
-    quasi = set(quasi_identifiers(assessment))
+    quasi = set(
+        current_quasi_identifiers(assessment) if quasi_identifiers is None else quasi_identifiers
+    )
     overlaps = []
     earlier = ReleaseRecord.objects.filter(organization=assessment.organization).exclude(
         assessment__dataset=assessment.dataset, assessment__title=assessment.title
@@ -374,18 +443,21 @@ def release_overlaps(assessment: Assessment) -> list[dict[str, Any]]:
     return overlaps
 
 
-def release_register(*, assessment: Assessment) -> ReleaseRecord:
+def release_register(*, assessment: Assessment, record: AssessmentRecord) -> ReleaseRecord:
+    """Enter an approved release in the registry, from its frozen record."""
     now = timezone.now()
+    frozen = record.assessment
+    quasi = record.quasi_identifiers
     return ReleaseRecord.objects.create(
         organization=assessment.organization,
         assessment=assessment,
         dataset_name=assessment.dataset.name,
-        recipient=assessment.recipient_organization or "Public",
-        release_model=assessment.effective_release_model,
-        quasi_identifiers=quasi_identifiers(assessment),
+        recipient=frozen.recipient_organization or "Public",
+        release_model=frozen.effective_release_model,
+        quasi_identifiers=quasi,
         decided_at=now,
         reassess_on=_add_months(timezone.localdate(), assessment.organization.reassessment_months),
-        overlaps=release_overlaps(assessment),
+        overlaps=release_overlaps(frozen, quasi),
     )
 
 
@@ -437,7 +509,9 @@ def intruder_test_record(
     re_identified: int = 0,
 ) -> MotivatedIntruderTest:
     if not membership_get(user=user, organization=assessment.organization).can_edit:
-        raise ApplicationError("Only analysts and administrators record intruder tests.")
+        raise ApplicationError(
+            "Only analysts and administrators record intruder tests.", status=403
+        )
     if assessment.effective_release_model != "public":
         raise ApplicationError("A motivated-intruder test is recorded for public releases.")
     if not (tester.strip() and method.strip() and outcome.strip()):

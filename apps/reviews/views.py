@@ -13,12 +13,19 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
 from apps.assessments.models import Assessment, AssessmentStatus
-from apps.assessments.presenters import distribution_charts, pareto_chart, risk_charts
-from apps.assessments.selectors import assessment_get, overall_risk
-from apps.classification.selectors import variables_of
+from apps.assessments.presenters import (
+    applied_solution,
+    class_size_before_after,
+    distribution_charts,
+    pareto_chart,
+    risk_charts,
+)
+from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import services
 from apps.reviews.models import ReleaseRecord
+from apps.reviews.selectors import comments_of_versions
+from apps.reviews.snapshot import assessment_record
 
 
 @org_view(review=True)
@@ -53,6 +60,9 @@ def assessment_review(
                     text=request.POST.get("text", ""),
                 )
                 messages.success(request, "Comment added.")
+            elif action == "report":
+                services.report_again(assessment=assessment, user=user_of(request))
+                messages.success(request, "The signed report is being prepared.")
             elif action == "decide":
                 decision = services.review_decide(
                     assessment=assessment,
@@ -72,26 +82,38 @@ def assessment_review(
             messages.error(request, exc.message)
         return redirect("assessment-review", org=organization.slug, assessment_id=assessment.id)
     submission = assessment.submissions.order_by("-created_at").first()
-    overall = overall_risk(assessment)
-    search = assessment.search_result
+    try:
+        record = assessment_record(assessment)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
+    frozen = record.assessment
+    overall = record.overall
+    applied = frozen.apply_result or {}
+    search = frozen.search_result
+    decisions = list(assessment.decisions.select_related("reviewer", "report"))
     return render(
         request,
         "reviews/review.html",
         {
-            "assessment": assessment,
-            "states": steps.step_states(assessment),
+            "assessment": frozen,
+            "record": record,
+            "states": steps.step_states(frozen),
             "submission": submission,
             "overall": overall,
-            "variables": variables_of(dataset=assessment.dataset),
-            "risk_charts": risk_charts(assessment.risk_result, overall)
-            if assessment.risk_result
+            "variables": record.variables,
+            "solution": applied_solution(record),
+            "risk_before_charts": risk_charts(frozen.risk_result, overall)
+            if frozen.risk_result
             else None,
-            "pareto": pareto_chart(search, assessment.chosen_levels) if search else None,
-            "distributions": distribution_charts(
-                (assessment.apply_result or {}).get("distributions", [])
+            "class_sizes": class_size_before_after(
+                applied.get("risk_before"), applied.get("risk_after")
             ),
-            "comments": assessment.comments.select_related("author"),
-            "decisions": assessment.decisions.select_related("reviewer"),
+            "pareto": pareto_chart(search, applied.get("levels")) if search else None,
+            "distributions": distribution_charts(applied.get("distributions", [])),
+            "comments": comments_of_versions(assessment),
+            "decisions": decisions,
+            "missing_reports": [d for d in decisions if d.final and not hasattr(d, "report")],
             "can_decide": (
                 membership.can_review
                 and assessment.status == AssessmentStatus.SUBMITTED

@@ -321,9 +321,20 @@ def test_search_choose_apply_utility_and_release_files(
     assert response.json()["stale"] == ["deidentify", "utility"]
     assert api.get(url(aid, "search")).json()["result"] is None
 
-    from apps.assessments.models import Assessment  # approval has no API yet
-
-    Assessment.objects.filter(id=aid).update(status="approved")
+    # Back to 5 %: search, apply and accept again, measure Step 4, then the review, through
+    # the API as well.
+    assert put(api, url(aid, "deidentify", "config"), config).status_code == 200
+    for step in ("search", "apply", "risk"):
+        run(api, url(aid, step))
+    assert put(api, url(aid, "utility"), {"note": "Counts by diagnosis only."}).status_code == 200
+    response = post(api, url(aid, "submit"), {"note": "Ready for review."})
+    assert response.status_code == 200, response.json()
+    assert response.json()["status"] == "submitted"
+    response = post(
+        client_for(reviewer), url(aid, "decide"), {"decision": "approve", "reasons": "Meets it."}
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["final"] is True
     response = client_for(reviewer).get(url(aid, "release", "download"), {"format": "csv"})
     assert response.status_code == 200
     assert response["Content-Disposition"].endswith('-deidentified.csv"')
@@ -343,7 +354,7 @@ def test_search_choose_apply_utility_and_release_files(
     )
     # An approved assessment is frozen.
     response = put(api, url(aid, "utility"), {"note": "Again."})
-    assert response.status_code == 400 and "frozen" in response.json()["message"]
+    assert response.status_code == 409 and "frozen" in response.json()["message"]
 
 
 GET_PATHS = (
@@ -392,8 +403,12 @@ def test_permissions_matrix(client_for, reviewer, outsider, created):
     assert as_reviewer.get(url(aid, "release", "download")).status_code == 403
     assert as_reviewer.get(url(aid, "release", "secrets")).status_code == 403
     assert as_outsider.get(API).json()["count"] == 0
-    # A reviewer reading the hierarchies does not create the defaults (like the page).
-    assert as_reviewer.get(url(aid, "hierarchies")).json() == []
+    # Reading the hierarchies shows the defaults a draft would get, and saves none.
+    from apps.assessments.models import HierarchySpec
+
+    shown = as_reviewer.get(url(aid, "hierarchies")).json()
+    assert [h["column"] for h in shown] == ["age", "sex"]
+    assert not HierarchySpec.objects.filter(assessment_id=aid).exists()
     # Nothing was changed by the refused writes.
     detail = as_reviewer.get(url(aid)).json()
     assert detail["release"]["release_model"] == "" and detail["data_risk"]["job"] is None

@@ -81,8 +81,11 @@ def test_release_download_locked_until_approval_and_secrets_for_admins(
     preview = reverse("assessment-release-preview", kwargs=kwargs)
     assert client_for(analyst).get(preview).status_code == 200
     assert client_for(reviewer).get(preview).status_code == 403
-    assessment.status = "approved"
-    assessment.save()
+    from apps.reviews.services import assessment_submit, review_decide
+
+    services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    assessment_submit(assessment=assessment, user=analyst, note="Ready for review.")
+    review_decide(assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine.")
     response = client_for(reviewer).get(download)
     assert response.status_code == 200
     assert b"".join(response.streaming_content)

@@ -56,8 +56,10 @@ def compute(assessment, analyst, *, release_model="non_public"):  # type: ignore
 
 
 def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignore[no-untyped-def]
-    """Submission and decision rows written directly (the review flow is tested elsewhere)."""
-    from apps.reviews.services import decision_digests, decision_figures
+    """Submission and decision rows written directly (the review flow is tested elsewhere),
+    with the version frozen as a submission freezes it."""
+    from apps.reviews.services import decision_figures
+    from apps.reviews.snapshot import assessment_record, snapshot_take
 
     submission = Submission.objects.create(
         organization=assessment.organization,
@@ -65,6 +67,8 @@ def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignor
         submitted_by=analyst,
         note="Ready for review.",
     )
+    snapshot_take(assessment=assessment, user=analyst)
+    frozen = assessment_record(assessment)
     StepComment.objects.create(
         organization=assessment.organization,
         assessment=assessment,
@@ -81,8 +85,9 @@ def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignor
         reasons=REASONS,
         version=assessment.version,
         final=True,
-        figures=decision_figures(assessment),
-        digests=decision_digests(assessment),
+        figures=decision_figures(frozen),
+        digests=frozen.digests(),
+        snapshot=frozen.snapshot,
     )
     assessment.status = (
         AssessmentStatus.APPROVED if decision == "approve" else AssessmentStatus.REJECTED

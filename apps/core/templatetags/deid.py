@@ -30,3 +30,28 @@ def get_item(mapping: dict[str, object] | None, key: str) -> object:
 def concat(*parts: object) -> str:
     """Join already formatted pieces: filters in a chain apply to the whole string so far."""
     return "".join("" if p is None else str(p) for p in parts)
+
+
+MASKING_SHORT_LABELS = {
+    "remove": "removed",
+    "hmac": "keyed pseudonym",
+    "random": "random pseudonym",
+    "encrypt": "encrypted",
+    "mask": "character masking",
+}
+RELEASE_MODEL_LABELS = {
+    "public": "public",
+    "semi_public": "semi-public",
+    "non_public": "non-public",
+}
+
+
+@register.filter
+def masking_label(method: str | None) -> str:
+    """A masking method in words (never its internal key)."""
+    return MASKING_SHORT_LABELS.get(method or "", method or "")
+
+
+@register.filter
+def release_model_label(model: str | None) -> str:
+    return RELEASE_MODEL_LABELS.get(model or "", model or "—")

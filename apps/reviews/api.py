@@ -1,0 +1,236 @@
+"""The review workflow in the API, with the pages' rules (the services enforce them):
+``/api/v1/assessments/{id}/`` ``submit/``, ``comments/``, ``decide/``, ``revise/``,
+``decisions/``, ``record/`` and ``report/``.
+
+Mixed into ``AssessmentViewSet``, so the assessment is looked up among the caller's
+organizations (404 otherwise). Any member may call these actions; the service decides what
+the role allows (403) and what the version's state allows (409).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.decorators import user_of
+from apps.assessments.models import Assessment
+from apps.core.api_permissions import OrganizationMember
+from apps.jobs.api import JobSerializer
+from apps.reports.models import Report
+from apps.reviews import services
+from apps.reviews.models import Decision, ReviewDecision, StepComment
+from apps.reviews.selectors import comments_of_versions
+from apps.reviews.snapshot import assessment_record
+
+ERRORS = {
+    400: OpenApiResponse(description="Bad input: the message names the field."),
+    403: OpenApiResponse(description="Your role does not allow it."),
+    404: OpenApiResponse(description="No such assessment in your organizations."),
+    409: OpenApiResponse(description="The version's state does not allow it (e.g. frozen)."),
+}
+
+
+class VersionSerializer(serializers.ModelSerializer[Assessment]):
+    """Where a version stands in the review (the whole assessment: ``GET`` it)."""
+
+    class Meta:
+        model = Assessment
+        fields = ["id", "title", "version", "status", "previous", "submitted_at", "decided_at"]
+        read_only_fields = fields
+
+
+class SubmitSerializer(serializers.Serializer[Any]):
+    note = serializers.CharField(help_text="A note for the reviewer.")
+
+
+class CommentSerializer(serializers.ModelSerializer[StepComment]):
+    author = serializers.CharField(source="author.username", read_only=True, default=None)
+    version = serializers.IntegerField(source="assessment.version", read_only=True)
+
+    class Meta:
+        model = StepComment
+        fields = ["id", "assessment", "version", "step", "author", "text", "created_at"]
+        read_only_fields = ["id", "assessment", "version", "author", "created_at"]
+
+
+class CommentCreateSerializer(serializers.Serializer[Any]):
+    step = serializers.CharField(
+        default="general", help_text="A step's slug (e.g. 'threshold') or 'general'."
+    )
+    text = serializers.CharField()
+
+
+class DecideSerializer(serializers.Serializer[Any]):
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    reasons = serializers.CharField(help_text="The reasons; they go into the signed report.")
+
+
+class DecisionSerializer(serializers.ModelSerializer[ReviewDecision]):
+    reviewer = serializers.CharField(source="reviewer.username", read_only=True, default=None)
+    report = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReviewDecision
+        fields = [
+            "id",
+            "version",
+            "decision",
+            "reasons",
+            "final",
+            "reviewer",
+            "figures",
+            "digests",
+            "report_sha256",
+            "snapshot",
+            "audit_sequence",
+            "audit_hash",
+            "report",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_report(self, obj: ReviewDecision) -> str | None:
+        report = Report.objects.filter(decision=obj).values_list("id", flat=True).first()
+        return str(report) if report else None
+
+
+class RecordSerializer(serializers.Serializer[Any]):
+    frozen = serializers.BooleanField(help_text="False for a draft: the live rows.")
+    snapshot = serializers.UUIDField(allow_null=True)
+    sha256 = serializers.CharField(allow_blank=True, help_text="SHA-256 of the frozen record.")
+    taken_at = serializers.DateTimeField(allow_null=True)
+    variables = serializers.ListField(child=serializers.DictField())
+    hierarchies = serializers.ListField(child=serializers.DictField())
+    files = serializers.DictField()
+    applied = serializers.DictField(allow_null=True)
+
+
+class ReportStateSerializer(serializers.Serializer[Any]):
+    reports = serializers.ListField(child=serializers.DictField())
+    jobs = JobSerializer(many=True)
+
+
+class ReviewActions:
+    """The review actions of ``AssessmentViewSet`` (``get_object`` comes from it)."""
+
+    get_object: Any
+
+    @extend_schema(request=SubmitSerializer, responses={200: VersionSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], permission_classes=[OrganizationMember])
+    def submit(self, request: Request, pk: str | None = None) -> Response:
+        """Submit a complete draft for review: its record is frozen, reviewers are told."""
+        assessment = self.get_object()
+        payload = SubmitSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.assessment_submit(
+            assessment=assessment, user=user_of(request), note=payload.validated_data["note"]
+        )
+        assessment.refresh_from_db()
+        return Response(VersionSerializer(assessment).data)
+
+    @extend_schema(methods=["GET"], responses={200: CommentSerializer(many=True), 404: ERRORS[404]})
+    @extend_schema(
+        methods=["POST"],
+        request=CommentCreateSerializer,
+        responses={201: CommentSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["get", "post"], permission_classes=[OrganizationMember])
+    def comments(self, request: Request, pk: str | None = None) -> Response:
+        """Reviewers' comments on this version and the versions before it; POST adds one
+        (reviewers and administrators, while the version is under review)."""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(CommentSerializer(comments_of_versions(assessment), many=True).data)
+        payload = CommentCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        comment = services.step_comment_add(
+            assessment=assessment, author=user_of(request), **payload.validated_data
+        )
+        return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=DecideSerializer, responses={201: DecisionSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], permission_classes=[OrganizationMember])
+    def decide(self, request: Request, pk: str | None = None) -> Response:
+        """Approve or reject the submitted version, with reasons (reviewers and
+        administrators; never the submitter)."""
+        assessment = self.get_object()
+        payload = DecideSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        decision = services.review_decide(
+            assessment=assessment, reviewer=user_of(request), **payload.validated_data
+        )
+        return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={201: VersionSerializer, **ERRORS})
+    @action(detail=True, methods=["post"], permission_classes=[OrganizationMember])
+    def revise(self, request: Request, pk: str | None = None) -> Response:
+        """Start a new draft version of a decided one; the decided version stays as it was."""
+        new = services.assessment_revise(assessment=self.get_object(), user=user_of(request))
+        return Response(VersionSerializer(new).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: DecisionSerializer(many=True), 404: ERRORS[404]})
+    @action(detail=True, methods=["get"], permission_classes=[OrganizationMember])
+    def decisions(self, request: Request, pk: str | None = None) -> Response:
+        """The review decisions on this version, with what each rested on."""
+        assessment = self.get_object()
+        rows = ReviewDecision.objects.filter(assessment=assessment).select_related("reviewer")
+        return Response(DecisionSerializer(rows.order_by("created_at"), many=True).data)
+
+    @extend_schema(responses={200: RecordSerializer, 404: ERRORS[404]})
+    @action(detail=True, methods=["get"], permission_classes=[OrganizationMember])
+    def record(self, request: Request, pk: str | None = None) -> Response:
+        """What a decision on this version rests on: the record frozen at submission (the
+        live rows while it is a draft)."""
+        assessment: Assessment = self.get_object()
+        record = assessment_record(assessment)
+        snapshot = record.snapshot
+        return Response(
+            RecordSerializer(
+                {
+                    "frozen": record.frozen,
+                    "snapshot": snapshot.id if snapshot else None,
+                    "sha256": snapshot.sha256 if snapshot else "",
+                    "taken_at": snapshot.created_at if snapshot else None,
+                    "variables": record.variables,
+                    "hierarchies": record.hierarchies,
+                    "files": record.files,
+                    "applied": record.assessment.apply_result,
+                }
+            ).data
+        )
+
+    @extend_schema(methods=["GET"], responses={200: ReportStateSerializer, 404: ERRORS[404]})
+    @extend_schema(methods=["POST"], request=None, responses={202: ReportStateSerializer, **ERRORS})
+    @action(detail=True, methods=["get", "post"], permission_classes=[OrganizationMember])
+    def report(self, request: Request, pk: str | None = None) -> Response:
+        """The signed Step 9 reports of this version's final decisions (download them from
+        ``/api/v1/reports/{id}/download/``). POST prepares a missing one again, from the frozen
+        record (reviewers and administrators)."""
+        assessment = self.get_object()
+        jobs: list[Any] = []
+        if request.method == "POST":
+            jobs = services.report_again(assessment=assessment, user=user_of(request))
+        reports = Report.objects.filter(assessment=assessment).select_related("decision")
+        if request.method == "GET" and not assessment.decisions.filter(final=True).exists():
+            raise NotFound("No final decision on this version yet.")
+        data = {
+            "reports": [
+                {
+                    "id": str(r.id),
+                    "decision": str(r.decision_id),
+                    "sha256": r.sha256,
+                    "size_bytes": r.size_bytes,
+                    "created_at": r.created_at.isoformat(),
+                }
+                for r in reports
+            ],
+            "jobs": jobs,
+        }
+        code = status.HTTP_202_ACCEPTED if request.method == "POST" else status.HTTP_200_OK
+        return Response(ReportStateSerializer(data).data, status=code)

@@ -1,0 +1,347 @@
+"""The frozen record of a submitted version, and the one way to read what a decision rests on.
+
+At submission everything the decision rests on is copied into an ``AssessmentSnapshot``:
+the stored inputs and results of every step, the variables' roles and reasons, the
+hierarchies, the completed Step 7 configuration, and the release files with their SHA-256
+read back from storage. ``assessment_record`` is what the review page, the decision and the
+Step 9 report read: the snapshot for a submitted or decided version, the live rows only for a
+draft (whose pages show work in progress).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
+from django.utils.dateparse import parse_datetime
+
+from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.audit.models import canonical_dumps
+from apps.audit.services import json_safe
+from apps.core.errors import ApplicationError
+from apps.reviews.models import AssessmentSnapshot
+
+SCHEMA = 1
+
+# The assessment's own stored fields that a decision rests on (status and dates stay live:
+# they are what the review does to the version, not what it decides on).
+FROZEN_FIELDS = (
+    "title",
+    "version",
+    "release_model",
+    "recipient_organization",
+    "recipient_contact",
+    "purpose",
+    "agreement_kind",
+    "agreement_reference",
+    "agreement_date",
+    "threshold_profile",
+    "threshold_mode",
+    "threshold_answers",
+    "threshold_preset",
+    "threshold_custom_value",
+    "threshold_justification",
+    "threshold_result",
+    "risk_result",
+    "context_answers",
+    "context_result",
+    "deid_config",
+    "search_result",
+    "chosen_levels",
+    "apply_result",
+    "output_parquet_path",
+    "output_csv_path",
+    "secrets_path",
+    "utility_note",
+    "utility_accepted",
+    "step_state",
+)
+FILES = (
+    ("release_parquet", "output_parquet_path", "parquet"),
+    ("release_csv", "output_csv_path", "csv"),
+    ("secrets", "secrets_path", None),
+)
+
+
+def _stored_digest(name: str) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    size = 0
+    with default_storage.open(name, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"path": name, "sha256": digest.hexdigest(), "bytes": size}
+
+
+def release_files(assessment: Assessment, *, check: bool = True) -> dict[str, Any]:
+    """The stored release files with the digest of the bytes in storage now.
+
+    With ``check``, a release file whose bytes differ from the digest recorded when it was
+    written (or that is gone) stops the submission: the reviewer would approve a file that
+    is not the one that was measured."""
+    applied = assessment.apply_result or {}
+    written = applied.get("sha256") or {}
+    files: dict[str, Any] = {}
+    for key, attribute, written_key in FILES:
+        name = getattr(assessment, attribute, "")
+        if not name:
+            continue
+        try:
+            files[key] = _stored_digest(name)
+        except OSError:
+            if check:
+                raise ApplicationError(
+                    f"The {key.replace('_', ' ')} file written in Step 7 is missing from "
+                    "storage: apply the de-identification again."
+                ) from None
+            files[key] = {"path": name, "sha256": "", "bytes": 0, "missing": True}
+            continue
+        if check and written_key and written.get(written_key) not in (None, files[key]["sha256"]):
+            raise ApplicationError(
+                f"The {key.replace('_', ' ')} file changed after Step 7 wrote it (its SHA-256 "
+                "no longer matches): apply the de-identification again."
+            )
+    return files
+
+
+def _models(models: Any = None) -> Any:
+    """The model classes the record is read from: the app's own, or a migration's
+    historical ones (so a data migration builds the same record)."""
+    if models is not None:
+        return models
+    from apps.classification.models import ClassificationChange, Variable
+    from apps.datasets.models import Dataset
+
+    return SimpleNamespace(
+        Variable=Variable,
+        ClassificationChange=ClassificationChange,
+        HierarchySpec=HierarchySpec,
+        Dataset=Dataset,
+    )
+
+
+def _variables(assessment: Assessment, models: Any = None) -> tuple[list[dict[str, Any]], int]:
+    m = _models(models)
+    Variable, ClassificationChange = m.Variable, m.ClassificationChange  # noqa: N806
+    variables = list(
+        Variable.objects.filter(dataset_id=assessment.dataset_id)
+        .select_related("confirmed_by")
+        .order_by("position")
+    )
+    changes = ClassificationChange.objects.filter(variable__dataset_id=assessment.dataset_id)
+    counts: dict[Any, int] = {}
+    for variable_id in changes.values_list("variable_id", flat=True):
+        counts[variable_id] = counts.get(variable_id, 0) + 1
+    rows = []
+    for v in variables:
+        confirmed_by = ""
+        if v.confirmed_by is not None:  # attributes, not methods: a migration's model has none
+            person = v.confirmed_by
+            confirmed_by = f"{person.first_name} {person.last_name}".strip() or person.username
+        rows.append(
+            {
+                "name": v.name,
+                "position": v.position,
+                "type": v.inferred_type,
+                "role": v.role,
+                "role_label": v.get_role_display() if v.role else "Not confirmed",
+                "reason": v.reason or v.suggested_reason,
+                "suggested_role": v.suggested_role,
+                "suggested_label": v.get_suggested_role_display(),
+                "suggested_reason": v.suggested_reason,
+                "overridden": bool(v.role) and v.role != v.suggested_role,
+                "keep_for_analysis": v.keep_for_analysis,
+                "needs_review": v.needs_review,
+                "confirmed_by": confirmed_by,
+                "confirmed_at": v.confirmed_at,
+                "changes": counts.get(v.id, 0),
+            }
+        )
+    return rows, changes.count()
+
+
+def _hierarchies(assessment: Assessment, models: Any = None) -> list[dict[str, Any]]:
+    return [
+        {
+            "column": spec.column,
+            "kind": spec.kind,
+            "kind_label": spec.get_kind_display(),
+            "params": spec.params,
+            "arx_csv": spec.arx_csv,
+            "height": spec.height,
+            "level_labels": list(spec.level_labels or []),
+        }
+        for spec in _models(models)
+        .HierarchySpec.objects.filter(assessment_id=assessment.id)
+        .order_by("column")
+    ]
+
+
+def _dataset(assessment: Assessment, models: Any = None) -> dict[str, Any]:
+    row: dict[str, Any] = (
+        _models(models)
+        .Dataset.objects.filter(id=assessment.dataset_id)
+        .values("id", "name", "rows", "column_count", "sha256", "parquet_sha256")
+        .first()
+    ) or {}
+    return {**row, "id": str(row.get("id", ""))}
+
+
+def snapshot_content(
+    assessment: Assessment, *, check_files: bool = True, models: Any = None
+) -> dict[str, Any]:
+    """Everything the decision on this version rests on, as JSON-safe data.
+
+    ``models`` lets a data migration pass its historical model classes; ``assessment`` is
+    then an unsaved instance of the app's Assessment holding the historical row's fields."""
+    from apps.assessments.deidentify import deid_config
+    from apps.assessments.selectors import overall_risk
+
+    variables, change_count = _variables(assessment, models)
+    directs = [v["name"] for v in variables if v["role"] == "direct"]
+    content = {
+        "schema": SCHEMA,
+        "assessment": {name: getattr(assessment, name) for name in FROZEN_FIELDS},
+        "effective_release_model": assessment.effective_release_model,
+        "deid_config": deid_config(assessment, directs=directs),
+        "overall": overall_risk(assessment),
+        "dataset": _dataset(assessment, models),
+        "variables": variables,
+        "classification_changes": change_count,
+        "hierarchies": _hierarchies(assessment, models),
+        "files": release_files(assessment, check=check_files),
+    }
+    safe: dict[str, Any] = json_safe(content)
+    return safe
+
+
+def content_sha256(content: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_dumps(content).encode("utf-8")).hexdigest()
+
+
+def snapshot_take(
+    *, assessment: Assessment, user: User | None, origin: str = "submission"
+) -> AssessmentSnapshot:
+    """Freeze the version's record. Call inside the transaction that locks the assessment."""
+    content = snapshot_content(assessment, check_files=origin == "submission")
+    return AssessmentSnapshot.objects.create(
+        organization_id=assessment.organization_id,
+        assessment=assessment,
+        version=assessment.version,
+        content=content,
+        sha256=content_sha256(content),
+        taken_by=user,
+        origin=origin,
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class AssessmentRecord:
+    """What a review, a decision and a report show of one version."""
+
+    assessment: Assessment  # for a frozen version, a read-only copy holding the frozen fields
+    frozen: bool
+    variables: list[dict[str, Any]]
+    classification_changes: int
+    hierarchies: list[dict[str, Any]]
+    deid_config: dict[str, Any]
+    overall: dict[str, Any] | None
+    dataset: dict[str, Any]
+    files: dict[str, Any] = field(default_factory=dict)
+    snapshot: AssessmentSnapshot | None = None
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return [v["name"] for v in self.variables if v["role"] == "quasi"]
+
+    def digests(self) -> dict[str, str]:
+        """The digests a decision records: the upload, its Parquet copy, the release files."""
+        files = self.files
+        return {
+            "upload": self.dataset.get("sha256", ""),
+            "input_parquet": self.dataset.get("parquet_sha256", ""),
+            "release_parquet": (files.get("release_parquet") or {}).get("sha256", ""),
+            "release_csv": (files.get("release_csv") or {}).get("sha256", ""),
+        }
+
+
+def _frozen_view(assessment: Assessment, content: dict[str, Any]) -> Assessment:
+    """An unsaved copy of the assessment holding the snapshot's fields; it refuses to be
+    saved (``Assessment.read_only``)."""
+    fields = dict(content["assessment"])
+    if fields.get("agreement_date"):
+        fields["agreement_date"] = dt.date.fromisoformat(fields["agreement_date"])
+    view = Assessment(
+        id=assessment.id,
+        organization=assessment.organization,
+        dataset=assessment.dataset,
+        status=assessment.status,
+        previous_id=assessment.previous_id,
+        submitted_at=assessment.submitted_at,
+        decided_at=assessment.decided_at,
+        created_by_id=assessment.created_by_id,
+        created_at=assessment.created_at,
+        updated_at=assessment.updated_at,
+        **fields,
+    )
+    view._state.adding = False
+    view.read_only = True
+    return view
+
+
+def _with_datetimes(variables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for v in variables:
+        at = v.get("confirmed_at")
+        out.append({**v, "confirmed_at": parse_datetime(at) if isinstance(at, str) else at})
+    return out
+
+
+def assessment_record(assessment: Assessment) -> AssessmentRecord:
+    """The record of a version: its snapshot once submitted, the live rows while a draft.
+
+    A submitted or decided version without a snapshot cannot be shown as decided: that would
+    read rows that may have changed since."""
+    from apps.assessments.deidentify import deid_config
+    from apps.assessments.selectors import overall_risk
+
+    snapshot = AssessmentSnapshot.objects.filter(assessment_id=assessment.id).first()
+    if snapshot is not None:
+        content = snapshot.content
+        return AssessmentRecord(
+            assessment=_frozen_view(assessment, content),
+            frozen=True,
+            variables=_with_datetimes(content["variables"]),
+            classification_changes=int(content.get("classification_changes") or 0),
+            hierarchies=content["hierarchies"],
+            deid_config=content["deid_config"],
+            overall=content["overall"],
+            dataset=content["dataset"],
+            files=content["files"],
+            snapshot=snapshot,
+        )
+    if assessment.status != AssessmentStatus.DRAFT:
+        raise ApplicationError(
+            f"Version {assessment.version} is {assessment.get_status_display().lower()} but has "
+            "no frozen record; an administrator must run the migrations."
+        )
+    variables, change_count = _variables(assessment)
+    return AssessmentRecord(
+        assessment=assessment,
+        frozen=False,
+        variables=variables,
+        classification_changes=change_count,
+        hierarchies=_hierarchies(assessment),
+        deid_config=deid_config(assessment),
+        overall=overall_risk(assessment),
+        dataset=_dataset(assessment),
+        files=release_files(assessment, check=False),
+    )

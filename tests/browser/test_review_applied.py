@@ -1,0 +1,79 @@
+"""The reviewer reads the solution that was applied, not the search's optimum: the analyst
+picks the alternative that keeps every record (age suppressed, sex kept) on the Step 7 page,
+applies it and submits; the reviewer's page says so in words, with labelled charts.
+Chromium, a real worker, Redis and PostgreSQL."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from playwright.sync_api import expect
+
+from apps.assessments import services
+from apps.assessments.models import Assessment
+from apps.classification.services import variables_accept_suggestions
+from tests.assessments.conftest import LOW_ANSWERS
+from tests.browser.test_review_flow import sign_in
+from tests.conftest import wait_for_job
+from tests.reviews.conftest import trade_off_people
+
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+TIMEOUT = 120_000
+
+
+def test_the_reviewer_sees_the_applied_alternative(
+    celery_worker_process, live_server, browser, analyst, reviewer, custodian
+):
+    from apps.datasets.services import dataset_upload
+
+    dataset = dataset_upload(
+        organization=custodian,
+        user=analyst,
+        name="Clinic register",
+        upload=SimpleUploadedFile("register.csv", trade_off_people().write_csv().encode()),
+    )
+    assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
+    dataset.refresh_from_db()
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    job = services.assessment_start_risk(assessment=assessment, user=analyst)
+    assert wait_for_job(job.id, timeout=120).status == "succeeded"
+
+    base = live_server.url
+    step7 = f"{base}/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"
+    ana = sign_in(browser, base, "analyst")
+    ana.goto(step7)
+    ana.get_by_test_id("run-search").click()
+    expect(ana.get_by_test_id("optimum")).to_be_visible(timeout=TIMEOUT)
+    # The alternative that keeps every record: age suppressed, 0 records suppressed.
+    ana.get_by_test_id("choose-0").click()
+    expect(ana.get_by_test_id("chosen")).to_be_visible()
+    ana.get_by_test_id("apply").click()
+    apply_job = Assessment.objects.get(id=assessment.id).apply_job_id
+    assert wait_for_job(apply_job, timeout=120).status == "succeeded"
+    ana.reload()
+    expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
+    ana.goto(f"{base}/o/{custodian.slug}/assessments/{assessment.id}/steps/utility/")
+    ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
+        "Sex and diagnosis are what the study needs."
+    )
+    ana.get_by_test_id("accept-utility").click()
+    ana.get_by_test_id("submit-note").fill("The alternative keeps every record.")
+    ana.get_by_test_id("submit").click()
+    expect(ana.get_by_test_id("status")).to_have_text("Submitted for review")
+
+    rev = sign_in(browser, base, "reviewer")
+    rev.goto(f"{base}/o/{custodian.slug}/assessments/{assessment.id}/review/")
+    applied = rev.get_by_test_id("applied-solution")
+    expect(applied).to_contain_text("an alternative from the search's trade-off set")
+    expect(applied.get_by_test_id("applied-level")).to_have_text(
+        ["age: suppressed (*)", "sex: kept as is"]
+    )
+    expect(applied).to_contain_text("would have been: age: intervals of 5 · sex: kept as is")
+    expect(applied).to_contain_text("Records suppressed: 0 of 400")
+    expect(applied.locator("svg")).to_have_count(2)  # class sizes before/after, alternatives
+    expect(applied).to_contain_text("released file (Step 7)")
+    expect(rev.get_by_test_id("frozen-record")).to_be_visible()
