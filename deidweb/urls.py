@@ -79,6 +79,11 @@ org_patterns = [
         name="assessment-job-cancel",
     ),
     path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/precheck/",
+        views_deidentify.search_precheck,
+        name="assessment-search-precheck",
+    ),
+    path(
         "assessments/<uuid:assessment_id>/release/preview/",
         views_deidentify.release_preview,
         name="assessment-release-preview",

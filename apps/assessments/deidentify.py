@@ -3,6 +3,7 @@ output that Step 8 measures. Search and apply run as jobs."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -19,8 +20,10 @@ from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import encode, read_table
+from apps.engine.lattice import MAX_NODES
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search, problem_from_encoded
+from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext, job_create
 
@@ -198,6 +201,11 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
             f"{progress.nodes_evaluated:,} of {progress.nodes_total:,} generalizations evaluated{best}",
         )
 
+    tops = lattice_tops(problem, config["max_levels"] or None)
+    if math.prod(t + 1 for t in tops) > MAX_NODES:
+        return _heuristic(
+            assessment, job, context, problem, criterion, config, target, quasi, specs, encoded
+        )
     context.progress(5, "Searching the generalization lattice", force=True)
     try:
         result = optimal_search(
@@ -245,6 +253,83 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "levels": result.levels,
         "nodes_evaluated": result.nodes_evaluated,
         "information_loss": result.solution.information_loss,
+    }
+
+
+def _heuristic(
+    assessment: Assessment,
+    job: Job,
+    context: JobContext,
+    problem: Any,
+    criterion: Any,
+    config: dict[str, Any],
+    target: dict[str, Any],
+    quasi: list[str],
+    specs: dict[str, HierarchySpec],
+    encoded: Any,
+) -> dict[str, Any]:
+    """More quasi-identifiers than the exact search can settle: a heuristic solution, with
+    its bound on optimality, clearly labelled (``apps.engine.search.heuristic``)."""
+    from apps.assessments.precheck import suggestions_to_drop
+    from apps.engine.search.heuristic import heuristic_search
+
+    context.progress(
+        5, "The lattice is too large for the exact search: heuristic search", force=True
+    )
+    try:
+        result = heuristic_search(
+            problem,
+            criterion,
+            metric=config["metric"],
+            suppression_limit=float(config["suppression_limit"]),
+            max_levels=config["max_levels"] or None,
+        )
+    except EngineError as exc:
+        raise ApplicationError(f"The search failed: {exc}") from None
+    solution = _node(result.solution, quasi) if result.solution else None
+    stored = {
+        "quasi_identifiers": quasi,
+        "rows": encoded.rows,
+        "distinct_tuples": encoded.distinct_tuples,
+        "metric": config["metric"],
+        "suppression_limit": float(config["suppression_limit"]),
+        "max_levels": config["max_levels"],
+        "release_model": target["release_model"],
+        "criterion": criterion.describe(),
+        "data_risk_target": target["data_risk_target"],
+        "target_class_size": target.get("target_class_size"),
+        "heights": {q: specs[q].height for q in quasi},
+        "level_labels": {q: specs[q].level_labels for q in quasi},
+        "solution": solution,
+        "levels": result.levels,
+        "pareto": [solution] if solution else [],
+        "levels_text": _levels_text(result.levels, specs) if result.levels else "",
+        "nodes_total": result.nodes_total,
+        "nodes_evaluated": result.nodes_evaluated,
+        "optimal": False,
+        "heuristic": {
+            "method": result.method,
+            "lower_bound": result.lower_bound,
+            "gap": result.gap,
+            "minimum_levels": dict(zip(quasi, result.minimum_levels, strict=True))
+            if result.minimum_levels
+            else None,
+            "max_nodes": MAX_NODES,
+            "drop_or_merge": suggestions_to_drop(assessment, quasi, list(problem.heights)),
+        },
+        "seconds": result.seconds,
+    }
+    with transaction.atomic():
+        locked = assessment_lock_draft(assessment.id)
+        locked.search_result = stored
+        locked.chosen_levels = result.levels
+        locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
+    return {
+        "found": result.solution is not None,
+        "levels": result.levels,
+        "nodes_evaluated": result.nodes_evaluated,
+        "heuristic": True,
+        "gap": result.gap,
     }
 
 

@@ -89,7 +89,8 @@ def _engine(call: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return call(*args, **kwargs)
     except EngineError as exc:
-        raise ApplicationError(str(exc)) from None
+        message = str(exc)
+        raise ApplicationError(message[:1].upper() + message[1:]) from None
 
 
 # Steps whose change moves the target of the Step 7 search (or what it searches over).
@@ -262,6 +263,13 @@ def assessment_set_threshold(
         chosen = _engine(engine_threshold.custom_threshold, custom_value, justification)
     else:
         raise ApplicationError(f"'{mode}' is not a way to set the threshold.")
+    checked = _engine(
+        engine_threshold.release_threshold,
+        chosen,
+        profile=profile,
+        rows=assessment.dataset.rows,
+        justification=justification,
+    )
     assessment.threshold_profile = profile
     assessment.threshold_answers = answers
     assessment.threshold_mode = mode
@@ -287,6 +295,8 @@ def assessment_set_threshold(
             "scores": [asdict(score) for score in invasion.scores],
         },
         "profile_threshold": from_profile.value,
+        "profile_range": list(checked.profile_range),
+        "outside_profile_range": checked.outside_profile_range,
         "cell_size_equivalent": from_profile.cell_size_equivalent,
         "table": dict(profile_data.thresholds),
     }

@@ -123,6 +123,21 @@ def deidentify_step(
     )
 
 
+@org_view()
+def search_precheck(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
+    """The htmx fragment shown before a search: lattice size, time, feasibility."""
+    from apps.assessments.precheck import assessment_precheck
+
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    try:
+        check, error = assessment_precheck(assessment), ""
+    except ApplicationError as exc:
+        check, error = {}, exc.message
+    return render(request, "assessments/_precheck.html", {"check": check, "error": error})
+
+
 def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
     from apps.audit.services import audit_record
 

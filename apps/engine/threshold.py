@@ -235,6 +235,84 @@ def custom_threshold(value: float, justification: str | None) -> RiskThreshold:
     )
 
 
+# --------------------------------------------------------------------------- release limits
+
+#: No release threshold above 0.5: a class of 2 records would no longer meet it, so unique
+#: records could be released (seed 000 step 4: 0.5 is the loosest cut-off it allows).
+MAX_RELEASE_THRESHOLD = 0.5
+#: "At least a sentence": an override's justification must say something a reader can
+#: check, not a word (issue #13); a subject, a verb and a reason take about this many words.
+MIN_JUSTIFICATION_WORDS = 6
+
+
+@dataclass(frozen=True)
+class ReleaseThreshold:
+    """A threshold accepted for a release, and whether it departs from the profile."""
+
+    threshold: RiskThreshold
+    profile_range: tuple[float, float]
+    outside_profile_range: bool
+
+
+def profile_range(profile: str = DEFAULT_PROFILE) -> tuple[float, float]:
+    """The thresholds the profile's table allows, lowest to highest (IPC 2016: 0.05-0.1)."""
+    values = get_profile(profile).thresholds.values()
+    return min(values), max(values)
+
+
+def is_a_sentence(text: str | None) -> bool:
+    """Whether a justification reads as at least one sentence (MIN_JUSTIFICATION_WORDS words
+    with letters in them)."""
+    words = [w for w in (text or "").split() if any(c.isalpha() for c in w)]
+    return len(words) >= MIN_JUSTIFICATION_WORDS
+
+
+def release_threshold(
+    chosen: RiskThreshold,
+    *,
+    profile: str = DEFAULT_PROFILE,
+    rows: int | None = None,
+    justification: str | None = None,
+) -> ReleaseThreshold:
+    """Check a threshold for a release: refuse one that makes no sense, and flag one outside
+    the profile's range, which then needs a justification of at least a sentence.
+
+    Refused, for a preset or custom value: above 0.5 (a class of 2 no longer meets it:
+    unique records could be released); below 1/rows (no release of this data can meet it:
+    even one class holding every record has risk 1/rows). A value from the profile's own
+    table is the method's answer and is never refused here; Step 7 says when it cannot be
+    met."""
+    value = chosen.value
+    low, high = profile_range(profile)
+    if chosen.origin == "profile":
+        return ReleaseThreshold(
+            threshold=chosen, profile_range=(low, high), outside_profile_range=False
+        )
+    if value > MAX_RELEASE_THRESHOLD:
+        raise EngineInputError(
+            f"a threshold of {value:.4g} is above {MAX_RELEASE_THRESHOLD}: it would not even "
+            "require records to be indistinguishable from one other record, so unique "
+            "records could be released"
+        )
+    if rows and value < 1 / rows:
+        raise EngineInputError(
+            f"a threshold of {value:.4g} is below 1/{rows:,} = {1 / rows:.4g}: no release of "
+            f"these {rows:,} records can meet it, since even a single class holding every "
+            "record has a risk of 1/rows"
+        )
+    outside = not (low - 1e-12 <= value <= high + 1e-12)
+    if outside and not is_a_sentence(justification):
+        name = get_profile(profile).name
+        raise EngineInputError(
+            f"a threshold of {value:.4g} is outside the range {low:.4g}-{high:.4g} of the "
+            f"{name} profile: explain why in at least one full sentence (it is shown to the "
+            "reviewer as an override and printed in the report)"
+        )
+    return ReleaseThreshold(
+        threshold=chosen, profile_range=(low, high), outside_profile_range=outside
+    )
+
+
 # --------------------------------------------------------------------------- questionnaire
 
 # (key, question, answers from least to most invasive): seed 000 step 3's seven factors.

@@ -281,8 +281,14 @@ def _justifications(
             {
                 "topic": "Step 3: threshold override",
                 "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
-                f"instead of {threshold.get('profile_threshold')} from the questionnaire. "
-                f"Justification: {threshold.get('justification') or '(none recorded)'}",
+                f"instead of {threshold.get('profile_threshold')} from the questionnaire"
+                + (
+                    f", outside the profile's range {threshold['profile_range'][0]} to "
+                    f"{threshold['profile_range'][1]}"
+                    if threshold.get("outside_profile_range")
+                    else ""
+                )
+                + f". Justification: {threshold.get('justification') or '(none recorded)'}",
             }
         )
     for v in variables:

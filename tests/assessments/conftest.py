@@ -1,3 +1,5 @@
+import random
+
 import polars as pl
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -85,3 +87,66 @@ MOTIVES_LOW = {
     "expertise_and_resources": "no",
     "linkable_data": "no",
 }
+
+
+def _run(job):  # type: ignore[no-untyped-def]
+    from apps.jobs.services import job_execute
+
+    assert job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    return job
+
+
+def trade_off_people(n: int = 400, seed: int = 7) -> pl.DataFrame:
+    """A register whose search offers a real trade-off at k = 10 (public, low invasion):
+    12 people aged 85-89 split over both sexes make five-year age bands need 12 records
+    suppressed (the least loss), while suppressing age keeps every record."""
+    rng = random.Random(seed)
+    rows: dict[str, list[str]] = {"email": [], "age": [], "sex": [], "diagnosis": []}
+    for i in range(n):
+        rows["email"].append(f"p{i}@example.org")
+        rows["age"].append(str(rng.choice(range(85, 90)) if i < 12 else rng.choice(range(30, 50))))
+        rows["sex"].append(rng.choice("FM"))
+        rows["diagnosis"].append(rng.choice(["J45 Asthma", "E11 Diabetes", "I10 Hypertension"]))
+    return pl.DataFrame(rows)
+
+
+@pytest.fixture
+def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
+    """A public release of ``trade_off_people`` with the alternative applied, not the
+    optimum: age suppressed (*) and sex kept, instead of five-year bands and 12 records
+    suppressed. Every step done, ready to submit."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from apps.assessments import deidentify, services
+    from apps.datasets.services import dataset_upload
+
+    frame = trade_off_people()
+    dataset = dataset_upload(
+        organization=custodian,
+        user=analyst,
+        upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+    )
+    path = tmp_path / "register.parquet"
+    frame.write_parquet(path)
+    variables_create_from_profile(dataset=dataset, profile=profile_parquet(path), sample=frame)
+    dataset.status = DatasetStatus.READY
+    dataset.save()
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    assert assessment.search_result["levels"] == {"age": 1, "sex": 0}
+    deidentify.assessment_choose_solution(assessment=assessment, levels={"age": 4, "sex": 0})
+    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    services.assessment_accept_utility(assessment=assessment, note="Sex and diagnosis suffice.")
+    assessment.refresh_from_db()
+    return assessment

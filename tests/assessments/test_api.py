@@ -143,12 +143,13 @@ def test_steps_1_3_5_rules_figures_and_stale_marking(api, created):
     preset = {"answers": LOW_ANSWERS, "mode": "preset", "preset": "open_data_k11"}
     response = put(api, url(aid, "threshold"), preset)
     assert response.status_code == 400 and "justification" in response.json()["message"]
+    # k >= 11 cannot be met by a release of these 10 records: refused, with the reason.
     response = put(api, url(aid, "threshold"), {**preset, "justification": "Open data directive."})
-    assert response.status_code == 200, response.json()
-    result = response.json()["result"]
-    assert (result["origin"], result["minimum_class_size"]) == ("preset", 11)
-    assert result["value"] == pytest.approx(1 / 11) and result["profile_threshold"] == 0.1
-    assert api.get(url(aid, "threshold")).json()["justification"] == "Open data directive."
+    assert response.status_code == 400
+    assert response.json()["message"] == (
+        "A threshold of 0.09091 is below 1/10 = 0.1: no release of these 10 records can meet "
+        "it, since even a single class holding every record has a risk of 1/rows"
+    )
     # Every questionnaire answer is required, and only the listed answers are accepted.
     response = put(api, url(aid, "threshold"), {"answers": {**LOW_ANSWERS, "harm": "awful"}})
     assert response.status_code == 400 and "harm" in response.json()["extra"]["fields"]["answers"]

@@ -89,19 +89,46 @@ def test_override_needs_a_written_justification(assessment):
             preset="open_data_k11",
         )
     assert assessment.threshold_result is None
-    services.assessment_set_threshold(
+    # k >= 11 can never be met by a release of these 10 records: refused with the reason.
+    with pytest.raises(ApplicationError, match=r"below 1/10 = 0\.1: no release of these 10"):
+        services.assessment_set_threshold(
+            assessment=assessment,
+            profile="ontario_ipc_2016",
+            answers=LOW_ANSWERS,
+            mode=ThresholdMode.PRESET,
+            preset="open_data_k11",
+            justification="Released as open data under the provincial directive.",
+        )
+    assert assessment.threshold_result is None
+
+
+def custom(assessment, value, justification=""):  # type: ignore[no-untyped-def]
+    return services.assessment_set_threshold(
         assessment=assessment,
         profile="ontario_ipc_2016",
         answers=LOW_ANSWERS,
-        mode=ThresholdMode.PRESET,
-        preset="open_data_k11",
-        justification="Released as open data under the provincial directive.",
+        mode=ThresholdMode.CUSTOM,
+        custom_value=value,
+        justification=justification,
     )
+
+
+def test_thresholds_that_make_no_sense_are_refused(assessment):
+    sentence = "The recipient is a hospital research unit under contract with audit rights."
+    with pytest.raises(ApplicationError, match=r"above 0\.5: .*unique records could be released"):
+        custom(assessment, 1.0, sentence)
+    with pytest.raises(ApplicationError, match=r"below 1/10 = 0\.1"):
+        custom(assessment, 1e-6, sentence)
+    # 0.2 is outside the IPC range 0.05-0.1: a word is not enough, a sentence is.
+    with pytest.raises(ApplicationError, match="at least one full sentence"):
+        custom(assessment, 0.2, "contract")
+    custom(assessment, 0.2, sentence)
     r = assessment.threshold_result
-    assert (r["origin"], r["minimum_class_size"]) == ("preset", 11)
-    assert abs(r["value"] - 1 / 11) < 1e-12
-    assert r["justification"] == "Released as open data under the provincial directive."
-    assert r["profile_threshold"] == 0.1  # what the questionnaire alone would have given
+    assert (r["origin"], r["value"], r["outside_profile_range"]) == ("custom", 0.2, True)
+    assert r["profile_range"] == [0.05, 0.1] and r["justification"] == sentence
+    # Inside the range a custom value still needs a reason, but a short one will do.
+    custom(assessment, 0.1, "Agreed with the custodian.")
+    assert assessment.threshold_result["outside_profile_range"] is False
 
 
 def test_context_risk_per_release_model(assessment):

@@ -55,3 +55,20 @@ def masking_label(method: str | None) -> str:
 @register.filter
 def release_model_label(model: str | None) -> str:
     return RELEASE_MODEL_LABELS.get(model or "", model or "—")
+
+
+@register.filter
+def duration_words(seconds: float | None) -> str:
+    """A duration as a person reads it: "0.4 ms", "2.5 s", "3 min"."""
+    if seconds is None:
+        return "—"
+    value = float(seconds)
+    if value < 0.001:
+        return f"{value * 1e6:.0f} µs"
+    if value < 1:
+        return f"{value * 1000:.1f} ms"
+    if value < 120:
+        return f"{value:.1f} s"
+    if value < 7200:
+        return f"{value / 60:.0f} min"
+    return f"{value / 3600:.1f} h"
