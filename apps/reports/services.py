@@ -23,7 +23,12 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.presenters import distribution_charts, pareto_chart, risk_charts
+from apps.assessments.presenters import (
+    distribution_charts,
+    pareto_chart,
+    population_chart,
+    risk_charts,
+)
 from apps.assessments.selectors import overall_risk
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.classification.models import ClassificationChange, Variable
@@ -396,6 +401,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     charts: dict[str, Any] = {}
     if risk.get("profile"):
         charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
+    charts["population"] = _for_print(population_chart(risk.get("population")))
     if search:
         charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
     charts["distributions"] = [
