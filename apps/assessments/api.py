@@ -38,7 +38,7 @@ from rest_framework.response import Response
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
-from apps.assessments import deidentify, services, steps
+from apps.assessments import deidentify, population, services, steps
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
     AgreementKind,
@@ -277,6 +277,24 @@ class JobBlockSerializer(serializers.Serializer[Any]):
 class RiskSerializer(JobBlockSerializer):
     """Step 4: the data risk measured by the last risk job."""
 
+    population = serializers.JSONField(
+        read_only=True,
+        help_text="The population the release is a sample of: {} (not a sample, the "
+        'default), {"region": key} or {"size": people}.',
+    )
+
+
+class PopulationSerializer(serializers.Serializer[Any]):
+    region = serializers.CharField(required=False, allow_blank=True, help_text="A preset key.")
+    size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+
+class RiskRunSerializer(serializers.Serializer[Any]):
+    population = PopulationSerializer(
+        required=False,
+        help_text="Optional: set the population first (see GET); omit to keep it as it is.",
+    )
+
 
 class SearchSerializer(JobBlockSerializer):
     """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
@@ -429,7 +447,13 @@ def deid_config_data(assessment: Assessment) -> dict[str, Any]:
 
 
 def risk_data(assessment: Assessment) -> dict[str, Any]:
-    return RiskSerializer({"result": assessment.risk_result, "job": _job(assessment.risk_job)}).data
+    return RiskSerializer(
+        {
+            "result": assessment.risk_result,
+            "job": _job(assessment.risk_job),
+            "population": assessment.population or {},
+        }
+    ).data
 
 
 def search_data(assessment: Assessment) -> dict[str, Any]:
@@ -808,14 +832,24 @@ class AssessmentViewSet(
     # ----------------------------------------------------------------------- Step 4
 
     @extend_schema(methods=["GET"], responses=RiskSerializer)
-    @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)
+    @extend_schema(methods=["POST"], request=RiskRunSerializer, responses=RUN)
     @action(detail=True, methods=["get", "post"])
     def risk(self, request: Request, pk: str | None = None) -> Response:
-        """Step 4: POST starts measuring the data risk (a job); GET shows the result or null,
-        and the last job."""
+        """Step 4: POST starts measuring the data risk (a job), after setting the population
+        the release is a sample of when given; GET shows the result or null, and the last job."""
         assessment = self.get_object()
         if request.method == "GET":
             return Response(risk_data(assessment))
+        body = RiskRunSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        if "population" in body.validated_data:
+            chosen = body.validated_data["population"]
+            population.assessment_set_population(
+                assessment=assessment,
+                user=self._user(),
+                region=chosen.get("region") or "",
+                size=chosen.get("size"),
+            )
         job = services.assessment_start_risk(assessment=assessment, user=self._user())
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

@@ -412,6 +412,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
     import polars as pl
 
+    from apps.assessments.population import population_figures
     from apps.datasets.storage import delete_quietly, sha256_of, store
     from apps.engine.apply import apply_solution
     from apps.engine.loss import EntropyMetric, entropy_percent
@@ -511,6 +512,12 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     **measure.risk.to_dict(),
                     "data_risk": measure.risk.data_risk(target["release_model"]),
                 },
+                # attacker models and, for a sample, population uniques of the release (#17)
+                "release_population": population_figures(
+                    assessment,
+                    measure.risk.class_size_counts,
+                    threshold=target["data_risk_target"],
+                ),
                 "utility": {
                     **measure.information_loss,
                     "entropy_maximum": maximum,

@@ -179,3 +179,59 @@ class UtilityForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         label="Why the remaining utility is acceptable for the purpose",
     )
+
+
+class PopulationForm(forms.Form):
+    """Step 4: is the release a sample of a larger population, and of which (issue #17)?"""
+
+    population_kind = forms.ChoiceField(
+        label="Is the release a sample of a larger population?",
+        choices=[
+            ("none", "No — the data is the whole population (default, IPC 2016)"),
+            ("region", "Yes — of a region's population"),
+            ("size", "Yes — of a population of a size I give"),
+        ],
+        widget=forms.RadioSelect,
+        initial="none",
+    )
+    population_region = forms.ChoiceField(label="Region", required=False, choices=())
+    population_size = forms.IntegerField(
+        label="Population size (people)",
+        required=False,
+        min_value=1,
+        help_text="For example the size of the survey's target population.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from apps.assessments.population import region_choices
+
+        super().__init__(*args, **kwargs)
+        region = self.fields["population_region"]
+        assert isinstance(region, forms.ChoiceField)
+        region.choices = [("", "—"), *region_choices()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        kind = data.get("population_kind")
+        if kind == "region" and not data.get("population_region"):
+            self.add_error("population_region", "Choose a region.")
+        if kind == "size" and not data.get("population_size"):
+            self.add_error("population_size", "Give the population size.")
+        return data
+
+    def choice(self) -> dict[str, Any]:
+        """Keyword arguments for `assessment_set_population`."""
+        kind = self.cleaned_data["population_kind"]
+        if kind == "region":
+            return {"region": self.cleaned_data["population_region"]}
+        if kind == "size":
+            return {"size": self.cleaned_data["population_size"]}
+        return {}
+
+    @classmethod
+    def initial_from(cls, population: dict[str, Any]) -> dict[str, Any]:
+        if population.get("region"):
+            return {"population_kind": "region", "population_region": population["region"]}
+        if population.get("size"):
+            return {"population_kind": "size", "population_size": population["size"]}
+        return {"population_kind": "none"}

@@ -87,6 +87,9 @@ class Assessment(OrganizationOwned):
         "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     risk_result = models.JSONField(null=True, blank=True)
+    # {} = the release is not a sample of a larger population (the IPC's default: prosecutor
+    # risk only); {"region": key} or {"size": N} = estimate population uniqueness too.
+    population = models.JSONField(default=dict, blank=True)
 
     # Step 5 — context risk
     context_answers = models.JSONField(default=dict, blank=True)

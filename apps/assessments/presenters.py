@@ -12,6 +12,7 @@ from apps.core.charts import (
     bar_chart,
     grouped_bar_chart,
     horizontal_bar_chart,
+    line_chart,
     scatter_chart,
 )
 
@@ -213,5 +214,42 @@ def class_size_before_after(
             y_label="number of classes",
             description="Before: the original records on the confirmed quasi-identifiers. "
             "After: the de-identified file as released, suppressed records removed.",
+        )
+    )
+
+
+def population_chart(population: dict[str, Any] | None) -> SafeString | None:
+    """Population uniques against the sampling fraction, one line per model (as ARX's plot)."""
+    from apps.assessments.population import fraction_label
+
+    curve = (population or {}).get("curve") or []
+    if not curve:
+        return None
+    own = next((i for i, p in enumerate(curve) if p.get("release")), None)
+    series = [
+        (name, [p[key] for p in curve])
+        for key, name in (
+            ("dankar", "Dankar's rule"),
+            ("pitman", "Pitman"),
+            ("zayatz", "Zayatz"),
+            ("snb", "SNB"),
+        )
+    ]
+    return _html(
+        line_chart(
+            "Population uniques against the sampling fraction",
+            [fraction_label(p["sampling_fraction"]) for p in curve],
+            series,
+            value_format="{:.4%}",
+            tick_format="{:.0%}",
+            x_label="sampling fraction (records released ÷ population)",
+            y_label="share of the population",
+            highlight=own,
+            highlight_label="this release",
+            description=(
+                "How the estimated share of people unique in the population changes with the "
+                "share of the population the release holds; a missing point means the model "
+                "found no estimate. The dashed rule marks this release's sampling fraction."
+            ),
         )
     )

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.models import Assessment
+from apps.assessments.population import population_figures
 from apps.assessments.selectors import data_risk_of, overall_risk
 from apps.assessments.services import (
     assessment_lock_draft,
@@ -63,6 +64,10 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         target = overall["data_risk_target"] if overall else threshold
         at_risk = asdict(records_at_risk(sizes, target)) if target else None
+        context.progress(45, "Attacker models and population uniqueness", force=True)
+        population = population_figures(
+            assessment, profile.class_size_counts, threshold=target, curve=True
+        )
 
         context.progress(55, "Which quasi-identifiers drive the risk", force=True)
         drivers: list[dict[str, Any]] = []
@@ -99,6 +104,7 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "risk_measure": "strict average risk" if model == "non_public" else "max risk",
         "target": target,
         "records_at_risk": at_risk,
+        **population,
         "drivers": drivers,
         "small_cells": {
             "min_count": cells.min_count,

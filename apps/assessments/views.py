@@ -15,16 +15,17 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import services, steps
+from apps.assessments import population, services, steps
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
+    PopulationForm,
     ReleaseForm,
     ThresholdForm,
     UtilityForm,
 )
 from apps.assessments.models import Assessment
-from apps.assessments.presenters import risk_charts
+from apps.assessments.presenters import population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_of, overall_risk
 from apps.core.errors import ApplicationError
 from apps.datasets.selectors import dataset_get
@@ -253,8 +254,16 @@ def threshold_step(
 def risk_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    if request.method == "POST":
+    population_form = PopulationForm(
+        request.POST if "population_kind" in request.POST else None,
+        initial=PopulationForm.initial_from(assessment.population or {}),
+    )
+    if request.method == "POST" and (population_form.is_valid() or not population_form.is_bound):
         try:
+            if population_form.is_bound:
+                population.assessment_set_population(
+                    assessment=assessment, user=user_of(request), **population_form.choice()
+                )
             services.assessment_start_risk(assessment=assessment, user=user_of(request))
             messages.success(request, "The risk measurement has started.")
         except ApplicationError as exc:
@@ -275,7 +284,11 @@ def risk_step(
             if assessment.risk_result
             else None,
             overall=overall_risk(assessment),
+            population_form=population_form,
+            population_chart=population_chart((assessment.risk_result or {}).get("population")),
+            no_population=population.NO_POPULATION,
         ),
+        status=400 if population_form.errors else 200,
     )
 
 

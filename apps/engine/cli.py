@@ -27,6 +27,15 @@ from apps.engine.attribute import l_diversity
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineError, EngineInputError
 from apps.engine.frame import encode, read_table
+from apps.engine.population import (
+    ARX_DEFAULT_THRESHOLD,
+    MODEL_NAMES,
+    SizeHistogram,
+    attacker_models,
+    get_region,
+    population_uniqueness,
+    uniqueness_curve,
+)
 from apps.engine.risk import (
     ALLOWED_STRICT_AVERAGE_CAPS,
     DEFAULT_STRICT_AVERAGE_CAP,
@@ -97,6 +106,24 @@ def register(subparsers: Any) -> None:
         default=1.0,
         help="context risk (Step 5); the data-risk target is threshold / context",
     )
+    population = parser.add_mutually_exclusive_group()
+    population.add_argument(
+        "--population",
+        type=int,
+        metavar="N",
+        help="the release is a sample of N people: estimate population uniques "
+        "(Pitman, Zayatz, SNB, Dankar's rule) and report the attacker models",
+    )
+    population.add_argument(
+        "--population-region",
+        metavar="NAME",
+        help="as --population, with a preset region's size (e.g. Ontario, canada-2021, USA)",
+    )
+    parser.add_argument(
+        "--population-curve",
+        action="store_true",
+        help="with a population: also the estimates at ARX's sampling fractions 1e-7 … 0.9",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=measure_command)
 
@@ -136,10 +163,37 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         }
         if args.release_model:
             report["meets_target"] = profile.data_risk(args.release_model) <= target + 1e-12
+    if args.population is not None or args.population_region:
+        report.update(_population_report(args, profile.class_size_counts, report))
     if sensitive:
         report["l_diversity"] = [d.to_dict() for d in l_diversity(frame, quasi, sensitive)]
     report["seconds"] = round(time.perf_counter() - started, 6)
     return report
+
+
+def _population_report(
+    args: argparse.Namespace, counts: tuple[tuple[int, int], ...], report: dict[str, Any]
+) -> dict[str, Any]:
+    """`population` and `attacker_models` of the report (issue #17).
+
+    Records at risk of the attacker models are counted against the data-risk target
+    when a threshold was given, else against ARX's default of 0.2.
+    """
+    histogram = SizeHistogram.from_counts(counts)
+    if args.population_region:
+        region = get_region(args.population_region)
+        size, origin = region.size, region.to_dict()
+    else:
+        size, origin = args.population, None
+    estimate = population_uniqueness(histogram, size).to_dict()
+    estimate["region"] = origin
+    if args.population_curve:
+        estimate["curve"] = [point.to_dict() for point in uniqueness_curve(histogram)]
+    target = report.get("threshold", {}).get("data_risk_target", ARX_DEFAULT_THRESHOLD)
+    return {
+        "population": estimate,
+        "attacker_models": attacker_models(histogram, target).to_dict(),
+    }
 
 
 def _threshold(args: argparse.Namespace) -> RiskThreshold | None:
@@ -181,6 +235,8 @@ def format_measure(report: dict[str, Any]) -> str:
         lines.append(
             f"  records at risk       {r['rows']:,} ({r['percent']:.2f}%) above target {r['target']:.4g}"
         )
+    if "population" in report:
+        lines.extend(_format_population(report["population"], report["attacker_models"]))
     for d in report.get("l_diversity", []):
         lines.append(
             f"  l-diversity {d['column']}: smallest l {d['smallest_l']}, "
@@ -188,6 +244,38 @@ def format_measure(report: dict[str, Any]) -> str:
         )
     lines.append(f"  computed in {report['seconds']:.3f} s")
     return "\n".join(lines)
+
+
+def _format_population(population: dict[str, Any], attackers: dict[str, Any]) -> list[str]:
+    region = population.get("region")
+    where = f" ({region['name']})" if region else ""
+    lines = [
+        f"  population            {population['size']:,}{where}, "
+        f"sampling fraction {population['sampling_fraction']:.6g}"
+    ]
+    for key, name in MODEL_NAMES.items():
+        estimate = population[key]
+        figure = (
+            f"{estimate['uniques']:,.0f} population uniques "
+            f"({100 * estimate['fraction']:.4g}% of the population)"
+            if estimate["available"]
+            else "not available (no solution found)"
+        )
+        lines.append(f"  {name + ' estimate':<22}{figure}")
+    model = population["dankar"]["model"]
+    chosen = MODEL_NAMES[model] if model else "nothing to estimate (no sample uniques)"
+    lines.append(f"  Dankar's rule picks   {chosen}")
+    for key in ("prosecutor", "journalist"):
+        risk = attackers[key]
+        lines.append(
+            f"  {key + ' risk':<22}highest {risk['highest']:.4f}, records at risk "
+            f"{100 * risk['records_at_risk']:.2f}% (above {attackers['threshold']:.4g}), "
+            f"success rate {risk['success_rate']:.4f}"
+        )
+    lines.append(
+        f"  marketer risk         success rate {attackers['marketer']['success_rate']:.4f}"
+    )
+    return lines
 
 
 # --------------------------------------------------------------------------- entry point

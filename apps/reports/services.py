@@ -22,7 +22,12 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization
 from apps.assessments.models import Assessment
-from apps.assessments.presenters import distribution_charts, pareto_chart, risk_charts
+from apps.assessments.presenters import (
+    distribution_charts,
+    pareto_chart,
+    population_chart,
+    risk_charts,
+)
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import delete_quietly
@@ -373,6 +378,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     charts: dict[str, Any] = {}
     if risk.get("profile"):
         charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
+    charts["population"] = _for_print(population_chart(risk.get("population")))
     if search:
         charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
     charts["distributions"] = [

@@ -306,6 +306,7 @@ _COPIED = [
     "threshold_justification",
     "threshold_result",
     "risk_result",
+    "population",
     "context_answers",
     "context_result",
     "deid_config",

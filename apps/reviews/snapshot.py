@@ -48,6 +48,7 @@ FROZEN_FIELDS = (
     "threshold_justification",
     "threshold_result",
     "risk_result",
+    "population",
     "context_answers",
     "context_result",
     "deid_config",

@@ -222,7 +222,7 @@ def test_risk_job_and_overall(api, created):
     put(api, url(aid, "release"), SEMI_PUBLIC)
     put(api, url(aid, "threshold"), {"answers": LOW_ANSWERS})
     put(api, url(aid, "context"), SEMI_PUBLIC_CONTEXT)
-    assert api.get(url(aid, "risk")).json() == {"result": None, "job": None}
+    assert api.get(url(aid, "risk")).json() == {"result": None, "job": None, "population": {}}
     job = run(api, url(aid, "risk"))
     body = api.get(url(aid, "risk")).json()
     assert body["job"]["id"] == job["id"] and body["job"]["status"] == "succeeded"

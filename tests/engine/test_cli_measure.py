@@ -190,3 +190,103 @@ def test_module_entry_point(adult_path: Path) -> None:
         bad.returncode == 2
         and bad.stderr.strip() == "deid: error: file not found: /nonexistent.csv"
     )
+
+
+# --------------------------------------------------------------------------- population (#17)
+
+
+def test_adult_population_usa_reference(
+    capsys: pytest.CaptureFixture[str], adult_path: Path
+) -> None:
+    """The issue's reference: adult, all 9 columns, USA = ARX's preset 317,238,626."""
+    quasi = ",".join(ADULT_COLUMNS)
+    by_size = measure_json(capsys, str(adult_path), "--quasi", quasi, "--population", "317238626")
+    by_region = measure_json(
+        capsys, str(adult_path), "--quasi", quasi, "--population-region", "USA"
+    )
+    population = by_size["population"]
+    assert population["size"] == 317_238_626
+    assert population["sampling_fraction"] == pytest.approx(30_162 / 317_238_626, rel=1e-15)
+    assert population["pitman"]["available"] is True
+    assert population["pitman"]["fraction"] == pytest.approx(0.038896188531360315, rel=1e-6)
+    assert population["pitman"]["uniques"] == pytest.approx(
+        0.038896188531360315 * 317_238_626, rel=1e-6
+    )
+    assert population["zayatz"]["fraction"] == pytest.approx(0.2645647181504129, rel=1e-6)
+    assert population["snb"] == {"available": False, "fraction": None, "uniques": None}
+    assert population["dankar"]["model"] == "pitman"
+    assert population["dankar"]["fraction"] == population["pitman"]["fraction"]
+    assert population["region"] is None
+    assert by_region["population"]["region"]["key"] == "usa"
+    assert by_region["population"]["pitman"] == population["pitman"]
+    attackers = by_size["attacker_models"]
+    assert attackers["threshold"] == 0.2  # ARX's default without a threshold
+    for model in ("prosecutor", "journalist"):
+        assert attackers[model]["highest"] == 1.0
+        assert attackers[model]["records_at_risk"] == pytest.approx(0.7781314236456468)  # ARX
+        assert attackers[model]["success_rate"] == pytest.approx(19_502 / 30_162)
+    assert attackers["marketer"] == {"success_rate": pytest.approx(19_502 / 30_162)}
+
+
+def test_population_uses_the_data_risk_target_and_curve(
+    capsys: pytest.CaptureFixture[str], adult_path: Path
+) -> None:
+    report = measure_json(
+        capsys,
+        str(adult_path),
+        "--quasi",
+        ",".join(ADULT_COLUMNS),
+        "--threshold",
+        "0.1",
+        "--population",
+        "301620",
+        "--population-curve",
+    )
+    assert report["attacker_models"]["threshold"] == 0.1
+    assert report["attacker_models"]["prosecutor"]["records_at_risk"] == pytest.approx(
+        0.893806776738943  # ARX, threshold 0.1
+    )
+    # ARX's published expectation at f = 0.1 (TestRiskMetrics.testDecisionRule2)
+    assert report["population"]["dankar"]["fraction"] == pytest.approx(
+        0.27684993883653597, rel=1e-6
+    )
+    curve = report["population"]["curve"]
+    assert [p["sampling_fraction"] for p in curve][:3] == [1e-7, 1e-6, 1e-5] and len(curve) == 15
+
+
+def test_no_population_leaves_the_report_unchanged(
+    capsys: pytest.CaptureFixture[str], adult_path: Path
+) -> None:
+    report = measure_json(capsys, str(adult_path), "--quasi", "sex,age")
+    assert "population" not in report and "attacker_models" not in report
+
+
+def test_population_text_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("sex,age\nF,30\nF,30\nM,40\n")
+    code, out, _ = run(
+        capsys, "measure", str(path), "--quasi", "sex,age", "--population-region", "yukon"
+    )
+    assert code == 0
+    assert "population            40,232 (Yukon), sampling fraction" in out
+    assert "Dankar's rule picks   " in out and "marketer risk         success rate 0.6667" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--population", "2"], "smaller than the 3 released rows"),
+        (["--population", "0"], "at least 1"),
+        (["--population", "1e6"], "invalid int value"),
+        (["--population-region", "atlantis"], "unknown population region 'atlantis'"),
+        (["--population", "10", "--population-region", "usa"], "not allowed with"),
+    ],
+)
+def test_bad_population_arguments(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("sex,age\nF,30\nF,30\nM,40\n")
+    code, out, err = run(capsys, "measure", str(path), "--quasi", "sex,age", *args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err

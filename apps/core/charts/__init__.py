@@ -38,6 +38,7 @@ from apps.core.charts._svg import (
     text_width,
     tick_labels,
 )
+from apps.core.charts.line import line_chart
 
 __all__ = [
     "Chart",
@@ -45,6 +46,7 @@ __all__ = [
     "bar_chart",
     "grouped_bar_chart",
     "horizontal_bar_chart",
+    "line_chart",
     "nice_ticks",
     "scatter_chart",
 ]
