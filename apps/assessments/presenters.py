@@ -69,7 +69,27 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
         ),
     }
     drivers = result.get("drivers") or []
-    if drivers:
+    at_risk = (result.get("records_at_risk") or {}).get("rows")
+    if drivers and all(d.get("records_at_risk") is not None for d in drivers):
+        charts["drivers"] = _html(
+            horizontal_bar_chart(
+                "Records at risk with each quasi-identifier left out",
+                [d["left_out"] for d in drivers],
+                [d["records_at_risk"] for d in drivers],
+                value_format="{:,.0f}",
+                x_label="records whose risk exceeds the target",
+                description=(
+                    (
+                        f"With all quasi-identifiers {at_risk:,} records are at risk; "
+                        if at_risk is not None
+                        else ""
+                    )
+                    + "the shorter a bar, the more leaving that variable out (or generalizing "
+                    "it) lowers the risk."
+                ),
+            )
+        )
+    elif drivers:
         charts["drivers"] = _html(
             horizontal_bar_chart(
                 f"{result['risk_measure'].capitalize()} with each quasi-identifier left out",
@@ -81,6 +101,22 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
                     f"With all quasi-identifiers the {result['risk_measure']} is "
                     f"{result['data_risk']:.4f}; the lower a bar, the more that variable "
                     "drives the risk."
+                ),
+            )
+        )
+    if drivers and any(d.get("contribution") for d in drivers):
+        ranked = sorted(drivers, key=lambda d: -d.get("contribution", 0.0))
+        charts["contributions"] = _html(
+            horizontal_bar_chart(
+                "Share of the records' uniqueness each quasi-identifier takes part in",
+                [d["left_out"] for d in ranked],
+                [d.get("contribution", 0.0) for d in ranked],
+                value_format="{:.1%}",
+                x_label="share of the SUDA score of the minimal sample uniques",
+                description=(
+                    "Minimal sample uniques are the smallest sets of variables on which a "
+                    "record is already unique; a variable in many small ones makes records "
+                    "easy to single out (Elliot et al. 2002, SUDA; as sdcMicro reports it)."
                 ),
             )
         )

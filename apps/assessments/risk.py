@@ -41,6 +41,60 @@ def class_sizes(encoded: EncodedData, columns: list[str] | None = None) -> pl.Se
     )
 
 
+def risk_drivers(
+    encoded: EncodedData, model: str, data_risk: float, target: float | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per quasi-identifier, the risk without it (data risk, average risk, uniques and
+    records at risk), its distinction and separation and its SUDA contribution; and the
+    smallest combinations of quasi-identifiers that single records out
+    (``apps.engine.drivers``). Sorted by the records at risk it would remove."""
+    from apps.engine.drivers import (
+        default_msu_size,
+        distinction,
+        leave_one_out,
+        minimal_sample_uniques,
+        separation,
+    )
+
+    msu = minimal_sample_uniques(encoded, max_size=default_msu_size(len(encoded.quasi)))
+    drivers = []
+    for left in leave_one_out(encoded, target):
+        without = left.strict_average_risk if model == "non_public" else left.max_risk
+        drivers.append(
+            {
+                "left_out": left.left_out,
+                "max_risk": left.max_risk,
+                "average_risk": left.average_risk,
+                "strict_average_risk": left.strict_average_risk,
+                "data_risk": without,
+                "uniques": left.uniques,
+                "records_at_risk": left.records_at_risk,
+                "reduction": data_risk - without,
+                "distinction": distinction(encoded, left.left_out),
+                "separation": separation(encoded, left.left_out),
+                "msu_count": msu.msu_counts[left.left_out],
+                "contribution": msu.contributions[left.left_out],
+            }
+        )
+    drivers.sort(
+        key=lambda d: (
+            d["records_at_risk"] if d["records_at_risk"] is not None else d["uniques"],
+            -d["reduction"],
+            -d["contribution"],
+            d["left_out"],
+        )
+    )
+    return drivers, {
+        "max_size": msu.max_size,
+        "records_unique": msu.records_unique,
+        "records_with_msu": msu.records_with_msu,
+        "by_size": {str(size): n for size, n in msu.by_size.items()},
+        "combinations": [
+            {"columns": list(columns), "records": n} for columns, n in msu.combinations
+        ],
+    }
+
+
 def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -70,22 +124,8 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
 
         context.progress(55, "Which quasi-identifiers drive the risk", force=True)
-        drivers: list[dict[str, Any]] = []
-        for column in quasi:
-            rest = [q for q in quasi if q != column]
-            without = risk_profile(class_sizes(encoded, rest).to_numpy())
-            drivers.append(
-                {
-                    "left_out": column,
-                    "max_risk": without.max_risk,
-                    "average_risk": without.average_risk,
-                    "strict_average_risk": without.strict_average_risk,
-                    "data_risk": without.data_risk(model),
-                    "uniques": without.uniques,
-                    "reduction": data_risk - without.data_risk(model),
-                }
-            )
-        drivers.sort(key=lambda d: (-d["reduction"], d["left_out"]))
+        drivers, msu = risk_drivers(encoded, model, data_risk, target)
+        context.check_cancelled()
 
         context.progress(70, "Small cells", force=True)
         cells = small_cells(encoded)
@@ -106,6 +146,7 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "records_at_risk": at_risk,
         **population,
         "drivers": drivers,
+        "minimal_uniques": msu,
         "small_cells": {
             "min_count": cells.min_count,
             "min_share": cells.min_share,

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.dateparse import parse_datetime
 
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.audit.models import canonical_dumps
-from apps.audit.services import json_safe
 from apps.core.errors import ApplicationError
 from apps.reviews.models import AssessmentSnapshot
 
@@ -217,7 +218,9 @@ def snapshot_content(
         "hierarchies": _hierarchies(assessment, models),
         "files": release_files(assessment, check=check_files),
     }
-    safe: dict[str, Any] = json_safe(content)
+    # Through JSON once, as the database will store it: dates and ids become text, numbers
+    # stay numbers (a threshold of 1e-07 must read back as a number, not as text).
+    safe: dict[str, Any] = json.loads(json.dumps(content, cls=DjangoJSONEncoder))
     return safe
 
 

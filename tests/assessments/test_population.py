@@ -98,7 +98,8 @@ def test_bad_population_is_refused(prepared, kwargs, message):
 
 
 def test_frozen_assessment_refuses_a_population(prepared):
-    prepared.status = AssessmentStatus.SUBMITTED
+    # The status as stored decides (not the copy in memory): the service reads it locked.
+    type(prepared).objects.filter(id=prepared.id).update(status=AssessmentStatus.SUBMITTED)
     with pytest.raises(ApplicationError, match="frozen"):
         population.assessment_set_population(assessment=prepared, size=1000)
 

@@ -245,6 +245,15 @@ def test_data_risk_job_and_overall_risk(assessment, analyst):
     drivers = {d["left_out"]: d["max_risk"] for d in r["drivers"]}
     assert drivers == {"sex": 1.0, "age": pytest.approx(1 / 3)}
     assert r["drivers"][0]["left_out"] == "age"
+    # Records at risk (classes under 6) without each: without age F x7, M x3 -> 3; without
+    # sex 30 x5, 40 x4, 50 x1 -> 10. Distinction 3/10 and 2/10.
+    by = {d["left_out"]: d for d in r["drivers"]}
+    assert (by["age"]["records_at_risk"], by["sex"]["records_at_risk"]) == (3, 10)
+    assert (by["age"]["distinction"], by["sex"]["distinction"]) == (0.3, 0.2)
+    # The one unique record (50, M): unique on age alone (50 x1) -> one MSU {age}.
+    msu = r["minimal_uniques"]
+    assert (msu["records_unique"], msu["by_size"]) == (1, {"1": 1})
+    assert msu["combinations"] == [{"columns": ["age"], "records": 1}]
     # Sensitive diagnosis: class (30,F) is all asthma → homogeneous with 3 rows.
     (diag,) = r["attribute_disclosure"]
     assert diag["column"] == "diagnosis" and diag["homogeneous_shared_rows"] == 3

@@ -33,6 +33,9 @@ def test_submit_comment_decide_revise_through_the_api(
 
     record = as_reviewer.get(f"{API}/{aid}/record/").json()
     snapshot = AssessmentSnapshot.objects.get(assessment_id=aid)
+    from apps.reviews.snapshot import content_sha256
+
+    assert content_sha256(snapshot.content) == snapshot.sha256  # as read back from the table
     assert record["frozen"] is True and record["sha256"] == snapshot.sha256
     assert {v["name"]: v["role"] for v in record["variables"]}["age"] == "quasi"
     assert set(record["files"]) == {"release_parquet", "release_csv"}
