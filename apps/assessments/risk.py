@@ -57,7 +57,7 @@ def risk_drivers(
     )
 
     msu = minimal_sample_uniques(encoded, max_size=default_msu_size(len(encoded.quasi)))
-    drivers = []
+    drivers: list[dict[str, Any]] = []
     for left in leave_one_out(encoded, target):
         without = left.strict_average_risk if model == "non_public" else left.max_risk
         drivers.append(

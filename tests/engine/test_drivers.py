@@ -110,9 +110,9 @@ def test_drivers_tell_the_quasi_identifiers_of_adult_apart(adult_path) -> None: 
         singles = {s for s in counters if len(s) == 1 and counters[s][(r[s[0]],)] == 1}
         expected[1] += len(singles)
         for s in counters:
-            if len(s) == 2 and counters[s][tuple(r[j] for j in s)] == 1:
-                if not any((j,) in singles for j in s):
-                    expected[2] += 1
+            unique_on_pair = len(s) == 2 and counters[s][tuple(r[j] for j in s)] == 1
+            if unique_on_pair and not any((j,) in singles for j in s):
+                expected[2] += 1
     assert msu.records_unique == len(uniques)
     assert msu.by_size == {size: n for size, n in sorted(expected.items()) if n}
     assert len(set(msu.contributions.values())) > 1
