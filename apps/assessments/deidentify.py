@@ -469,6 +469,19 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         missing = node_missingness(problem, level_tuple, k)
         maximum = EntropyMetric(problem).maximum()
         before = risk_profile(encoded.counts().to_numpy())
+        context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
+        from apps.assessments.release_measures import release_measures
+        from apps.assessments.services import sensitive_columns
+
+        measured = release_measures(
+            data,
+            released,
+            quasi=quasi,
+            sensitive=sensitive_columns(assessment),
+            levels=levels,
+            tops={q: specs[q].height for q in quasi},
+            masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
+        )
         measure = applied.measure
         try:
             parquet_name = store(applied.path, f"{prefix}/release/deidentified.parquet")
@@ -528,6 +541,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     "cell_missingness": missing.cells,
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
+                **measured,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.columns,
                 "has_secrets": bool(secrets_name),

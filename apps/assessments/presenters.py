@@ -171,8 +171,54 @@ def distribution_charts(distributions: list[dict[str, Any]]) -> list[SafeString]
     return charts
 
 
+STATUS_NOTES = {
+    "kept": "values as in the original; only suppressed records are gone",
+    "suppressed": "fully suppressed (*): every released value counts as missing; the original "
+    "distribution is shown",
+    "removed": "not in the release",
+    "masked": "replaced by pseudonyms: no distribution to compare",
+}
+
+
+def variable_charts(variables: list[dict[str, Any]]) -> list[SafeString]:
+    """Step 8: each variable's records per value before and after (apps.engine.utility)."""
+    charts = []
+    for v in variables:
+        if v["status"] in {"removed", "masked"}:
+            continue
+        after_label = "after" if v["status"] == "kept" else "after (missing)"
+        series = [("before", v["before"]), (after_label, v["after"])]
+        charts.append(
+            _html(
+                grouped_bar_chart(
+                    f"{v['column']}: records per value, before and after",
+                    [str(label) for label in v["labels"]],
+                    series,
+                    x_label=v["column"]
+                    + (" (bins of the original range)" if v["kind"] == "numeric" else ""),
+                    y_label="records",
+                    description=(
+                        f"{STATUS_NOTES.get(v['status'], '')}. Missing: {v['missing_before']:,} "
+                        f"of {v['rows_before']:,} before, {v['missing_after']:,} of "
+                        f"{v['rows_after']:,} released."
+                    ),
+                )
+            )
+        )
+    return charts
+
+
 def utility_charts(result: dict[str, Any]) -> dict[str, Any]:
-    return {"distributions": distribution_charts(result.get("distributions", []))}
+    variables = result.get("variable_distributions") or []
+    suppressed = {v["column"] for v in variables if v["status"] == "suppressed"}
+    return {
+        "distributions": distribution_charts(
+            [d for d in result.get("distributions", []) if d["column"] not in suppressed]
+        ),
+        "variables": variable_charts(variables),
+        "not_released": [v["column"] for v in variables if v["status"] in {"removed", "masked"}],
+        "suppressed": sorted(suppressed),
+    }
 
 
 def level_in_words(label: str) -> str:
