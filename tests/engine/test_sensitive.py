@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +19,6 @@ from apps.engine.frame import encode
 from apps.engine.hierarchies import hierarchy_from_rows
 from apps.engine.lattice import Lattice
 from apps.engine.search import SearchProblem
-from apps.engine.search.classes import base_table, roll_up
 from apps.engine.search.sensitive import SensitiveTable, problem_with_sensitive
 from apps.engine.sensitive import SensitiveModel, parse_model
 from apps.engine.sensitive import formulas as f
@@ -274,17 +272,13 @@ def judged(
     problem: SearchProblem, table: SensitiveTable, levels: Sequence[int], k: int
 ) -> dict[tuple[str | None, ...], bool]:
     """The kernel's verdict per class of node ``levels``, keyed by generalized labels."""
-    cells = roll_up(
-        table.cells, base_table(table.cells), tuple(table.cell_levels(np.asarray(levels)))
-    )
-    radix = np.array([problem.level_values[j, lv] for j, lv in enumerate(levels)], dtype=np.int64)
-    verdict = table.judge(cells.columns, cells.sizes, radix, k)
+    verdict, codes = table.judge_node(levels, k)
     out = {}
-    for g, first in enumerate(verdict.first.tolist()):
+    for g in range(len(verdict.sizes)):
         key = []
         for j, lk in enumerate(problem.lookups):
             assert lk.labels is not None
-            key.append(lk.labels[levels[j]][int(cells.columns[j, first])])
+            key.append(lk.labels[levels[j]][int(codes[j, g])])
         out[tuple(key)] = int(verdict.status[g]) == 0
     return out
 

@@ -87,17 +87,43 @@ class SensitiveTable:
         )
         return CellVerdict(first, class_sizes, status, summary)
 
-    def judge_node(self, levels: Sequence[int], k: int) -> CellVerdict:
-        """:meth:`judge` of node ``levels``, its cells grouped from the bottom (tests,
-        apply; the search rolls cells up through its cache)."""
+    def judge_node(self, levels: Sequence[int], k: int) -> tuple[CellVerdict, Codes]:
+        """:meth:`judge` of node ``levels`` and its classes' codes (``[d x classes]``),
+        the cells grouped from the bottom (apply, reports, tests; the search rolls cells
+        up through its cache)."""
         from apps.engine.search.classes import base_table, roll_up
 
         base = base_table(self.cells)
-        table = roll_up(self.cells, base, tuple(self.cell_levels(np.asarray(levels))))
+        table = roll_up(
+            self.cells, base, tuple(int(v) for v in self.cell_levels(np.asarray(levels)))
+        )
         radix = np.array(
             [self.cells.level_values[j, lv] for j, lv in enumerate(levels)], dtype=np.int64
         )
-        return self.judge(table.columns, table.sizes, radix, k)
+        verdict = self.judge(table.columns, table.sizes, radix, k)
+        return verdict, table.columns[: len(levels), verdict.first]
+
+    def tuple_suppressed(
+        self, problem: SearchProblem, levels: Sequence[int], criterion: Criterion
+    ) -> NDArray[np.bool_]:
+        """For each distinct quasi-identifier tuple of ``problem``: is its class at node
+        ``levels`` suppressed (too small, or failing a model)?"""
+        verdict, codes = self.judge_node(levels, self.release_size(criterion))
+        if not len(problem.counts):
+            return np.zeros(0, dtype=bool)
+        mapped = np.stack(
+            [
+                lk.maps[lv][c].astype(np.int64)
+                for lk, lv, c in zip(problem.lookups, levels, problem.codes, strict=True)
+            ],
+            axis=1,
+        )
+        classes = codes.T.astype(np.int64)
+        _, inverse = np.unique(np.concatenate([classes, mapped]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        suppressed_of = np.zeros(int(inverse.max()) + 1, dtype=bool)
+        suppressed_of[inverse[: len(classes)]] = verdict.status != kernels.RELEASED
+        return suppressed_of[inverse[len(classes) :]]
 
 
 def _pack(columns: Sequence[SensitiveColumn], models: Sequence[SensitiveModel]) -> tuple[Any, ...]:
@@ -111,7 +137,7 @@ def _pack(columns: Sequence[SensitiveColumn], models: Sequence[SensitiveModel]) 
     col_m = np.array([c.size for c in columns], dtype=np.int64)
     col_off = np.concatenate([[0], np.cumsum(col_m)[:-1]]).astype(np.int64)
     col_rows = np.array([int(c.totals.sum()) for c in columns], dtype=np.int64)
-    shares, rank, order, cum, prefix = [], [], [], [], []
+    shares, rank, order, sums, distances = [], [], [], [], []
     h_height, h_off, h_map, h_tot = [], [], [], []
     at = 0
     for c in columns:
@@ -123,9 +149,9 @@ def _pack(columns: Sequence[SensitiveColumn], models: Sequence[SensitiveModel]) 
         pos[seq] = np.arange(c.size, dtype=np.int64)
         rank.append(pos)
         order.append(seq)
-        running = np.cumsum(share[seq]) if c.size else np.zeros(0)
-        cum.append(running)
-        prefix.append(np.concatenate([[0.0], np.cumsum(running)]))
+        base_sum, base_distance = _ordered_bases(share, seq)
+        sums.append(base_sum)
+        distances.append(base_distance)
         levels = c.levels if c.levels is not None else (np.arange(c.size, dtype=np.int64),)
         h_height.append(len(levels) - 1)
         h_off.append(at)
@@ -146,13 +172,27 @@ def _pack(columns: Sequence[SensitiveColumn], models: Sequence[SensitiveModel]) 
         np.ascontiguousarray(cat_f, dtype=np.float64),
         np.concatenate(rank).astype(np.int64),
         np.concatenate(order).astype(np.int64),
-        np.concatenate(cum).astype(np.float64),
-        np.concatenate(prefix).astype(np.float64),
+        np.concatenate(sums).astype(np.float64),
+        np.concatenate(distances).astype(np.float64),
         np.array(h_height, dtype=np.int64),
         np.array(h_off, dtype=np.int64),
         np.concatenate(h_map).astype(np.int64),
         np.concatenate(h_tot).astype(np.int64),
     )
+
+
+def _ordered_bases(share: F64, order: I64) -> tuple[F64, F64]:
+    """Running sums ``-sum_(j<=i) q_j`` and distances ``sum_(j<=i) |...|`` over the
+    values in order, for a class with none of them, computed step by step as ARX does
+    (``OrderedDistanceTCloseness.initialize``)."""
+    running = distance = 0.0
+    sums = np.zeros(len(order), dtype=np.float64)
+    distances = np.zeros(len(order), dtype=np.float64)
+    for i, v in enumerate(order.tolist()):
+        running -= float(share[v])
+        distance += abs(running)
+        sums[i], distances[i] = running, distance
+    return sums, distances
 
 
 def sensitive_table(

@@ -10,8 +10,8 @@ compiled form of one function of ``sensitive/formulas.py`` (checked against them
 
 Layout of the per-column arrays (:class:`apps.engine.search.sensitive.SensitiveTable`
 builds them): column ``s`` has ``m = col_m[s]`` values; its per-value arrays (``shares``,
-``totals``, ``rank``, ``order``, ``cum_share``) start at ``col_off[s]``; the prefix
-sums of ``cum_share`` (``m + 1`` entries) at ``col_off[s] + s``; hierarchy level ``L``'s
+``rank``, ``order``, ``base_sum``, ``base_distance``) start at ``col_off[s]``;
+hierarchy level ``L``'s
 map at ``h_off[s] + L m`` and its node totals at ``h_off[s] + L m`` of ``h_tot``.
 """
 
@@ -176,32 +176,22 @@ def _hierarchical_distance(
 @njit(cache=True, nogil=True)
 def _ordered_distance(
     counts: NDArray[np.int64], touched: NDArray[np.int64], nt: int, size: np.int64,
-    m: int, rank: NDArray[np.int64], order: NDArray[np.int64], cum: NDArray[np.float64],
-    prefix: NDArray[np.float64], off: np.int64, pre: np.int64,
+    m: int, rank: NDArray[np.int64], order: NDArray[np.int64], shares: NDArray[np.float64],
+    base_sum: NDArray[np.float64], base_distance: NDArray[np.float64], off: np.int64,
 ) -> float:  # fmt: skip
-    # sum_i |P_i - Q_i| over positions i, P (class) a step function between the
-    # class's values, Q (overall, cumulative) non-decreasing: per step, split where Q
-    # passes P (binary search) and sum each side from Q's prefix sums.
-    ranks = np.empty(nt, dtype=np.int64)
+    # sum_i |sum_(j<=i) (p_j - q_j)| with ARX's operations in ARX's order, so that a
+    # class exactly at the threshold is judged as ARX judges it: up to the class's first
+    # value the running sums are the input's alone (precomputed, base_*), then one step
+    # per value in increasing order.
+    start = m
     for i in range(nt):
-        ranks[i] = rank[off + touched[i]]
-    ranks.sort()
-    distance = prefix[pre + ranks[0]]  # before the first value: |0 - Q_i| = Q_i
-    running = 0.0
-    for i in range(nt):
-        r = ranks[i]
-        running += counts[order[off + r]] / size
-        end = ranks[i + 1] if i + 1 < nt else m
-        lo, hi = r, end
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cum[off + mid] < running:
-                lo = mid + 1
-            else:
-                hi = mid
-        below = running * (lo - r) - (prefix[pre + lo] - prefix[pre + r])
-        above = (prefix[pre + end] - prefix[pre + lo]) - running * (end - lo)
-        distance += below + above
+        start = min(start, rank[off + touched[i]])
+    running = base_sum[off + start - 1] if start > 0 else 0.0
+    distance = base_distance[off + start - 1] if start > 0 else 0.0
+    for i in range(start, m):
+        v = order[off + i]
+        running += counts[v] / size - shares[off + v]
+        distance += abs(running)
     return float(distance)
 
 
@@ -223,8 +213,8 @@ def judge_cells(
     shares: NDArray[np.float64],
     rank: NDArray[np.int64],
     order: NDArray[np.int64],
-    cum: NDArray[np.float64],
-    prefix: NDArray[np.float64],
+    base_sum: NDArray[np.float64],
+    base_distance: NDArray[np.float64],
     h_height: NDArray[np.int64],
     h_off: NDArray[np.int64],
     h_map: NDArray[np.int64],
@@ -309,8 +299,8 @@ def judge_cells(
                         ok = distance <= param[x]
                     else:
                         distance = _ordered_distance(
-                            counts, touched, nt, size, col_m[s], rank, order, cum, prefix,
-                            col_off[s], col_off[s] + s,
+                            counts, touched, nt, size, col_m[s], rank, order, shares,
+                            base_sum, base_distance, col_off[s],
                         )  # fmt: skip
                         ok = distance <= param[x] * (col_m[s] - 1.0)
                     if not ok:
