@@ -38,7 +38,8 @@ from apps.engine.loss import (
 )
 from apps.engine.masking import MaskingSecrets, MaskMethod, MaskSpec, mask_direct_identifiers
 from apps.engine.risk import RiskProfile, encoded_class_sizes, risk_profile
-from apps.engine.search.problem import SearchProblem
+from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
+from apps.engine.search.sensitive import SensitiveTable, sensitive_table
 
 OUTPUT_FORMATS = (".parquet", ".csv")
 
@@ -87,8 +88,13 @@ def apply_levels(
     release_size: int,
     direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
     seed: int | None = None,
+    suppressed_classes: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, MaskingSecrets]:
-    """The release as a DataFrame: masked, generalized, suppressed, shuffled."""
+    """The release as a DataFrame: masked, generalized, suppressed, shuffled.
+
+    ``suppressed_classes`` (generalized labels of the quasi-identifiers, one row per
+    class) are suppressed as well: classes failing a privacy model on a sensitive column.
+    """
     frame = data.lazy()
     quasi = [lk.column for lk in lookups]
     check_columns(frame.collect_schema().names(), quasi, "quasi-identifier")
@@ -100,7 +106,14 @@ def apply_levels(
         _generalize_expr(lk, d.to_list(), levels[lk.column]).alias(lk.column)
         for lk, d in zip(lookups, dictionaries, strict=True)
     )
-    if quasi:
+    if quasi and suppressed_classes is not None and suppressed_classes.height:
+        kept = generalized.filter(pl.len().over(quasi) >= release_size).join(
+            suppressed_classes.lazy().select(pl.col(q).cast(pl.String) for q in quasi),
+            on=quasi,
+            how="anti",
+            nulls_equal=True,
+        )
+    elif quasi:
         kept = generalized.filter(pl.len().over(quasi) >= release_size)
     else:
         kept = generalized if release_size <= 1 else generalized.head(0)
@@ -130,8 +143,11 @@ def measure_release(
     criterion: Criterion,
     suppression_limit: float,
     sep: str | None = None,
+    sensitive: SensitiveTable | None = None,
 ) -> ReleaseMeasure:
-    """Re-read a written release and measure its risk and information loss."""
+    """Re-read a written release and measure its risk and information loss (and, with
+    ``sensitive``, judge its classes by those models again, against the input's overall
+    distribution)."""
     quasi = [lk.column for lk in lookups]
     frame = read_table(path, sep=sep)
     encoded = encode(frame, quasi)
@@ -155,6 +171,8 @@ def measure_release(
     )
     if isinstance(criterion, StrictAverageRisk):
         ok = ok and profile.average_risk <= criterion.threshold
+    if sensitive is not None and rows_out:
+        ok = ok and _meets_models(read_table(path, sep=sep), quasi, sensitive, criterion)
     return ReleaseMeasure(
         rows_in=rows_in,
         rows_out=rows_out,
@@ -164,6 +182,37 @@ def measure_release(
         information_loss=losses,
         passes=ok,
     )
+
+
+def _meets_models(
+    frame: pl.LazyFrame, quasi: Sequence[str], sensitive: SensitiveTable, criterion: Criterion
+) -> bool:
+    """Every class of a written release meets the sensitive models (its labels taken as
+    they are, the sensitive values coded as in the input)."""
+    names = [c.name for c in sensitive.columns]
+    encoded = encode(frame, [*quasi, *names])
+    d = len(quasi)
+    counts = encoded.tuples.get_column(COUNT_COLUMN).to_numpy()
+    codes = [encoded.tuples.get_column(q).to_numpy() for q in quasi]
+    lookups = [
+        QuasiLookup.from_maps(q, [np.arange(len(encoded.dictionaries[j]))])
+        for j, q in enumerate(quasi)
+    ]
+    released = build_problem(quasi, codes, counts, lookups)
+    coded = []
+    for j, column in enumerate(sensitive.columns):
+        index = {v: i for i, v in enumerate(column.values)}
+        values = encoded.dictionaries[d + j].to_list()
+        unknown = [v for v in values if v not in index]
+        if unknown:
+            raise EngineInputError(
+                f"the release has values of {column.name!r} the input had not: {unknown[:3]}"
+            )
+        recode = np.array([index[v] for v in values], dtype=np.int64)
+        coded.append(recode[encoded.tuples.get_column(column.name).to_numpy()])
+    table = sensitive_table(released, [*codes, *coded], counts, sensitive.columns, sensitive.models)
+    verdict, _ = table.judge_node([0] * d, sensitive.release_size(criterion))
+    return bool((verdict.status == 0).all())
 
 
 def _release_losses(
@@ -204,6 +253,24 @@ def _release_losses(
     }
 
 
+def _failing_classes(
+    problem: SearchProblem,
+    lookups: Sequence[GeneralizationLookup],
+    levels: Mapping[str, int],
+    criterion: Criterion,
+    sensitive: SensitiveTable,
+) -> pl.DataFrame:
+    """Generalized labels of the classes that fail a sensitive model at ``levels``."""
+    node = [levels[lk.column] for lk in lookups]
+    suppressed = sensitive.tuple_suppressed(problem, node, criterion)
+    columns = {}
+    for j, lk in enumerate(lookups):
+        codes = lk.maps[node[j]][problem.codes[j][suppressed]]
+        labels = lk.labels[node[j]]
+        columns[lk.column] = pl.Series(lk.column, [labels[int(c)] for c in codes], dtype=pl.String)
+    return pl.DataFrame(columns).unique()
+
+
 def apply_solution(
     data: pl.LazyFrame | pl.DataFrame,
     *,
@@ -216,10 +283,13 @@ def apply_solution(
     suppression_limit: float = 1.0,
     direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
     seed: int | None = None,
+    sensitive: SensitiveTable | None = None,
 ) -> ApplyResult:
     """Write the release for ``levels`` to ``out`` (.parquet or .csv) and re-measure it.
 
     ``problem`` must be the encoding of the same ``data`` (input rows and marginals).
+    ``sensitive``: privacy models on sensitive columns; classes failing them are
+    suppressed too (the sensitive columns themselves are released unchanged).
     """
     missing = [lk.column for lk in lookups if lk.column not in levels]
     if missing:
@@ -231,14 +301,20 @@ def apply_solution(
             )
     if Path(out).suffix.lower() not in OUTPUT_FORMATS:
         raise EngineInputError(f"output must end in {' or '.join(OUTPUT_FORMATS)}: {out}")
+    release_size = criterion.release_size
+    failing = None
+    if sensitive is not None:
+        release_size = sensitive.release_size(criterion)
+        failing = _failing_classes(problem, lookups, levels, criterion, sensitive)
     frame, secret = apply_levels(
         data,
         lookups=lookups,
         dictionaries=dictionaries,
         levels=levels,
-        release_size=criterion.release_size,
+        release_size=release_size,
         direct=direct,
         seed=seed,
+        suppressed_classes=failing,
     )
     path = write_release(frame, out)
     measure = measure_release(
@@ -249,6 +325,7 @@ def apply_solution(
         criterion=criterion,
         suppression_limit=suppression_limit,
         sep="," if path.suffix.lower() == ".csv" else None,
+        sensitive=sensitive,
     )
     return ApplyResult(path=path, seed_used=seed is not None, measure=measure, secrets=secret)
 

@@ -16,6 +16,7 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -35,9 +36,12 @@ from apps.engine.hierarchies import GeneralizationLookup, read_arx_csv
 from apps.engine.loss import METRICS, EntropyMetric, entropy_percent, prepare_metric
 from apps.engine.masking import MASK_METHODS, MaskMethod
 from apps.engine.search import NodeResult, SearchResult, optimal_search, problem_from_encoded
-from apps.engine.search.preload import load_compiled_code
+from apps.engine.search.optimal import describe
+from apps.engine.search.preload import load_compiled_code, load_sensitive_code
 from apps.engine.search.problem import SearchProblem
 from apps.engine.search.report import node_missingness
+from apps.engine.search.sensitive import SensitiveTable, problem_with_sensitive
+from apps.engine.sensitive import SensitiveModel, parse_model
 
 #: Alternatives shown by `search`: the optimum under these fractions of the limit.
 PARETO_BUDGETS = (0.75, 0.5, 0.25, 0.1, 0.0)
@@ -97,6 +101,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-level", action="append", metavar="COL=L")
     parser.add_argument("--time-budget", type=float, metavar="SECONDS")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--sensitive", metavar="COL", help="sensitive column the --criterion options apply to"
+    )
+    parser.add_argument(
+        "--criterion",
+        action="append",
+        metavar="SPEC",
+        help="privacy model on --sensitive: distinct-l=L, entropy-l=L (Shannon), "
+        "recursive-cl=C,L, equal-t=T, hierarchical-t=T, ordered-t=T (numeric column)",
+    )
+    parser.add_argument(
+        "--sensitive-hierarchy",
+        metavar="PATH",
+        help="ARX-format hierarchy of --sensitive (for hierarchical-t)",
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -131,9 +150,36 @@ def criterion_from_args(args: argparse.Namespace) -> Criterion:
     return criterion_for_release(args.release_model, args.threshold, args.context_risk, args.cap)
 
 
-def _prepare(
-    args: argparse.Namespace,
-) -> tuple[pl.DataFrame, EncodedData, list[GeneralizationLookup], SearchProblem, float]:
+def sensitive_models(args: argparse.Namespace) -> list[SensitiveModel]:
+    """The --criterion models on the --sensitive column (checked before reading data)."""
+    specs = args.criterion or []
+    if args.sensitive is None:
+        if specs or args.sensitive_hierarchy:
+            raise EngineInputError("--criterion and --sensitive-hierarchy need --sensitive COL")
+        return []
+    if not specs:
+        raise EngineInputError(f"--sensitive {args.sensitive}: give at least one --criterion")
+    if args.sensitive in _names(args.quasi):
+        raise EngineInputError(
+            f"{args.sensitive!r} is a quasi-identifier; a sensitive column must not be one"
+        )
+    models = [parse_model(args.sensitive, spec) for spec in specs]
+    if any(m.needs_hierarchy for m in models) and not args.sensitive_hierarchy:
+        raise EngineInputError("hierarchical-t needs --sensitive-hierarchy PATH")
+    return models
+
+
+@dataclass(frozen=True)
+class Prepared:
+    data: pl.DataFrame
+    encoded: EncodedData  # quasi-identifiers (then the sensitive column, if any)
+    lookups: list[GeneralizationLookup]
+    problem: SearchProblem
+    sensitive: SensitiveTable | None
+    started: float
+
+
+def _prepare(args: argparse.Namespace) -> Prepared:
     """Read the file (not timed), then encode and compile lookups (timed)."""
     quasi = _names(args.quasi)
     if not quasi:
@@ -142,14 +188,42 @@ def _prepare(
     missing = [q for q in quasi if q not in paths]
     if missing:
         raise EngineInputError(f"no --hierarchy for: {', '.join(missing)}")
+    models = sensitive_models(args)
     hierarchies = {q: read_arx_csv(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
+    sensitive_hierarchy = (
+        {
+            args.sensitive: read_arx_csv(
+                args.sensitive_hierarchy, args.sensitive, sep=args.hierarchy_sep
+            )
+        }
+        if args.sensitive_hierarchy
+        else {}
+    )
     data = read_table(args.file, sep=args.sep).collect()
     load_compiled_code()  # once per process, like an import: not part of `seconds`
+    if models:
+        load_sensitive_code()
     started = time.perf_counter()
-    encoded = encode(data, quasi)
-    lookups = [hierarchies[q].lookup(d) for q, d in zip(quasi, encoded.dictionaries, strict=True)]
-    problem = problem_from_encoded(encoded, lookups)
-    return data, encoded, lookups, problem, started
+    table: SensitiveTable | None = None
+    if models:
+        encoded = encode(data, [*quasi, args.sensitive])
+        dictionaries = encoded.dictionaries
+        lookups = [hierarchies[q].lookup(d) for q, d in zip(quasi, dictionaries, strict=False)]
+        problem, table = problem_with_sensitive(
+            encoded,
+            lookups,
+            [args.sensitive],
+            models,
+            dictionaries=dictionaries,
+            hierarchies=sensitive_hierarchy,
+        )
+    else:
+        encoded = encode(data, quasi)
+        lookups = [
+            hierarchies[q].lookup(d) for q, d in zip(quasi, encoded.dictionaries, strict=True)
+        ]
+        problem = problem_from_encoded(encoded, lookups)
+    return Prepared(data, encoded, lookups, problem, table, started)
 
 
 def _node_json(quasi: Sequence[str], node: NodeResult) -> dict[str, Any]:
@@ -165,7 +239,8 @@ def _node_json(quasi: Sequence[str], node: NodeResult) -> dict[str, Any]:
 
 
 def search_report(args: argparse.Namespace) -> dict[str, Any]:
-    _, _, _, problem, started = _prepare(args)
+    prepared = _prepare(args)
+    problem, table, started = prepared.problem, prepared.sensitive, prepared.started
     criterion = criterion_from_args(args)
     result: SearchResult = optimal_search(
         problem,
@@ -174,6 +249,7 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
         suppression_limit=args.suppression_limit,
         max_levels=_levels(args.max_level, "--max-level"),
         time_budget=args.time_budget,
+        sensitive=table,
     )
     seconds = time.perf_counter() - started
     pareto: tuple[NodeResult, ...] = ()
@@ -187,6 +263,7 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
             max_levels=_levels(args.max_level, "--max-level"),
             time_budget=args.time_budget,
             pareto=PARETO_BUDGETS,
+            sensitive=table,
         ).pareto
     report: dict[str, Any] = {
         "file": str(args.file),
@@ -194,7 +271,9 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
         "rows": problem.rows,
         "distinct_tuples": len(problem.counts),
         "criterion": result.criterion,
-        "release_size": criterion.release_size,
+        "release_size": criterion.release_size if table is None else table.release_size(criterion),
+        "sensitive": None if table is None else args.sensitive,
+        "sensitive_criteria": [] if table is None else [m.spec() for m in table.models],
         "metric": result.metric,
         "suppression_limit": args.suppression_limit,
     }
@@ -203,7 +282,14 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
         report["suppressed_rows"] = None
     else:
         report.update(_node_json(problem.quasi, result.solution))
-        missing = node_missingness(problem, result.solution.levels, criterion.release_size)
+        levels = result.solution.levels
+        missing = (
+            node_missingness(problem, levels, criterion.release_size)
+            if table is None
+            else node_missingness(
+                problem, levels, 0, suppressed=table.tuple_suppressed(problem, levels, criterion)
+            )
+        )
         report["missingness"] = {"records": missing.records, "cells": missing.cells}
         if result.metric == "entropy":
             metric = prepare_metric("entropy", problem)
@@ -261,7 +347,9 @@ def _direct(groups: Sequence[str] | None) -> dict[str, MaskMethod]:
 
 
 def apply_report(args: argparse.Namespace) -> dict[str, Any]:
-    data, encoded, lookups, problem, started = _prepare(args)
+    prepared = _prepare(args)
+    data, encoded, lookups = prepared.data, prepared.encoded, prepared.lookups
+    problem, table, started = prepared.problem, prepared.sensitive, prepared.started
     criterion = criterion_from_args(args)
     levels = _levels(args.levels, "--levels")
     if not levels:
@@ -272,6 +360,7 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
             suppression_limit=args.suppression_limit,
             max_levels=_levels(args.max_level, "--max-level"),
             time_budget=args.time_budget,
+            sensitive=table,
         )
         if result.levels is None:
             raise EngineInputError("no solution meets the criterion; give --levels explicitly")
@@ -283,13 +372,14 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
         data,
         problem=problem,
         lookups=lookups,
-        dictionaries=encoded.dictionaries,
+        dictionaries=encoded.dictionaries[: len(lookups)],
         levels=levels,
         criterion=criterion,
         out=args.out,
         suppression_limit=args.suppression_limit,
         direct=_direct(args.direct),
         seed=args.seed,
+        sensitive=table,
     )
     m = applied.measure
     report: dict[str, Any] = {
@@ -299,7 +389,7 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
         "rows_out": m.rows_out,
         "suppressed_rows": m.suppressed_rows,
         "passes": m.passes,
-        "criterion": criterion.describe(),
+        "criterion": describe(criterion, table),
         "information_loss": m.information_loss,
         "seconds": time.perf_counter() - started,
     }

@@ -33,6 +33,7 @@ from apps.engine.loss import (
     prepare_metric,
     record_missingness,
     suppression_entropy,
+    truncate_like_arx,
 )
 from apps.engine.search import SearchProblem, problem_from_encoded
 from apps.engine.search.classes import base_table, roll_up
@@ -80,9 +81,18 @@ def test_loss_hand_computed_k2() -> None:
     # a: released (a12,b1) 3 x 2/3 = 2, (a3,b2) 2 x 1/3 = 2/3, suppressed 1 row x 1:
     #    S_a = 11/3; L_a = (11/3 - 6/3) / (6 - 6/3) = (5/3)/4 = 5/12
     # b: released 5 rows x 1/2 + 1 suppressed = 7/2; L_b = (7/2 - 3)/(6 - 3) = 1/6
-    # loss = sqrt((1 + 5/12)(1 + 1/6)) - 1 = sqrt(119/72) - 1
+    # loss = sqrt((1 + 5/12)(1 + 1/6)) - 1 = sqrt(119/72) - 1, each dimension first
+    # truncated to 10 decimals as ARX does (0.4166666666, 0.1666666666)
     value = prepare_metric("loss", tiny()).value(node(tiny(), (1, 0), 2))
-    assert value == pytest.approx(math.sqrt(119 / 72) - 1, rel=1e-12)
+    assert value == pytest.approx(math.sqrt(1.4166666666 * 1.1666666666) - 1, rel=1e-12)
+    assert value == pytest.approx(math.sqrt(119 / 72) - 1, rel=1e-9)
+
+
+def test_loss_truncated_like_arx() -> None:
+    # ARX Metric.round: floor(x * 1e10) / 1e10 of each normalized dimension
+    assert truncate_like_arx(5 / 12) == 0.4166666666
+    assert truncate_like_arx(0.75) == 0.75
+    assert loss_of_dimension(11, 6, 3) == 0.4166666666
 
 
 def test_loss_hand_computed_k3() -> None:

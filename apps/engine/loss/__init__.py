@@ -18,6 +18,7 @@ from apps.engine.loss.formulas import (
     precision_value,
     record_missingness,
     suppression_entropy,
+    truncate_like_arx,
 )
 from apps.engine.loss.metrics import (
     AverageClassSizeMetric,
@@ -51,4 +52,5 @@ __all__ = [
     "prepare_metric",
     "record_missingness",
     "suppression_entropy",
+    "truncate_like_arx",
 ]

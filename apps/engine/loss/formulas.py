@@ -35,12 +35,26 @@ def loss_of_dimension(weighted_leaves: int, rows: int, domain_size: int) -> floa
     hierarchy's leaves covered by the row's generalized value (1 for a suppressed row).
     ``L_j = (S_j - n/|H_j|) / (n - n/|H_j|)``, computed as ``(S_j|H_j| - n)/(n|H_j| - n)``
     to stay in integers. 0 when the denominator is 0 (no rows, or a one-leaf hierarchy,
-    which carries no information to lose). Clamped at 0 like ARX.
+    which carries no information to lose). Clamped at 0 and truncated to 10 decimals
+    like ARX (:func:`truncate_like_arx`).
     """
     denominator = rows * domain_size - rows
     if denominator <= 0:
         return 0.0
-    return max(0.0, (weighted_leaves - rows) / denominator)
+    return truncate_like_arx(max(0.0, (weighted_leaves - rows) / denominator))
+
+
+#: Decimals ARX keeps of a normalized per-dimension loss (``Metric.DIGITS``).
+ARX_DIGITS = 10
+ARX_FACTOR = 10.0**ARX_DIGITS
+
+
+def truncate_like_arx(value: float) -> float:
+    """``floor(value x 10^10) / 10^10``: ARX truncates each QI's normalized Loss to 10
+    decimals before aggregating (``Metric.round``, used by ``MetricMDNMLoss.
+    normalizeGeneralized``). Doing the same makes scores equal to ARX's to ~1e-15
+    instead of ~1e-10; truncation is monotone, so bounds stay bounds."""
+    return math.floor(value * ARX_FACTOR) / ARX_FACTOR
 
 
 def geometric_mean_loss(dimensions: Sequence[float]) -> float:

@@ -34,6 +34,7 @@ def loss_suppression_bound(
         share = 0.0
         if denominator > 0:
             share = max(0.0, (w - rows) / denominator)
+            share = math.floor(share * 1e10) / 1e10  # formulas.truncate_like_arx
         prod *= 1.0 + share
     return float(prod ** (1.0 / d) - 1.0)
 

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from apps.engine.loss import kernels
 from apps.engine.loss.formulas import (
+    ARX_FACTOR,
     METRICS,
     MetricName,
     average_class_size,
@@ -216,7 +217,8 @@ class LossMetric(Metric):
             )
             denominator = p.rows * lk.domain_size - p.rows
             if denominator > 0:
-                prod *= 1.0 + np.maximum(0.0, (weighted - p.rows) / denominator)
+                share = np.maximum(0.0, (weighted - p.rows) / denominator)
+                prod *= 1.0 + np.floor(share * ARX_FACTOR) / ARX_FACTOR  # truncate_like_arx
         return prod ** (1.0 / d) - 1.0
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:

@@ -18,6 +18,8 @@ from apps.engine.loss import Metric, NodeClasses
 from apps.engine.search import kernels
 from apps.engine.search.classes import TableCache
 from apps.engine.search.problem import SearchProblem
+from apps.engine.search.sensitive import SensitiveTable
+from apps.engine.sensitive import kernels as sk
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class NodeFacts:
     released_rows: int
     value: float
     lift: tuple[float, ...]  # what it hands up to its generalizations (Metric.lift)
+    #: Rows in classes smaller than the release size: the part of the suppression that
+    #: never grows going up the lattice, whatever the sensitive models (= suppressed
+    #: rows without them). Bounds and lifts are built on this part only.
+    small_rows: int
 
 
 _NO_MASK = np.zeros(0, dtype=bool)
@@ -59,15 +65,23 @@ class Evaluator:
         criterion: Criterion,
         metric: Metric,
         cache: TableCache | None = None,
+        sensitive: SensitiveTable | None = None,
     ) -> None:
         self.problem = problem
         self.lattice = lattice
         self.criterion = criterion
         self.metric = metric
-        self.k = criterion.release_size
-        self.cache = cache or TableCache(problem, k=self.k)
-        if self.cache.k != self.k:
-            raise ValueError("the table cache summarizes classes under another k")
+        self.sensitive = sensitive
+        self.k = criterion.release_size if sensitive is None else sensitive.release_size(criterion)
+        if sensitive is None:
+            self.cache = cache or TableCache(problem, k=self.k)
+            if self.cache.k != self.k:
+                raise ValueError("the table cache summarizes classes under another k")
+        else:
+            # Cells (class x sensitive values) are cached; classes are judged per node.
+            self.cache = cache or TableCache(sensitive.cells, k=1)
+            if self.cache.problem is not sensitive.cells:
+                raise ValueError("the table cache must hold the sensitive table's cells")
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
         #: Nodes suppressing more rows than this get ``value = inf`` (not computed): the
@@ -76,15 +90,18 @@ class Evaluator:
         self.value_limit: int | None = None
 
     def classes(self, index: int) -> NodeClasses:
-        """The node's classes with the suppressed ones (size < k) marked (copies)."""
-        node, _ = self._classes(index, full=True)
+        """The node's classes with the suppressed ones marked (copies)."""
+        node, _, _ = self._classes(index, full=True)
         codes = np.array(node.columns)  # a copy: the view is valid until the next fetch
         return NodeClasses(node.levels, codes, node.sizes.copy(), node.suppressed, node.counts)
 
-    def _classes(self, index: int, full: bool = False) -> tuple[NodeClasses, int]:
-        """The node's classes (views into the table cache, valid until its next fetch)
-        and its smallest released class size; codes and the suppressed mask only when
-        ``full`` or the metric reads them."""
+    def _classes(self, index: int, full: bool = False) -> tuple[NodeClasses, int, NodeClasses]:
+        """The node's classes (views into the table cache, valid until its next fetch),
+        its smallest released class size, and the classes as the bounds see them
+        (suppressed: the classes smaller than k); codes and the suppressed mask only
+        when ``full`` or the metric reads them."""
+        if self.sensitive is not None:
+            return self._judged(index, full)
         cache = self.cache
         where, count = cache.fetch(self.lattice.levels[index])
         summary = cache.summary
@@ -98,14 +115,49 @@ class Evaluator:
         # the summary's counts.
         mask = sizes < self.k if full or self.metric.reads_codes else _NO_MASK
         node = NodeClasses(self.lattice.node(index), codes, sizes, mask, counts)
-        return node, int(summary[kernels.MIN_RELEASED])
+        return node, int(summary[kernels.MIN_RELEASED]), node
+
+    def _judged(self, index: int, full: bool) -> tuple[NodeClasses, int, NodeClasses]:
+        """:meth:`_classes` with sensitive models: the node's cells from the cache,
+        grouped into classes and judged (``search/sensitive.py``)."""
+        table = self.sensitive
+        assert table is not None
+        levels = self.lattice.levels[index]
+        where, count = self.cache.fetch(table.cell_levels(levels))
+        cells, cell_sizes = self.cache.view(where, count)
+        radix = self.problem.level_values[np.arange(self.problem.dimensions), levels]
+        verdict = table.judge(cells, cell_sizes, radix, self.k)
+        s = verdict.summary
+        d = self.problem.dimensions
+        reads = full or self.metric.reads_codes
+        codes = cells[:d, verdict.first] if reads else cells[:d, :0]
+        node_levels = self.lattice.node(index)
+        actual = NodeClasses(
+            node_levels,
+            codes,
+            verdict.sizes,
+            verdict.status != sk.RELEASED if reads else _NO_MASK,
+            (
+                int(s[sk.SUPPRESSED_ROWS]),
+                int(s[sk.RELEASED_CLASSES]),
+                int(s[sk.RELEASED_SQUARES]),
+            ),
+        )
+        small = NodeClasses(
+            node_levels,
+            codes,
+            verdict.sizes,
+            _NO_MASK,
+            (int(s[sk.SMALL_ROWS]), int(s[sk.LARGE_CLASSES]), int(s[sk.LARGE_SQUARES])),
+        )
+        return actual, int(s[sk.MIN_RELEASED]), small
 
     def facts_of(self, index: int) -> NodeFacts:
         hit = self.facts.get(index)
         if hit is not None:
             return hit
         self.evaluations += 1
-        node, smallest = self._classes(index)
+        node, smallest, small = self._classes(index)
         suppressed = node.suppressed_rows
         facts = NodeFacts(
             suppressed_rows=suppressed,
@@ -117,7 +169,8 @@ class Evaluator:
                 if self.value_limit is None or suppressed <= self.value_limit
                 else math.inf
             ),
-            lift=self.metric.lift(node, self.k),
+            lift=self.metric.lift(small, self.k),
+            small_rows=small.suppressed_rows,
         )
         self.facts[index] = facts
         return facts

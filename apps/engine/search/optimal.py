@@ -63,6 +63,7 @@ from apps.engine.search.bounds import suppression_lower_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, NodeResult, better, exceeds
 from apps.engine.search.problem import SearchProblem, lattice_tops
+from apps.engine.search.sensitive import SensitiveTable
 
 # Suppression status of a node: the monotone part of every criterion (criteria.py).
 _UNKNOWN, _SUPPRESSION_OK, _TOO_MANY_SUPPRESSED = 0, 1, 2
@@ -102,24 +103,30 @@ class _Search:
         progress: ProgressListener | None,
         cancel: CancelSignal | None,
         cache_bytes: int | None,
+        sensitive: SensitiveTable | None = None,
     ) -> None:
         self.problem = problem
         self.criterion = criterion
         self.metric = metric
+        self.sensitive = sensitive
         self.lattice = Lattice(tops)
+        k = self.k = (
+            criterion.release_size if sensitive is None else sensitive.release_size(criterion)
+        )
         self.evaluator = Evaluator(
             problem,
             self.lattice,
             criterion,
             metric,
-            TableCache(problem, cache_bytes, criterion.release_size),
+            TableCache(problem, cache_bytes, k)
+            if sensitive is None
+            else TableCache(sensitive.cells, cache_bytes, 1),
+            sensitive,
         )
         self.bounds = metric.lower_bounds(self.lattice.levels)
         # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
-        self.least_suppressed = suppression_lower_bounds(
-            problem, self.lattice, criterion.release_size
-        )
-        k = self.k = criterion.release_size
+        # (Classes smaller than k are suppressed whatever the sensitive models.)
+        self.least_suppressed = suppression_lower_bounds(problem, self.lattice, k)
         self.keys = np.maximum(
             self.bounds,
             metric.suppression_bounds(self.lattice.levels, self.least_suppressed, k),
@@ -128,6 +135,9 @@ class _Search:
         self.order = np.lexsort((self.rank, self.keys))
         self.consistent = problem.consistent
         self.monotone = criterion.monotone and problem.consistent
+        # Whether suppressed rows (all of them) never grow going up: then they tag the
+        # lattice; else only the rows of classes smaller than k do (set per solve).
+        self.suppression_monotone = True
         # Facts of evaluated nodes bound others, whatever the suppression limit:
         # suppressed rows of specializations, metric of generalizations (when needed).
         self.suppressed_at_least = self.least_suppressed.copy()
@@ -172,7 +182,7 @@ class _Search:
         facts = ev.facts_of(idx)
         if self.consistent:
             node = lat.levels[idx]
-            within = facts.suppressed_rows <= allowed
+            within = self._tagged(facts) <= allowed
             # Up-set: within the limit (status), and lifted numbers (new facts only).
             if within or (not known and self.lifted is not None):
                 kernels.raise_up(
@@ -194,11 +204,15 @@ class _Search:
                     status,
                     -1 if within else _TOO_MANY_SUPPRESSED,
                     self.suppressed_at_least,
-                    facts.suppressed_rows,
+                    facts.small_rows,
                 )
         if not known:
             self._report(self.best)
         return facts
+
+    def _tagged(self, facts: NodeFacts) -> int:
+        """The suppressed rows that tag the lattice (``suppression_monotone``)."""
+        return facts.suppressed_rows if self.suppression_monotone else facts.small_rows
 
     def _current_bound(self, idx: int) -> float:
         """Best lower bound known now for a node: static, lifted, and its suppression."""
@@ -212,7 +226,7 @@ class _Search:
             if self._bound_for[idx] != least:
                 self._bound_for[idx] = least
                 self._bound_of[idx] = self.metric.suppression_bound(
-                    self.lattice.node(idx), least, self.criterion.release_size
+                    self.lattice.node(idx), least, self.k
                 )
             bound = max(bound, float(self._bound_of[idx]))
         return bound
@@ -242,7 +256,7 @@ class _Search:
         while lo <= hi and status[idx] == _UNKNOWN:
             mid = (lo + hi) // 2
             facts = self._evaluate(chain[mid], allowed, status)
-            if facts.suppressed_rows <= allowed:
+            if self._tagged(facts) <= allowed:
                 hi = mid - 1
             else:
                 lo = mid + 1
@@ -262,7 +276,7 @@ class _Search:
                 ),
                 key=lambda s: (self.keys[s], self.rank[s]),
             ):
-                if self._evaluate(succ, allowed, status).suppressed_rows > allowed:
+                if self._tagged(self._evaluate(succ, allowed, status)) > allowed:
                     failing = succ
                     break
             else:
@@ -324,6 +338,12 @@ class _Search:
         limit = allowed / self.problem.rows if self.problem.rows else 0.0
         status = np.zeros(lat.size, dtype=np.int8)
         status[self.suppressed_at_least > allowed] = _TOO_MANY_SUPPRESSED
+        # Sensitive models: ARX's monotonicity. All of them are monotone with
+        # generalization, so with nothing to suppress the whole criterion is monotone;
+        # with suppression only distinct l-diversity is (sensitive/models.py).
+        table = self.sensitive
+        self.suppression_monotone = table is None or allowed == 0 or table.monotone_with_suppression
+        self.monotone = self.criterion.monotone and self.consistent and self.suppression_monotone
         # With nothing suppressed a passing node's value is its bound (k-anonymity only).
         shortcut = allowed == 0 and self.monotone and self.metric.exact_bound
         self.best, best_value, best_rank = -1, math.inf, lat.size
@@ -374,8 +394,13 @@ def optimal_search(
     pareto: bool | Sequence[float] = False,
     pareto_points: int = 25,
     cache_bytes: int | None = None,
+    sensitive: SensitiveTable | None = None,
 ) -> SearchResult:
     """Find the globally optimal node (module docstring) and, optionally, the Pareto set.
+
+    ``sensitive``: privacy models on sensitive columns (l-diversity, t-closeness) that
+    every released class must meet besides ``criterion``; classes failing any of them
+    are suppressed too (``search/sensitive.py``).
 
     ``time_budget`` (seconds): when it runs out the best node found so far is returned
     with ``optimal=False``. ``cancel`` (an Event or a callable) is checked between nodes
@@ -406,6 +431,7 @@ def optimal_search(
         progress,
         cancel,
         cache_bytes,
+        sensitive,
     )
     allowed = allowed_suppression(problem.rows, suppression_limit)
     # Later solves (Pareto) allow fewer suppressed rows: values above never matter.
@@ -421,7 +447,7 @@ def optimal_search(
     search._report(best)
     return SearchResult(
         quasi=problem.quasi,
-        criterion=criterion.describe(),
+        criterion=describe(criterion, sensitive),
         metric=prepared.name,
         suppression_limit=suppression_limit,
         solution=solution,
@@ -431,6 +457,13 @@ def optimal_search(
         seconds=seconds,
         pareto=tuple(front),
     )
+
+
+def describe(criterion: Criterion, sensitive: SensitiveTable | None) -> str:
+    """The criterion with its sensitive models, in the method's words."""
+    if sensitive is None:
+        return criterion.describe()
+    return f"{criterion.describe()}; {sensitive.describe()}"
 
 
 def _pareto(

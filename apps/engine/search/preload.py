@@ -52,3 +52,19 @@ def load_compiled_code() -> None:
                 optimal_search(problem, KAnonymity(3), metric=metric, suppression_limit=limit)
             # (the metrics' compiled bounds, which so small a search may not reach)
             prepare_metric(metric, problem).suppression_bound((1, 1), 1, 3)
+
+
+@functools.cache
+def load_sensitive_code() -> None:
+    """Load the compiled judging of classes by sensitive-attribute models (every code
+    width; ``sensitive/kernels.py``), for searches that use them; once per process."""
+    from apps.engine.search.sensitive import sensitive_table
+    from apps.engine.sensitive import parse_model, sensitive_column
+
+    for values in _WIDTHS:
+        problem = _tiny_problem(values)
+        column = sensitive_column("s", ["1", "2", "3"], np.array([3, 3, 2]))
+        models = [parse_model("s", spec) for spec in ("distinct-l=2", "equal-t=0.5")]
+        codes = [*problem.codes, np.arange(len(problem.counts)) % 3]
+        table = sensitive_table(problem, codes, problem.counts, [column], models)
+        optimal_search(problem, KAnonymity(2), suppression_limit=0.5, sensitive=table)

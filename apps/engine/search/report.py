@@ -56,10 +56,15 @@ def _label(problem: SearchProblem, j: int, level: int, code: int) -> str | None:
 
 
 def variable_distributions(
-    problem: SearchProblem, levels: tuple[int, ...], k: int
+    problem: SearchProblem,
+    levels: tuple[int, ...],
+    k: int,
+    suppressed: NDArray[np.bool_] | None = None,
 ) -> tuple[VariableDistribution, ...]:
-    """Per QI: rows per original value, and released rows per generalized value."""
-    suppressed = tuple_suppressed(problem, levels, k)
+    """Per QI: rows per original value, and released rows per generalized value
+    (``suppressed`` per tuple: as for :func:`node_missingness`)."""
+    if suppressed is None:
+        suppressed = tuple_suppressed(problem, levels, k)
     kept: I64 = np.where(suppressed, 0, problem.counts)
     out = []
     for j, (lk, lv) in enumerate(zip(problem.lookups, levels, strict=True)):
@@ -91,6 +96,7 @@ def node_missingness(
     k: int,
     *,
     count_full_generalization: bool = False,
+    suppressed: NDArray[np.bool_] | None = None,
 ) -> Missingness:
     """Missingness added by de-identification at node ``levels`` (Seed 001's definitions).
 
@@ -99,8 +105,11 @@ def node_missingness(
     (Seed 001: missingness is affected only by suppression; generalization shows in the
     entropy). With ``count_full_generalization`` a value generalized to the whole
     hierarchy (e.g. ``*``) counts as missing too, as ARX's scores count the root.
+    ``suppressed`` (per tuple) replaces "classes smaller than ``k``" when privacy models
+    on sensitive columns suppress classes too (``SensitiveTable.tuple_suppressed``).
     """
-    suppressed = tuple_suppressed(problem, levels, k)
+    if suppressed is None:
+        suppressed = tuple_suppressed(problem, levels, k)
     d = problem.dimensions
     t = len(problem.counts)
     before = np.zeros((t, d), dtype=bool)
