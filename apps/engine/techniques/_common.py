@@ -84,3 +84,16 @@ def pack_rows(codes: IntArray, cards: Sequence[int]) -> IntArray:
     _, inverse = np.unique(codes, axis=0, return_inverse=True)
     packed: IntArray = inverse.astype(np.int64).ravel()
     return packed
+
+
+SECRET_FIELDS = ("seed", "key")
+
+
+def public_parameters(params: object) -> dict[str, object]:
+    """A parameter dataclass as a dict for the report, without what would undo it.
+
+    The seed of a random draw or the key of a keyed shift lets anyone who holds it
+    reverse the technique, so neither is ever shown (issue #18; seed 000 step 7.1).
+    """
+    fields = getattr(params, "__dataclass_fields__", {})
+    return {name: getattr(params, name) for name in fields if name not in SECRET_FIELDS}
