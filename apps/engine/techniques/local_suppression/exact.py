@@ -17,13 +17,14 @@ model with the integrality dropped gives a lower bound for the heuristic (greedy
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, csr_matrix, diags, hstack
 
-from apps.engine.techniques._common import IntArray
+from apps.engine.techniques._common import FloatArray, IntArray
 from apps.engine.techniques.local_suppression.model import SuppressionModel
 
 
@@ -82,10 +83,11 @@ def solve_exact(model: SuppressionModel, *, time_limit: float) -> ExactOutcome:
     return ExactOutcome(amounts, optimal, max(lower, 0.0))
 
 
-def relaxation_bound(model: SuppressionModel, *, time_limit: float) -> float:
-    """The linear relaxation's optimum: a lower bound on every solution's cost."""
+def relaxation(model: SuppressionModel, *, time_limit: float) -> tuple[float, FloatArray | None]:
+    """The linear relaxation: its optimum (a lower bound on every solution's cost) and its
+    x (records per candidate, fractional), or (0, None) when not solved in time."""
     if model.cand_tuple.size == 0:
-        return 0.0
+        return 0.0, np.zeros(0)
     objective, constraints, bounds = _program(model)
     result = milp(
         objective,
@@ -94,7 +96,45 @@ def relaxation_bound(model: SuppressionModel, *, time_limit: float) -> float:
         constraints=constraints,
         options={"time_limit": float(time_limit), "disp": False},
     )
-    return max(float(result.fun), 0.0) if result.status == 0 else 0.0
+    if result.status != 0 or result.x is None:
+        return 0.0, None
+    return max(float(result.fun), 0.0), np.asarray(result.x[: model.cand_tuple.size])
+
+
+def restricted(
+    model: SuppressionModel, keep: npt.NDArray[np.bool_]
+) -> tuple[SuppressionModel, IntArray]:
+    """The model on a subset of candidates (groups renumbered), and the kept indices."""
+    kept = np.flatnonzero(keep)
+    used, groups = np.unique(model.cand_group[kept], return_inverse=True)
+    return (
+        replace(
+            model,
+            cand_tuple=model.cand_tuple[kept],
+            cand_pattern=model.cand_pattern[kept],
+            cand_group=groups.ravel().astype(np.int64),
+            cand_cost=model.cand_cost[kept],
+            groups=int(used.size),
+            group_codes=model.group_codes[used],
+        ),
+        kept,
+    )
+
+
+def solve_guided(
+    model: SuppressionModel, relaxed: FloatArray, start: IntArray, *, time_limit: float
+) -> IntArray | None:
+    """LP-guided restricted integer program ("relax and restrict"): the integer program
+    over the candidates the relaxation or the starting solution uses only.  The
+    restricted problem is far smaller, and its solutions are solutions of the whole."""
+    keep = (relaxed > 1e-6) | (start > 0)
+    sub, kept = restricted(model, keep)
+    outcome = solve_exact(sub, time_limit=time_limit)
+    if outcome.amounts is None:
+        return None
+    amounts = np.zeros(model.cand_tuple.size, dtype=np.int64)
+    amounts[kept] = outcome.amounts
+    return amounts
 
 
 # Why no wildcard-rule program: there a used group must count the records of every group
