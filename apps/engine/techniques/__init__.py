@@ -4,5 +4,6 @@ One module per technique, each a documented function on a polars DataFrame with 
 frozen parameter dataclass and a frozen result: local (cell) suppression,
 microaggregation, noise, rounding and top/bottom coding, date shifting, PRAM, rank
 swapping, table aggregation with cell suppression, and synthetic data.  `measure.py`
-recomputes the risk of an output under the technique's rule and its utility per variable.
+recomputes the risk of an output under the technique's rule and its utility per variable;
+`registry.py` is the wizard's one entry point (apply or preview any of them, measured).
 """

@@ -188,8 +188,8 @@ def _multivariate_predicates(
             if value is None:
                 terms.append(pl.col(column).is_null())
             elif series.dtype.is_numeric():
-                median = series.median()
-                above = median is not None and float(value) >= float(median)  # type: ignore[arg-type]
+                numbers = series.cast(pl.Float64).to_numpy()
+                above = bool(numbers[int(row)] >= np.nanmedian(numbers))
                 terms.append(pl.col(column) >= value if above else pl.col(column) <= value)
             else:
                 terms.append(pl.col(column) == value)
