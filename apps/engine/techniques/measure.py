@@ -86,6 +86,7 @@ class VariableEffect:
     variance_before: float | None = None
     variance_after: float | None = None
     correlation: float | None = None  # original vs released values
+    distribution: pl.DataFrame | None = None  # distribution_table: value, before, after
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,46 @@ def linkage_risk(
     return LinkageRisk(original.height, links, links / original.height)
 
 
+def distribution_table(before: pl.Series, after: pl.Series, bins: int = 10) -> pl.DataFrame:
+    """Shares before and after, per value (text) or per quantile bin of the original (numbers).
+
+    Columns: "value" (the category, or the bin as "[low, high)"; "(missing)" for missing),
+    "before", "after" (shares of all rows, 0..1): the data of the before/after chart.
+    """
+    if _is_numeric(before) and _is_numeric(after):
+        x = before.cast(pl.Float64).to_numpy()
+        y = after.cast(pl.Float64).to_numpy()
+        present = x[~np.isnan(x)]
+        edges = (
+            np.unique(np.quantile(present, np.linspace(0, 1, bins + 1)))
+            if present.size
+            else np.array([0.0])
+        )
+        names = [f"[{edges[i]:g}, {edges[i + 1]:g})" for i in range(edges.size - 1)] or ["(all)"]
+        names[-1] = names[-1][:-1] + "]"
+
+        def labels(values: FloatArray) -> list[str]:
+            at = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(names) - 1)
+            return [
+                "(missing)" if np.isnan(v) else names[i] for v, i in zip(values, at, strict=True)
+            ]
+
+        left, right = pl.Series("value", labels(x)), pl.Series("value", labels(y))
+        order = [*names, "(missing)"]
+    else:
+        left = before.cast(pl.String).fill_null("(missing)").alias("value")
+        right = after.cast(pl.String).fill_null("(missing)").alias("value")
+        order = sorted(set(left.to_list()) | set(right.to_list()))
+    shares = pl.DataFrame({"value": order}).with_row_index("order")
+    for name, series in (("before", left), ("after", right)):
+        counts = series.value_counts(name="n").with_columns(
+            (pl.col("n") / max(series.len(), 1)).alias(name)
+        )
+        shares = shares.join(counts.select("value", name), on="value", how="left")
+    table = shares.fill_null(0.0).sort("order").drop("order")
+    return table.filter((pl.col("before") > 0) | (pl.col("after") > 0))
+
+
 def _tv_distance(before: pl.Series, after: pl.Series) -> float:
     if _is_numeric(before) and _is_numeric(after):
         x = before.cast(pl.Float64).drop_nulls().to_numpy()
@@ -191,6 +232,7 @@ def variable_effect(before: pl.Series, after: pl.Series) -> VariableEffect:
         missing_after=after.null_count(),
         changed_share=changed,
         distribution_distance=_tv_distance(before, after),
+        distribution=distribution_table(before, after),
     )
     if not numeric:
         return effect

@@ -8,6 +8,7 @@ import pytest
 from apps.engine.errors import EngineInputError
 from apps.engine.techniques.measure import (
     correlation_change,
+    distribution_table,
     exact_match_risk,
     linkage_risk,
     measure_technique,
@@ -59,6 +60,7 @@ def test_variable_effect_categorical() -> None:
     assert effect.distribution_distance == pytest.approx(0.25)
     assert effect.changed_share == pytest.approx(0.5)
     assert effect.mean_before is None and effect.missing_after == 1
+    assert effect.distribution is not None and effect.distribution.height == 3
 
 
 def test_correlation_change() -> None:
@@ -77,3 +79,21 @@ def test_measure_technique_picks_the_rule() -> None:
     assert rounded.rule == "exact_match" and rounded.linkage is None
     with pytest.raises(EngineInputError, match="unknown technique"):
         measure_technique("magic", original, original, ["x"])
+
+
+def test_distribution_table_categories() -> None:
+    table = distribution_table(
+        pl.Series("m", ["a", "a", "b", "b"]), pl.Series("m", ["a", "b", "b", None])
+    )
+    assert table.rows() == [("(missing)", 0.0, 0.25), ("a", 0.5, 0.25), ("b", 0.5, 0.5)]
+
+
+def test_distribution_table_numbers_use_the_original_quantiles() -> None:
+    # Quartile edges of 1..8: 1, 2.75, 4.5, 6.25, 8.  After rounding to 5: 0, 0, 5, 5, 5,
+    # 5, 5, 10 (0 falls in the first bin, 10 in the last).
+    before = pl.Series("x", [1.0, 2, 3, 4, 5, 6, 7, 8])
+    after = pl.Series("x", [0.0, 0, 5, 5, 5, 5, 5, 10])
+    table = distribution_table(before, after, bins=4)
+    assert table["value"].to_list() == ["[1, 2.75)", "[2.75, 4.5)", "[4.5, 6.25)", "[6.25, 8]"]
+    assert table["before"].to_list() == [0.25, 0.25, 0.25, 0.25]
+    assert table["after"].to_list() == [0.25, 0.0, 0.625, 0.125]
