@@ -68,6 +68,8 @@ def shift_dates(data: pl.DataFrame, params: DateShiftParams) -> DateShiftResult:
         raise EngineInputError(f"date shifting: the key must be {KEY_BYTES} bytes")
     if not 1 <= params.max_days <= 36_500:
         raise EngineInputError("date shifting: max_days must be between 1 and 36,500")
+    if data.height == 0:
+        return DateShiftResult(data, params, 0, dict.fromkeys(params.columns, 0))
     persons = data.get_column(params.person).cast(pl.String)
     if persons.null_count():
         raise EngineInputError(f"date shifting: {params.person!r} has missing identifiers")

@@ -182,13 +182,14 @@ def distribution_table(before: pl.Series, after: pl.Series, bins: int = 10) -> p
                 "(missing)" if np.isnan(v) else names[i] for v, i in zip(values, at, strict=True)
             ]
 
-        left, right = pl.Series("value", labels(x)), pl.Series("value", labels(y))
+        left = pl.Series("value", labels(x), dtype=pl.String)
+        right = pl.Series("value", labels(y), dtype=pl.String)
         order = [*names, "(missing)"]
     else:
         left = before.cast(pl.String).fill_null("(missing)").alias("value")
         right = after.cast(pl.String).fill_null("(missing)").alias("value")
         order = sorted(set(left.to_list()) | set(right.to_list()))
-    shares = pl.DataFrame({"value": order}).with_row_index("order")
+    shares = pl.DataFrame({"value": order}, schema={"value": pl.String}).with_row_index("order")
     for name, series in (("before", left), ("after", right)):
         counts = series.value_counts(name="n").with_columns(
             (pl.col("n") / max(series.len(), 1)).alias(name)

@@ -86,6 +86,9 @@ def add_noise(data: pl.DataFrame, params: NoiseParams) -> NoiseResult:
     replaced, correlation = [], {}
     for column in columns:
         values = numeric_values(data, column, "noise")
+        if np.isnan(values).all():  # nothing to perturb (no rows, or all missing)
+            correlation[column] = 1.0
+            continue
         draws = rng.standard_normal(values.size)
         noisy = (
             additive_noise(values, draws, params.scale)

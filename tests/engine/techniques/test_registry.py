@@ -70,3 +70,23 @@ def test_preview_uses_a_fixed_sample() -> None:
 def test_unknown_parameters_are_refused() -> None:
     with pytest.raises(EngineInputError, match="no technique takes"):
         apply_technique(DATA, object(), quasi=QUASI)  # type: ignore[arg-type]
+
+
+EMPTY = DATA.head(0)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        LocalSuppressionParams(QUASI, k=2),
+        NoiseParams(("age",), seed=1),
+        RoundingParams(("age",), 10),
+        TopBottomParams("age", top=70),
+        RankSwapParams(("age",), seed=1),
+        DateShiftParams("person", ("visit",), key=bytes(32)),
+    ],
+)
+def test_no_rows_in_no_rows_out(params: object) -> None:
+    outcome = apply_technique(EMPTY, params, quasi=QUASI)  # type: ignore[arg-type]
+    assert outcome.data.height == 0
+    assert outcome.measure is not None and outcome.measure.exact.rows == 0
