@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view
 from apps.accounts.models import Organization
 from apps.accounts.selectors import organizations_for
 
@@ -23,11 +23,16 @@ def home(request: HttpRequest) -> HttpResponse:
 def org_home(request: HttpRequest, organization: Organization) -> HttpResponse:
     from apps.datasets.selectors import datasets_of
     from apps.jobs.models import Job
+    from apps.reviews.selectors import review_queue_for
 
+    membership = membership_of(request)
     return render(
         request,
         "accounts/org_home.html",
         {
+            "review_queue": review_queue_for(organization=organization, user=request.user)
+            if membership.can_review
+            else None,
             "datasets": datasets_of(organization=organization)[:10],
             "jobs": Job.objects.filter(organization=organization)[:10],
             "members": organization.memberships.select_related("user"),

@@ -16,6 +16,16 @@ class JobStatus(models.TextChoices):
 
 FINISHED = {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED}
 
+# What each kind of job does, as the pages say it (never the internal kind).
+KIND_LABELS = {
+    "ingest": "Upload: reading and converting the file",
+    "profile": "Profiling the data set",
+    "assessment-risk": "Measuring the data risk (Step 4)",
+    "assessment-search": "Searching for the optimal de-identification (Step 7)",
+    "assessment-apply": "Writing the de-identified file (Step 7)",
+    "report": "Preparing the signed report (Step 9)",
+}
+
 
 class Job(OrganizationOwned):
     kind = models.CharField(max_length=40, db_index=True)
@@ -43,6 +53,10 @@ class Job(OrganizationOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.id} ({self.status})"
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind.replace("-", " ").capitalize())
 
     @property
     def is_finished(self) -> bool:

@@ -32,3 +32,40 @@ def comments_of_versions(assessment: Assessment) -> QuerySet[StepComment]:
         .select_related("author", "assessment")
         .order_by("created_at")
     )
+
+
+def review_queue_for(*, organization: Any, user: Any) -> dict[str, Any]:
+    """A reviewer's queue: versions waiting for their decision (submitted, not by them, not
+    yet decided by them), oldest first, with how long each has waited; and their own
+    recent decisions."""
+    from django.utils import timezone
+
+    from apps.assessments.models import AssessmentStatus
+    from apps.reviews.models import ReviewDecision
+
+    submitted = (
+        Assessment.objects.filter(organization=organization, status=AssessmentStatus.SUBMITTED)
+        .select_related("dataset")
+        .order_by("submitted_at")
+    )
+    now = timezone.now()
+    waiting, others = [], []
+    for assessment in submitted:
+        submission = assessment.submissions.order_by("-created_at").first()
+        mine_to_decide = (
+            submission is not None
+            and submission.submitted_by_id != user.pk
+            and not submission.decisions.filter(reviewer=user).exists()
+        )
+        entry = {
+            "assessment": assessment,
+            "submitted_by": submission.submitted_by if submission else None,
+            "waiting_days": (now - assessment.submitted_at).days if assessment.submitted_at else 0,
+        }
+        (waiting if mine_to_decide else others).append(entry)
+    decided_by_me = (
+        ReviewDecision.objects.filter(organization=organization, reviewer=user)
+        .select_related("assessment")
+        .order_by("-created_at")[:20]
+    )
+    return {"waiting_for_me": waiting, "waiting_for_others": others, "decided_by_me": decided_by_me}

@@ -24,22 +24,23 @@ from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import services
 from apps.reviews.models import ReleaseRecord
-from apps.reviews.selectors import comments_of_versions
+from apps.reviews.selectors import comments_of_versions, review_queue_for
 from apps.reviews.snapshot import assessment_record
 
 
 @org_view(review=True)
 def review_queue(request: HttpRequest, organization: Organization) -> HttpResponse:
-    waiting = Assessment.objects.filter(
-        organization=organization, status=AssessmentStatus.SUBMITTED
-    )
     decided = Assessment.objects.filter(
         organization=organization, status__in=[AssessmentStatus.APPROVED, AssessmentStatus.REJECTED]
     ).order_by("-decided_at")[:20]
     return render(
         request,
         "reviews/queue.html",
-        {"waiting": waiting.select_related("dataset"), "decided": decided, "help_topic": "reviews"},
+        {
+            "queue": review_queue_for(organization=organization, user=request.user),
+            "decided": decided,
+            "help_topic": "reviews",
+        },
     )
 
 
