@@ -1,7 +1,11 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 from rest_framework.routers import DefaultRouter
 
 from apps.accounts import views as account_views
@@ -142,6 +146,9 @@ urlpatterns = [
     path("help/<slug:topic>/", core_views.help_page, name="help"),
     path("health/", core_views.health, name="health"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The split view serves Swagger UI's start-up script as a file: no inline script.
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),
 ]

@@ -26,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from static/, never a CDN
     "apps.core",
     "apps.accounts",
     "apps.jobs",
@@ -159,6 +160,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "VariableRoleEnum": "apps.classification.models.VariableRole",
         "AssessmentStatusEnum": "apps.assessments.models.AssessmentStatus",
