@@ -167,6 +167,33 @@ def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+def _hierarchy_mappings(record: AssessmentRecord) -> list[dict[str, Any]]:
+    """For each quasi-identifier, what each released value contains at the applied level."""
+    from apps.engine.hierarchies import parse_arx_text
+    from apps.engine.hierarchies.mapping import level_mapping
+
+    applied = record.assessment.apply_result or {}
+    levels = applied.get("levels") or {}
+    out = []
+    for spec in record.hierarchies:
+        level = levels.get(spec["column"])
+        if level is None:
+            continue
+        mapping = level_mapping(parse_arx_text(spec["arx_csv"], spec["column"]), int(level))
+        labels = list(spec.get("level_labels") or [])
+        out.append(
+            {
+                "column": spec["column"],
+                "level": level,
+                "level_label": labels[level] if level < len(labels) else f"level {level}",
+                "groups": mapping.groups,
+                "groups_total": mapping.groups_total,
+                "values_total": mapping.values_total,
+            }
+        )
+    return out
+
+
 def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
     """Each frozen hierarchy with its levels, the applied one marked."""
     applied = record.assessment.apply_result or {}
@@ -461,6 +488,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),
         "hierarchies": _hierarchy_rows(record),
+        "hierarchy_mappings": _hierarchy_mappings(record),
         "variables": variables,
         "variable_counts": {
             role: sum(1 for v in variables if v["role"] == role)
