@@ -49,7 +49,8 @@ def review_queue_for(*, organization: Any, user: Any) -> dict[str, Any]:
         .order_by("submitted_at")
     )
     now = timezone.now()
-    waiting, others = [], []
+    waiting: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
     for assessment in submitted:
         submission = assessment.submissions.order_by("-created_at").first()
         mine_to_decide = (
