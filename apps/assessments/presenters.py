@@ -335,3 +335,40 @@ def population_chart(population: dict[str, Any] | None) -> SafeString | None:
             ),
         )
     )
+
+
+# Class-size buckets as the risk of re-identification of a record in them (1/size).
+_RISK_BANDS = {
+    "1": "1 (unique)",
+    "2": "0.5",
+    "3-4": "0.25-0.33",
+    "3–4": "0.25-0.33",
+    "5-9": "0.11-0.2",
+    "5–9": "0.11-0.2",
+    "10-19": "0.053-0.1",
+    "10–19": "0.053-0.1",
+    "20+": "0.05 or less",
+}
+
+
+def record_risk_rows(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The distribution of record risks (ARX's view): records by their probability of
+    re-identification 1/f, before (original data) and after (the release)."""
+    hist_before = (before or {}).get("class_size_histogram") or {}
+    hist_after = (after or {}).get("class_size_histogram") or {}
+    rows_before = sum(b.get("rows", 0) for b in hist_before.values()) or 1
+    rows_after = sum(b.get("rows", 0) for b in hist_after.values()) or 1
+    labels = sorted(set(hist_before) | set(hist_after), key=lambda lb: _BUCKET_LOW.get(lb, 0))
+    return [
+        {
+            "risk": _RISK_BANDS.get(label, label),
+            "class_size": label,
+            "before": hist_before.get(label, {}).get("rows", 0),
+            "before_share": hist_before.get(label, {}).get("rows", 0) / rows_before,
+            "after": hist_after.get(label, {}).get("rows", 0),
+            "after_share": hist_after.get(label, {}).get("rows", 0) / rows_after,
+        }
+        for label in labels
+    ]

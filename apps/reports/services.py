@@ -23,9 +23,11 @@ from django.utils.safestring import SafeString, mark_safe
 from apps.accounts.models import Organization
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
+    class_size_before_after,
     distribution_charts,
     pareto_chart,
     population_chart,
+    record_risk_rows,
     risk_charts,
 )
 from apps.assessments.steps import BY_SLUG, STEPS
@@ -408,6 +410,9 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     charts["population"] = _for_print(population_chart(risk.get("population")))
     if search:
         charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
+    charts["class_sizes"] = _for_print(
+        class_size_before_after(applied.get("risk_before"), applied.get("risk_after"))
+    )
     charts["distributions"] = [
         _for_print(c) for c in distribution_charts(applied.get("distributions") or [])
     ]
@@ -489,6 +494,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "masking": _masking_rows(applied.get("masking") or {}),
         "hierarchies": _hierarchy_rows(record),
         "hierarchy_mappings": _hierarchy_mappings(record),
+        "record_risks": record_risk_rows(applied.get("risk_before"), applied.get("risk_after")),
         "variables": variables,
         "variable_counts": {
             role: sum(1 for v in variables if v["role"] == role)

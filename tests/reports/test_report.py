@@ -89,6 +89,12 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
     # Step 4: before and after, attribute disclosure, small cells
     assert f"Max risk {risk['max_risk']:.4f} {after['max_risk']:.4f}" in text
     assert "Attribute disclosure" in text and "diagnosis" in text
+    # Records by risk (ARX's view): classes 3, 2, 4, 1 before; two classes of 5 released.
+    assert (
+        "1 (unique) 1 1 10.0% 0 0.0% 0.5 2 2 20.0% 0 0.0% 0.25-0.33 3-4 7 70.0% 0 0.0% "
+        "0.11-0.2 5-9 0 0.0% 10 100.0%"
+    ) in text
+    assert "Equivalence classes by size: original data and released file" in text
     # Step 5: T1 cell, T2 formula, T3 source
     assert f"T1 deliberate insider attempt {context['insider']['probability']:.4f}" in text
     assert _flat(context["acquaintance"]["formula"]) in text
