@@ -103,7 +103,7 @@ def test_steps_1_to_8_reach_a_passing_release(
     page.get_by_role("link", name="Data risk").click()
     page.get_by_test_id("run-risk").click()
     expect(page.get_by_test_id("max-risk")).to_be_visible(timeout=TIMEOUT)
-    expect(page.get_by_test_id("max-risk")).to_have_text("1.0000")
+    expect(page.get_by_test_id("max-risk")).to_have_text("1")
     expect(page.locator("figure.chart").first).to_be_visible()
 
     # Step 6: overall risk fails; target 0.075 / 0.6 = 0.125 → groups of at least 8.

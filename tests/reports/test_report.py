@@ -12,6 +12,7 @@ from django.urls import reverse
 from pypdf import PdfReader
 
 from apps.assessments.selectors import overall_risk
+from apps.core.templatetags.deid import significant as sig
 from apps.reports.models import Report
 from apps.reports.services import report_pdf, report_verify
 from apps.reviews.models import ReviewDecision
@@ -59,11 +60,11 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
         "Non-public",
         "University Hospital Research Unit",
         "Approved by reviewer",
-        f"Risk threshold {threshold['value']:.4f}",
-        f"Data risk before (strict average risk) {risk['data_risk']:.4f}",
-        f"Data risk after (strict average risk) {after['data_risk']:.4f}",
-        f"Context risk {context['value']:.4f}",
-        f"Overall risk after de-identification {overall_after:.4f} PASS",
+        f"Risk threshold {sig(threshold['value'])}",
+        f"Data risk before (strict average risk) {sig(risk['data_risk'])}",
+        f"Data risk after (strict average risk) {sig(after['data_risk'])}",
+        f"Context risk {sig(context['value'])}",
+        f"Overall risk after de-identification {sig(overall_after)} PASS",
         f"Rows suppressed {applied['suppressed_rows']} of {applied['rows_in']}",
         f"Information loss {applied['utility']['entropy_percent']:.1f}%",
         "Report date",
@@ -87,7 +88,7 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
     assert "How sensitive is the information?" in text
     assert threshold["invasion_of_privacy"]["rule"] in text
     # Step 4: before and after, attribute disclosure, small cells
-    assert f"Max risk {risk['max_risk']:.4f} {after['max_risk']:.4f}" in text
+    assert f"Max risk {sig(risk['max_risk'])} {sig(after['max_risk'])}" in text
     assert "Attribute disclosure" in text and "diagnosis" in text
     # Records by risk (ARX's view): classes 3, 2, 4, 1 before; two classes of 5 released.
     assert (
@@ -96,13 +97,13 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
     ) in text
     assert "Equivalence classes by size: original data and released file" in text
     # Step 5: T1 cell, T2 formula, T3 source
-    assert f"T1 deliberate insider attempt {context['insider']['probability']:.4f}" in text
+    assert f"T1 deliberate insider attempt {sig(context['insider']['probability'])}" in text
     assert _flat(context["acquaintance"]["formula"]) in text
     assert "Provincial asthma registry 2025" in text
     assert _flat(context["breach"]["source"])[:60] in text
     # Step 6: overall before and after, the target
-    assert f"= overall risk {overall['value']:.4f} {overall_after:.4f}" in text
-    assert f"Data-risk target (threshold ÷ context risk) {overall['data_risk_target']:.4f}" in text
+    assert f"= overall risk {sig(overall['value'])} {sig(overall_after)}" in text
+    assert f"Data-risk target (threshold ÷ context risk) {sig(overall['data_risk_target'])}" in text
     # Step 7: masking method, hierarchies with the applied level, the search
     assert "email Removed: the column is not in the release" in text
     for column, label in applied["level_labels"].items():
@@ -172,7 +173,7 @@ def test_rejected_public_release_report(assessment, analyst, reviewer, monkeypat
     report = Report.objects.get(id=job.result["report_id"])
     text = _flat("\n".join(_pages(report_pdf(report))))
     assert "Rejected by reviewer" in text and "Public" in text
-    assert "Context risk 1.0000" in text
+    assert "Context risk 1 " in text
     assert "This version is not in the release registry: it was not approved" in text
     assert ReviewDecision.objects.get(id=decision.id).report_sha256 == report.sha256
 

@@ -72,3 +72,31 @@ def duration_words(seconds: float | None) -> str:
     if value < 7200:
         return f"{value / 60:.0f} min"
     return f"{value / 3600:.1f} h"
+
+
+def significant(value: float | str | None, digits: int = 4) -> str:
+    """A figure to ``digits`` significant digits, never in exponent form and never rounded to
+    zero when it is not zero: 0.1 → "0.1", 1/11 → "0.09091", 1e-06 → "0.000001"."""
+    import numpy as np
+
+    if value is None or value == "":
+        return "—"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        return str(number)
+    if number == 0:
+        return "0"
+    return str(
+        np.format_float_positional(
+            number, precision=int(digits), unique=False, fractional=False, trim="-"
+        )
+    )
+
+
+@register.filter(name="sig")
+def sig(value: float | str | None, digits: int = 4) -> str:
+    """Template filter for :func:`significant` (the product's way to print a risk figure)."""
+    return significant(value, digits)
