@@ -29,8 +29,9 @@ DEFAULT_BREACH_SOURCE = (
     "(estimate at the time of writing, likely to change)"
 )
 ACQUAINTANCE_SOURCE = (
-    "Seed 000 step 5 attack 2 and El Emam & Arbuckle (2013) ch. 2 T2: 1 - (1 - p)^m, "
-    "m = 150 (Dunbar) to 190, halved when the condition concerns one sex"
+    "IPC 2016, step 5, attack 2 (inadvertent recognition by an acquaintance) and El Emam & "
+    "Arbuckle (2013) ch. 2 T2: 1 - (1 - p)^m, m = 150 (Dunbar) to 190, halved when the "
+    "condition concerns one sex"
 )
 
 # --------------------------------------------------------------------------- questionnaires

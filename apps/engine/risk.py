@@ -132,7 +132,7 @@ def average_risk(sizes: Sizes | Sequence[int]) -> float:
 def check_strict_average_cap(cap: float) -> float:
     if cap not in ALLOWED_STRICT_AVERAGE_CAPS:
         raise EngineInputError(
-            f"strict average cap {cap} is not allowed: use 0.33 (default) or 0.5 (seed 000 step 4.2)"
+            f"strict average cap {cap} is not allowed: use 0.33 (default) or 0.5 (IPC 2016, step 4.2)"
         )
     return cap
 

@@ -32,7 +32,9 @@ from apps.assessments.presenters import (
 )
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.core.errors import ApplicationError
+from apps.core.labels import METRIC_LABELS
 from apps.datasets.storage import delete_quietly
+from apps.engine import context as engine_context
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
 from apps.reports import signing
@@ -135,13 +137,6 @@ RELEASE_MODEL_LABELS = {
     "public": "Public",
     "semi_public": "Semi-public",
     "non_public": "Non-public",
-}
-METRIC_LABELS = {
-    "loss": "Loss (Iyengar 2002)",
-    "entropy": "Non-uniform entropy (El Emam et al. 2009)",
-    "precision": "Precision (Sweeney)",
-    "discernibility": "Discernibility",
-    "aecs": "Average equivalence class size",
 }
 STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
 STEP_TITLES["general"] = "General"
@@ -494,6 +489,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "masking": _masking_rows(applied.get("masking") or {}),
         "hierarchies": _hierarchy_rows(record),
         "hierarchy_mappings": _hierarchy_mappings(record),
+        "control_questions": dict(engine_context.CONTROLS),
+        "motive_questions": {key: question for key, question, _ in engine_context.MOTIVES},
         "record_risks": record_risk_rows(applied.get("risk_before"), applied.get("risk_after")),
         "variables": variables,
         "variable_counts": {

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django import template
 from django.urls import reverse
 
+from apps.core.labels import MASKING_SHORT_LABELS, METRIC_LABELS, RELEASE_MODEL_LABELS
+
 register = template.Library()
 
 
@@ -30,20 +32,6 @@ def get_item(mapping: dict[str, object] | None, key: str) -> object:
 def concat(*parts: object) -> str:
     """Join already formatted pieces: filters in a chain apply to the whole string so far."""
     return "".join("" if p is None else str(p) for p in parts)
-
-
-MASKING_SHORT_LABELS = {
-    "remove": "removed",
-    "hmac": "keyed pseudonym",
-    "random": "random pseudonym",
-    "encrypt": "encrypted",
-    "mask": "character masking",
-}
-RELEASE_MODEL_LABELS = {
-    "public": "public",
-    "semi_public": "semi-public",
-    "non_public": "non-public",
-}
 
 
 @register.filter
@@ -100,3 +88,9 @@ def significant(value: float | str | None, digits: int = 4) -> str:
 def sig(value: float | str | None, digits: int = 4) -> str:
     """Template filter for :func:`significant` (the product's way to print a risk figure)."""
     return significant(value, digits)
+
+
+@register.filter
+def metric_label(metric: str | None) -> str:
+    """An information-loss metric by its name in the literature (never its internal key)."""
+    return METRIC_LABELS.get(metric or "", metric or "")

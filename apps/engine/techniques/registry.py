@@ -111,7 +111,7 @@ TECHNIQUES: dict[type, Technique] = {
         "Every date of one person moves by the same secret number of days, so intervals "
         "between a person's dates are kept while calendar dates no longer match other "
         "sources.",
-        "PDPC 2018 §3.6; keyed HMAC-SHA-256 (seed 000 step 7.1)",
+        "PDPC 2018 §3.6; keyed HMAC-SHA-256 (IPC 2016, step 7.1)",
         shift_dates,
         lambda p: tuple(p.columns),
     ),
