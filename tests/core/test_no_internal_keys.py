@@ -14,7 +14,7 @@ from django.urls import reverse
 from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.reviews import services
-from tests.reviews.conftest import (  # noqa: F401  (fixtures)
+from tests.reviews.conftest import complete
     assessment,
     classified,
     complete,
