@@ -15,11 +15,6 @@ from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.reviews import services
 from tests.reviews.conftest import complete
-    assessment,
-    classified,
-    complete,
-    ready_dataset,
-)
 
 pytestmark = pytest.mark.django_db
 
