@@ -130,9 +130,17 @@ def pareto_chart(search: dict[str, Any], chosen: dict[str, int] | None) -> SafeS
     rows = search.get("rows") or 1
     points = []
     highlight = None
+    hierarchies = [
+        {"column": q, "level_labels": labels}
+        for q, labels in (search.get("level_labels") or {}).items()
+    ]
     for i, alternative in enumerate(pareto):
         levels = alternative["levels"]
-        label = "(" + ", ".join(str(levels[q]) for q in search["quasi_identifiers"]) + ")"
+        label = (
+            solution_words(levels, hierarchies)
+            if hierarchies
+            else "(" + ", ".join(str(levels[q]) for q in search["quasi_identifiers"]) + ")"
+        )
         points.append(
             (alternative["suppressed_rows"] / rows, alternative["information_loss"], label)
         )
@@ -147,7 +155,8 @@ def pareto_chart(search: dict[str, Any], chosen: dict[str, int] | None) -> SafeS
             highlight=highlight,
             connect=True,
             description="Each point is a solution that meets the target; none is better on both "
-            "axes. Labels give the generalization level of each quasi-identifier, in order.",
+            "axes. Labels say how each quasi-identifier is generalized (where they fit; every "
+            "point has its words in the table and on hover).",
         )
     )
 
@@ -244,6 +253,13 @@ def solution_in_words(
         name = names[level] if level < len(names) else f"level {level}"
         out.append({"column": column, "level": level, "words": level_in_words(name)})
     return out
+
+
+def solution_words(levels: dict[str, int] | None, hierarchies: list[dict[str, Any]]) -> str:
+    """A solution in one line: "age: intervals of 10 · sex: kept as is"."""
+    return " · ".join(
+        f"{q['column']}: {q['words']}" for q in solution_in_words(levels, hierarchies)
+    )
 
 
 def applied_solution(record: Any) -> dict[str, Any]:

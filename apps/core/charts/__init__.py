@@ -15,6 +15,7 @@ from apps.core.charts._svg import (
     AXIS,
     GRID,
     STYLES,
+    Box,
     Chart,
     ChartTable,
     Svg,
@@ -32,9 +33,11 @@ from apps.core.charts._svg import (
     mark,
     nice_ticks,
     num,
+    overlaps,
     same_length,
     shorten,
     summary,
+    text_box,
     text_width,
     tick_labels,
 )
@@ -243,12 +246,17 @@ def scatter_chart(
     def sy(v: float) -> float:
         return top + (height - top - bottom) * (yt[-1] - v) / (yt[-1] - yt[0])
 
+    placed: list[Box] = []
     for t, text in zip(xt, xt_text, strict=True):
         svg.line(sx(t), top, sx(t), height - bottom, GRID)
         svg.text(sx(t), height - bottom + 15, text, size=10)
+        placed.append(text_box(sx(t), height - bottom + 15, text, 10, "middle"))
     for t, text in zip(yt, yt_text, strict=True):
         svg.line(left, sy(t), width - right, sy(t), GRID)
-        svg.text(left - 6, sy(t) + 4, text, anchor="end", size=10)
+        box = text_box(left - 6, sy(t) + 4, text, 10, "end")
+        if not any(overlaps(box, other) for other in placed):  # the corner: x's first tick
+            svg.text(left - 6, sy(t) + 4, text, anchor="end", size=10)
+            placed.append(box)
     svg.line(left, height - bottom, width - right, height - bottom)
     svg.line(left, top, left, height - bottom)
     if x_label:
@@ -260,6 +268,32 @@ def scatter_chart(
             f"{coord(sx(a))},{coord(sy(b))}" for a, b in sorted(zip(xs, ys, strict=True))
         )
         svg.add(f'<polyline points="{path}" fill="none" stroke="{AXIS}" stroke-width="1.5"/>')
+    # Every point gets a marker and a tooltip (and a row in the table); only labels that fit
+    # without touching another text are drawn: the highlighted point's first, then the two
+    # ends of the front, then the rest in order.
+    area = (left, top, width - right, height - bottom)
+    by_x = sorted(range(len(points)), key=lambda i: xs[i])
+    label_order = ([highlight] if highlight is not None else []) + [
+        i for i in dict.fromkeys([by_x[0], by_x[-1], *range(len(points))]) if i != highlight
+    ]
+    labels: dict[int, tuple[float, float, str, str]] = {}
+    for i in label_order:
+        short = shorten(points[i][2], 28)
+        px, py = sx(xs[i]), sy(ys[i])
+        for dx, dy, anchor in (
+            (9, -7, "start"),
+            (-9, -7, "end"),
+            (9, 14, "start"),
+            (-9, 14, "end"),
+        ):
+            box = text_box(px + dx, py + dy, short, 10, anchor)
+            inside = (
+                area[0] <= box[0] and box[2] <= area[2] and area[1] <= box[1] and box[3] <= area[3]
+            )
+            if inside and not any(overlaps(box, other) for other in placed):
+                placed.append(box)
+                labels[i] = (px + dx, py + dy, short, anchor)
+                break
     order = [i for i in range(len(points)) if i != highlight] + (
         [highlight] if highlight is not None else []
     )
@@ -270,15 +304,8 @@ def scatter_chart(
         else:
             marker = circle(px, py, STYLES[0][0], 'class="point" ')
         svg.add(f"<g><title>{esc(f'{label}: {rows[i][1]}, {rows[i][2]}')}</title>{marker}")
-        short = shorten(label, 24)
-        after = px + 9 + text_width(short, 10) <= width - 4
-        svg.text(
-            px + 9 if after else px - 9,
-            py - 7,
-            short,
-            anchor="start" if after else "end",
-            size=10,
-            bold=i == highlight,
-        )
+        if i in labels:
+            tx, ty, short, anchor = labels[i]
+            svg.text(tx, ty, short, anchor=anchor, size=10, bold=i == highlight)
         svg.add("</g>")
     return Chart(title, desc, svg.render(title, desc), ChartTable(title, headers, rows))

@@ -345,6 +345,21 @@ def text_width(text: str, size: float = 11) -> float:
     return len(text) * size * CHAR_W
 
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+def text_box(x: float, y: float, text: str, size: float, anchor: str) -> Box:
+    """The box a text drawn at (x, y) (its baseline) covers, by the same width estimate the
+    layout uses; for keeping labels apart."""
+    w = text_width(text, size)
+    x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+    return (x0, y - size, x0 + w, y + size * 0.25)
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
