@@ -87,7 +87,7 @@ def test_steps_1_to_8_reach_a_passing_release(
         page.get_by_role("group", name=question).get_by_label(answer, exact=True).check()
     save_step(page)
     expect(page.get_by_test_id("invasion-level")).to_have_text("medium")
-    expect(page.get_by_test_id("threshold-value")).to_have_text("0.0750")
+    expect(page.get_by_test_id("threshold-value")).to_have_text("0.075")
 
     # Step 5: semi-public → T1 fixed at 0.6 (the highlighted cell).
     page.get_by_role("link", name="Context risk").click()
@@ -96,7 +96,7 @@ def test_steps_1_to_8_reach_a_passing_release(
         "Provincial discharge abstract database, 2025"
     )
     save_step(page)
-    expect(page.get_by_test_id("context-value")).to_have_text("0.6000")
+    expect(page.get_by_test_id("context-value")).to_have_text("0.6")
     expect(page.get_by_test_id("t1-used")).to_have_text("0.6")
 
     # Step 4: the data risk job.
@@ -109,7 +109,7 @@ def test_steps_1_to_8_reach_a_passing_release(
     # Step 6: overall risk fails; target 0.075 / 0.6 = 0.125 → groups of at least 8.
     page.get_by_role("link", name="Overall risk").click()
     expect(page.get_by_test_id("verdict")).to_contain_text("exceeds the threshold")
-    expect(page.get_by_test_id("target")).to_have_text("0.1250")
+    expect(page.get_by_test_id("target")).to_have_text("0.125")
 
     # Step 7: search, then apply the optimum.
     page.get_by_role("link", name="De-identify").click()
