@@ -315,6 +315,29 @@ class ChooseSerializer(serializers.Serializer[Any]):
     )
 
 
+class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
+    column = serializers.CharField(help_text="A released column in which identifiers were found.")
+    reason = serializers.CharField(
+        allow_blank=True,
+        help_text="Why what the detectors found is not identifying (at least 6 words); empty "
+        "withdraws an earlier explanation.",
+    )
+
+
+class IdentifierFindingSerializer(serializers.Serializer[Any]):
+    column = serializers.CharField()
+    role = serializers.CharField()
+    values = serializers.IntegerField(help_text="Non-missing released values scanned.")
+    rows_with_spans = serializers.IntegerField()
+    spans = serializers.DictField(child=serializers.IntegerField(), help_text="Type → spans.")
+    in_words = serializers.CharField()
+    examples = serializers.ListField(
+        child=serializers.CharField(), help_text="Values with spans, detected spans masked."
+    )
+    reviewed = serializers.CharField(help_text="The analyst's explanation, if any.")
+    reviewed_by = serializers.CharField()
+
+
 class OverallSerializer(serializers.Serializer[Any]):
     """Step 6: data risk × context risk against the threshold, and Step 7's target."""
 
@@ -987,6 +1010,37 @@ class AssessmentViewSet(
             lambda: deidentify.assessment_choose_solution(assessment=assessment, levels=levels),
         )
         return Response({**search_data(assessment), "stale": stale})
+
+    @extend_schema(methods=["GET"], responses=IdentifierFindingSerializer(many=True))
+    @extend_schema(
+        methods=["POST"],
+        request=IdentifiersReviewedSerializer,
+        responses=IdentifierFindingSerializer(many=True),
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        url_path="deidentify/identifiers",
+        url_name="deidentify-identifiers",
+    )
+    def identifiers(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: released columns in which the free-text detectors still find identifiers.
+        Each blocks the submission until it is removed or scrubbed, or until the analyst
+        POSTs why what was found is not identifying (shown to the reviewer as an override)."""
+        from apps.assessments.freetext import identifier_findings, identifiers_reviewed_set
+
+        assessment = self.get_object()
+        if request.method == "POST":
+            data = self._payload(IdentifiersReviewedSerializer).validated_data
+            identifiers_reviewed_set(
+                assessment=assessment,
+                user=self._user(),
+                column=data["column"],
+                reason=data["reason"],
+            )
+            assessment.refresh_from_db()
+        findings = identifier_findings(assessment.apply_result, assessment.deid_config)
+        return Response(IdentifierFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ApplySerializer)
     @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)

@@ -28,7 +28,7 @@ from apps.jobs.models import Job
 from apps.jobs.services import JobContext, job_create
 
 METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
-MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask")
+MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
 DEFAULT_SUPPRESSION_LIMIT = 0.05
 
 
@@ -109,7 +109,11 @@ def deid_config_set(
         "metric": metric,
         "max_levels": {c: int(v) for c, v in max_levels.items()},
     }
-    assessment.deid_config = new
+    assessment.deid_config = {
+        **new,
+        # the analyst's reading of detections in released text (apps.assessments.freetext)
+        "identifiers_reviewed": old.get("identifiers_reviewed") or {},
+    }
     search_inputs_changed = any(
         old.get(k) != new[k] for k in ("suppression_limit", "metric", "max_levels")
     )
@@ -482,6 +486,19 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             tops={q: specs[q].height for q in quasi},
             masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
         )
+        from apps.assessments.freetext import release_text_scan
+        from apps.classification.models import Variable
+
+        context.progress(85, "Scanning released text for identifiers", force=True)
+        text_scan = release_text_scan(
+            data,
+            released,
+            quasi=quasi,
+            masking=config["masking"],
+            roles=dict(
+                Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
+            ),
+        )
         measure = applied.measure
         try:
             parquet_name = store(applied.path, f"{prefix}/release/deidentified.parquet")
@@ -542,6 +559,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
                 **measured,
+                **text_scan,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.columns,
                 "has_secrets": bool(secrets_name),

@@ -14,6 +14,11 @@ from django.shortcuts import render
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import deidentify
+from apps.assessments.freetext import (
+    free_text_columns,
+    identifier_findings,
+    identifiers_reviewed_set,
+)
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import pareto_chart
@@ -99,6 +104,8 @@ def deidentify_step(
             "deidentify",
             config=config,
             directs=deidentify.direct_identifiers(assessment),
+            free_text=free_text_columns(assessment),
+            findings=identifier_findings(assessment.apply_result, assessment.deid_config),
             methods=deidentify.MASKING_METHODS,
             metrics=deidentify.METRICS,
             hierarchies=[
@@ -208,6 +215,15 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     if action == "apply":
         deidentify.assessment_start_apply(assessment=assessment, user=user_of(request))
         return "Writing the de-identified file."
+    if action == "identifiers_reviewed":
+        column = post.get("column", "")
+        identifiers_reviewed_set(
+            assessment=assessment,
+            user=user_of(request),
+            column=column,
+            reason=post.get("reason", ""),
+        )
+        return f"Your reading of what was found in '{column}' is recorded."
     raise ApplicationError("Unknown action.")
 
 

@@ -47,8 +47,9 @@ from apps.classification.validators import (
     is_us_zip,
     strip_accents,
 )
-from apps.datasets.namelists import FIRST_NAMES, LAST_NAMES
 from apps.datasets.profiling import ColumnProfile, DatasetProfile
+from apps.engine.freetext import SPAN_LABELS, ColumnScan, scan_series
+from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 
 __all__ = [
     "CONFIDENCES",
@@ -160,6 +161,11 @@ _R = {
     "results) is sensitive: it is not how a person is found, but its disclosure can harm "
     "them, so it is checked for attribute disclosure. A rare or permanent condition that "
     "others could know acts as a quasi-identifier (Portage): reclassify it if so.",
+    "free_text_identifiers": "This free text holds identifiers the detectors recognized "
+    "(names, telephone numbers, exact dates or ages…), so it counts as a direct identifier "
+    "(IPC Step 2). Step 7 leaves it out of the release by default, or replaces each detected "
+    "span by a placeholder such as [NAME] or [PHONE]. No detector finds everything: whatever "
+    "is released still needs a person's reading (Portage, qualitative data).",
     "free_text": "Free text can hold names, dates, places and other identifiers anywhere in a "
     "sentence, and no automatic check can clear it. A person must read it and edit it, or "
     "it should be left out of the release (Portage, qualitative data).",
@@ -370,17 +376,6 @@ _PROVINCES = frozenset(
      "nunavut"}
 )  # fmt: skip
 
-_EMBEDDED = (
-    ("e-mail addresses", re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")),
-    ("phone numbers",
-     re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?[2-9]\d{2}\)?[ .-]?[2-9]\d{2}[ .-]?\d{4}(?!\d)")),
-    ("postal codes", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z] ?\d[ABCEGHJ-NPRSTV-Z]\d\b")),
-    ("exact dates", re.compile(r"\b(?:19|20)\d{2}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d{2}\b")),
-    ("titles followed by a name", re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mme|Mlle|M)\.? [A-Z][a-z]+")),
-    ("numbers shaped like SIN or health numbers",
-     re.compile(r"(?<!\d)(?:\d{3}[ -]\d{3}[ -]\d{3}|\d{4}[ -]?\d{3}[ -]?\d{3})(?!\d)")),
-)  # fmt: skip
-
 
 def _values(sample: pl.DataFrame, column: str) -> list[str]:
     if column not in sample.columns:
@@ -542,27 +537,32 @@ def _exact_date_evidence(profile: ColumnProfile) -> list[str]:
     return []
 
 
-def _embedded_identifiers(values: Sequence[str]) -> list[str]:
+def _embedded_scan(values: Sequence[str]) -> ColumnScan | None:
+    """What the free-text detectors find in the sampled values (None without values)."""
     if not values:
+        return None
+    return scan_series(pl.Series("sample", list(values), dtype=pl.String))
+
+
+def _embedded_identifiers(scan: ColumnScan | None) -> list[str]:
+    """Evidence, one line per kind of span, then up to three examples with the spans masked."""
+    if scan is None or not scan.rows_with_spans:
         return []
     found = []
-    for label, pattern in _EMBEDDED:
-        hits = sum(1 for v in values if pattern.search(v))
-        if hits:
-            found.append(
-                f"{label} found in {_pct(hits / len(values))} of {len(values)} sampled texts"
-            )
-    name_hits = 0
-    for value in values:
-        words = _NAME_WORD.findall(strip_accents(value))
-        pairs = zip(words, words[1:], strict=False)
-        if any(a[:1].isupper() and a.lower() in _FIRST and b.lower() in _LAST for a, b in pairs):
-            name_hits += 1
-    if name_hits:
+    for span_type, spans in scan.spans.items():
+        rows = scan.rows_by_type.get(span_type, 0)
         found.append(
-            f"full names found in {_pct(name_hits / len(values))} of {len(values)} sampled texts"
+            f"{SPAN_LABELS.get(span_type, span_type.lower())} found in "
+            f"{_pct(rows / scan.values)} of {scan.values} sampled texts ({spans} in all)"
         )
+    found += [f"example, detected spans masked: “{example}”" for example in scan.examples]
     return found
+
+
+# Below this share of sampled values with a detected span, a column that is not free text
+# (short codes, categories) is not called an identifier on the detectors' word alone: one
+# category that happens to be a surname ("White", "Hamilton") must not make it one.
+EMBEDDED_SHARE = 0.1
 
 
 def _name_evidence(column: str, rule: _NameRule) -> str:
@@ -603,7 +603,12 @@ def _free_text_draft(
         f"free text: on average {profile.mean_length or 0:.0f} characters per value, "
         f"{_pct(profile.unique_share)} of values distinct"
     ]
-    evidence += _embedded_identifiers(values)
+    scan = _embedded_scan(values)
+    evidence += _embedded_identifiers(scan)
+    if scan is not None and scan.rows_with_spans:
+        if rule is not None:
+            evidence.append(_name_evidence(profile.name, rule))
+        return _Draft("free_text_identifiers", "direct", "high", evidence, needs_review=True)
     if rule is not None and rule.role == "sensitive":
         evidence.append(_name_evidence(profile.name, rule))
         return _Draft("health_information", "sensitive", "medium", evidence, needs_review=True)
@@ -724,6 +729,14 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
             f"({profile.distinct} values): near-unique per row"
         ]
         return _Draft("unique_values", "direct", "medium", evidence)
+
+    # 6. Text that is not long enough to be called free text may still carry identifiers.
+    scan = _embedded_scan(values) if profile.inferred_type in ("categorical", "text") else None
+    if scan is not None and scan.share >= EMBEDDED_SHARE:
+        return _Draft(
+            "free_text_identifiers", "direct", "medium", _embedded_identifiers(scan),
+            needs_review=True,
+        )  # fmt: skip
     return _Draft("other", "other", "low", ["no identifying pattern in the name or the values"])
 
 

@@ -12,6 +12,7 @@ MASKING_SHORT_LABELS = {
     "random": "random pseudonym",
     "encrypt": "encrypted",
     "mask": "character masking",
+    "scrub": "scrubbed (detected spans replaced)",
 }
 
 METRIC_LABELS = {

@@ -3,7 +3,9 @@
 Methods: remove the column (the default and safest); keyed pseudonyms with
 HMAC-SHA-256 under a per-release secret key (same input → same pseudonym within
 the release, unlinkable across releases); random pseudonyms with a linking
-table; reversible AES-GCM encryption; character masking.  An unkeyed hash is not
+table; reversible AES-GCM encryption; character masking; for free text, scrubbing (each span
+the detectors of :mod:`apps.engine.freetext` find is replaced by a typed placeholder,
+"[NAME]", "[PHONE]").  An unkeyed hash is not
 offered: identifiers have few enough possible values to be hashed by brute force
 (seed 000 step 7.1).
 
@@ -32,9 +34,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from apps.engine.errors import EngineInputError
 from apps.engine.frame import check_columns
+from apps.engine.freetext import scrub_expr
 
-MaskMethod = Literal["remove", "hmac", "random", "encrypt", "mask"]
-MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "mask")
+MaskMethod = Literal["remove", "hmac", "random", "encrypt", "mask", "scrub"]
+MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
 KEY_BYTES = 32  # 256-bit keys for HMAC-SHA-256 and AES-256-GCM
 NONCE_BYTES = 12  # the AES-GCM standard nonce size
 PSEUDONYM_COLUMN = "pseudonym"
@@ -176,6 +179,9 @@ def mask_direct_identifiers(
     replacements: list[pl.Expr] = []
     for column, spec in plans.items():
         if spec.method == "remove":
+            continue
+        if spec.method == "scrub":
+            replacements.append(scrub_expr(pl.col(column)).alias(column))
             continue
         if spec.method == "mask":
             replacements.append(

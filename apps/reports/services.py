@@ -131,6 +131,8 @@ MASKING_LABELS = {
     "by the custodian",
     "encrypt": "Encrypted (reversible); the key is kept by the custodian",
     "mask": "Character masking",
+    "scrub": "Scrubbed: each span the free-text detectors found is replaced by a typed "
+    "placeholder ([NAME], [PHONE], [DATE]…); the rest of the text is released",
 }
 DECISION_LABELS = {"approve": "Approved", "reject": "Rejected"}
 RELEASE_MODEL_LABELS = {
@@ -146,6 +148,12 @@ def _person(user: User | None) -> str:
     if user is None:
         return "(a deleted user)"
     return user.get_full_name() or user.get_username()
+
+
+def identifier_findings(applied: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
+    from apps.assessments.freetext import identifier_findings as findings
+
+    return findings(applied, config)
 
 
 def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
@@ -487,6 +495,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "applied": applied,
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),
+        "text_findings": identifier_findings(applied, record.deid_config),
         "hierarchies": _hierarchy_rows(record),
         "hierarchy_mappings": _hierarchy_mappings(record),
         "control_questions": dict(engine_context.CONTROLS),

@@ -72,6 +72,9 @@ def submission_blockers(assessment: Assessment) -> list[str]:
             blockers.append(f"Step {step.number} ({step.title}) is not done.")
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
+    from apps.assessments.freetext import identifier_blockers
+
+    blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
     return blockers
 
 

@@ -88,6 +88,8 @@ def assessment_review(
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
+    from apps.assessments.freetext import identifier_findings
+
     frozen = record.assessment
     overall = record.overall
     applied = frozen.apply_result or {}
@@ -104,6 +106,7 @@ def assessment_review(
             "overall": overall,
             "variables": record.variables,
             "solution": applied_solution(record),
+            "findings": identifier_findings(applied, record.deid_config),
             "risk_before_charts": risk_charts(frozen.risk_result, overall)
             if frozen.risk_result
             else None,

@@ -317,7 +317,7 @@ def test_icd10_values_are_sensitive(tmp_path: Path) -> None:
     assert (result["code"].role, result["code"].kind) == ("sensitive", "health_information")
 
 
-def test_free_text_needs_review_and_lists_what_it_contains(tmp_path: Path) -> None:
+def test_free_text_with_identifiers_is_a_direct_identifier(tmp_path: Path) -> None:
     notes = [
         f"Patient seen on the ward today, complaining of pain for {i} days. "
         + ("Daughter can be reached at 416-555-0199." if i % 4 == 0 else "No concerns raised.")
@@ -325,10 +325,35 @@ def test_free_text_needs_review_and_lists_what_it_contains(tmp_path: Path) -> No
         for i in range(20)
     ]
     result = suggest(pl.DataFrame({"comments": notes}), tmp_path)["comments"]
+    assert (result.role, result.needs_review, result.kind) == (
+        "direct",
+        True,
+        "free_text_identifiers",
+    )
+    assert "[NAME]" in result.reason and "person's reading" in result.reason
+    # i = 0, 4, 8, 12, 16 carry the phone; i = 0, 5, 10, 15 the doctor's name
+    assert "phone numbers found in 25 % of 20 sampled texts (5 in all)" in result.evidence
+    assert "names found in 20 % of 20 sampled texts (4 in all)" in result.evidence
+    examples = [e for e in result.evidence if e.startswith("example")]
+    assert examples[0] == (
+        "example, detected spans masked: “Patient seen on the ward today, complaining of pain "
+        "for 0 days. Daughter can be reached at [PHONE]. Seen by Dr. [NAME].”"
+    )
+    assert not any("416-555-0199" in e or "Tremblay" in e for e in result.evidence)
+
+
+def test_free_text_without_detected_identifiers_still_needs_reading(tmp_path: Path) -> None:
+    notes = [f"Complained of pain for {i} days; no concerns raised on the ward." for i in range(20)]
+    result = suggest(pl.DataFrame({"comments": notes}), tmp_path)["comments"]
     assert (result.role, result.needs_review, result.kind) == ("other", True, "free_text")
     assert "A person must read it" in result.reason
-    assert "phone numbers found in 25 % of 20 sampled texts" in result.evidence
-    assert "titles followed by a name found in 20 % of 20 sampled texts" in result.evidence
+
+
+def test_short_text_with_names_in_most_values_is_a_direct_identifier(tmp_path: Path) -> None:
+    values = ["called back", "Mary called", "left message for John", "no answer"] * 5
+    result = suggest(pl.DataFrame({"outcome": values}), tmp_path)["outcome"]
+    assert (result.role, result.kind) == ("direct", "free_text_identifiers")
+    assert "names found in 50 % of 20 sampled texts (10 in all)" in result.evidence
 
 
 def test_short_repeating_text_is_not_free_text(tmp_path: Path) -> None:

@@ -35,6 +35,14 @@ def concat(*parts: object) -> str:
 
 
 @register.filter
+def span_label(span_type: str | None) -> str:
+    """A free-text detector's span type in words ("NAME" → "names")."""
+    from apps.engine.freetext import SPAN_LABELS
+
+    return SPAN_LABELS.get(span_type or "", (span_type or "").lower())
+
+
+@register.filter
 def masking_label(method: str | None) -> str:
     """A masking method in words (never its internal key)."""
     return MASKING_SHORT_LABELS.get(method or "", method or "")

@@ -1,0 +1,197 @@
+"""Identifiers left in released text: measured on the de-identified file, and the guard that
+keeps such a file from being submitted.
+
+Step 2 suggests a column whose values hold names, phone numbers, exact dates or ages as a
+direct identifier; Step 7 removes it (the default) or scrubs it (each detected span replaced
+by a typed placeholder). Whatever the roles, the file written in Step 7 is scanned again:
+every released text column that is neither a quasi-identifier (the risk measurement covers
+those) nor a masked direct identifier. A column in which the detectors still find something
+blocks the submission, naming the column and the step that fixes it — unless the analyst has
+read the detections and explained, in a sentence, why they are not identifiers; the reviewer
+then sees that explanation as an override (IPC guideline, step 2; Portage guidance on
+qualitative data).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from apps.assessments.models import Assessment
+from apps.assessments.services import _editable
+from apps.core.errors import ApplicationError
+from apps.engine.freetext import (
+    SPAN_LABELS,
+    ColumnScan,
+    detector_descriptions,
+    scan_frame,
+)
+
+# Masked direct identifiers whose released values are pseudonyms, ciphertext or masked
+# characters: not text a detector can read (a scrubbed column is scanned again).
+OPAQUE_METHODS = frozenset({"hmac", "random", "encrypt", "mask"})
+MIN_REVIEW_WORDS = 6
+FREE_TEXT_KINDS = frozenset({"free_text", "free_text_identifiers"})
+
+
+def free_text_columns(assessment: Assessment) -> list[str]:
+    """Direct identifiers that are text (Step 7 offers scrubbing for these)."""
+    from apps.classification.models import Variable
+
+    return [
+        v.name
+        for v in Variable.objects.filter(dataset=assessment.dataset, role="direct").order_by(
+            "position"
+        )
+        if v.suggestion_kind in FREE_TEXT_KINDS or v.inferred_type == "free_text"
+    ]
+
+
+def _words(scan: ColumnScan) -> str:
+    return scan.in_words()
+
+
+def release_text_scan(
+    original: pl.LazyFrame,
+    released: pl.DataFrame,
+    *,
+    quasi: list[str],
+    masking: dict[str, dict[str, Any]],
+    roles: dict[str, str],
+) -> dict[str, Any]:
+    """What the detectors find in the release, and what scrubbing took out.
+
+    ``identifier_scan``: one entry per scanned released column (text, not a quasi-identifier,
+    not an opaque masked identifier), with the spans still found. ``scrubbed``: for each
+    scrubbed column, the spans replaced (found in the original) and those found again in
+    the released column (the re-scan). ``detectors``: what ran, for the report.
+    """
+    opaque = {c for c, spec in masking.items() if spec.get("method") in OPAQUE_METHODS}
+    scanned = [
+        c
+        for c, dtype in released.schema.items()
+        if c not in quasi and c not in opaque and dtype == pl.String
+    ]
+    after = {s.column: s for s in scan_frame(released, scanned)}
+    scrub = [c for c, spec in masking.items() if spec.get("method") == "scrub"]
+    before = {s.column: s for s in scan_frame(original, scrub, examples=False)} if scrub else {}
+    return {
+        "identifier_scan": [
+            {**after[c].to_dict(), "role": roles.get(c, "other"), "in_words": _words(after[c])}
+            for c in scanned
+        ],
+        "scrubbed": [
+            {
+                "column": c,
+                "spans_replaced": dict(before[c].spans),
+                "rows_scrubbed": before[c].rows_with_spans,
+                "values": before[c].values,
+                "replaced_in_words": _words(before[c]),
+                "spans_after": dict(after[c].spans) if c in after else {},
+            }
+            for c in scrub
+        ],
+        "detectors": detector_descriptions(),
+    }
+
+
+def identifier_findings(
+    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """Released columns in which the detectors found something, each with the analyst's
+    explanation if one was recorded (``reviewed``: reason or "")."""
+    if not apply_result:
+        return []
+    reviewed = (deid_config or {}).get("identifiers_reviewed") or {}
+    out = []
+    for entry in apply_result.get("identifier_scan") or []:
+        if not entry.get("rows_with_spans"):
+            continue
+        review = reviewed.get(entry["column"]) or {}
+        out.append(
+            {
+                **entry,
+                "labels": {
+                    SPAN_LABELS.get(t, t.lower()): n for t, n in (entry.get("spans") or {}).items()
+                },
+                "reviewed": review.get("reason", "") if isinstance(review, dict) else "",
+                "reviewed_by": review.get("by", "") if isinstance(review, dict) else "",
+            }
+        )
+    return out
+
+
+def identifier_blockers(
+    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
+) -> list[str]:
+    """The submission blockers: one per released column with untreated detections."""
+    if not apply_result:
+        return []
+    if "identifier_scan" not in apply_result:
+        return [
+            "The de-identified file was written before released text was checked for "
+            "identifiers: write it again (Step 7)."
+        ]
+    blockers = []
+    for finding in identifier_findings(apply_result, deid_config):
+        if finding["reviewed"]:
+            continue
+        column = finding["column"]
+        blockers.append(
+            f"Column '{column}' is released with identifiers the detectors found "
+            f"({finding['in_words']}). In Step 7, remove or scrub it (classify it as a direct "
+            "identifier in Step 2 first if it is not one), or, if what was found is not "
+            "identifying, explain why under “Identifiers found in the release”."
+        )
+    return blockers
+
+
+@transaction.atomic
+def identifiers_reviewed_set(
+    *, assessment: Assessment, user: User, column: str, reason: str
+) -> None:
+    """Record the analyst's reading of a released column's detections: why they are not
+    identifiers (at least a sentence). An empty reason withdraws it. Audited; the reviewer
+    sees it as an override."""
+    from apps.accounts.selectors import membership_get
+    from apps.audit.services import audit_record
+
+    if not membership_get(user=user, organization=assessment.organization).can_edit:
+        raise ApplicationError(
+            "Only analysts and administrators explain what was found in released text.",
+            status=403,
+        )
+    _editable(assessment)
+    locked = Assessment.objects.select_for_update().get(id=assessment.id)
+    findings = {f["column"] for f in identifier_findings(locked.apply_result, locked.deid_config)}
+    if column not in findings:
+        raise ApplicationError(
+            f"Nothing was detected in the released column '{column}'.", {"column": column}
+        )
+    text = " ".join(reason.split())
+    config = dict(locked.deid_config or {})
+    reviewed = dict(config.get("identifiers_reviewed") or {})
+    if text:
+        if len(text.split()) < MIN_REVIEW_WORDS:
+            raise ApplicationError(
+                f"Explain in a sentence (at least {MIN_REVIEW_WORDS} words) why what the "
+                f"detectors found in '{column}' does not identify anyone.",
+                {"column": column, "field": "reason"},
+            )
+        reviewed[column] = {"reason": text, "by": user.get_username()}
+    else:
+        reviewed.pop(column, None)
+    config["identifiers_reviewed"] = reviewed
+    locked.deid_config = config
+    locked.save(update_fields=["deid_config", "updated_at"])
+    assessment.deid_config = config
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action="assessment.identifiers_reviewed",
+        obj=assessment,
+        details={"column": column, "reason": text},
+    )

@@ -1,0 +1,261 @@
+"""Free text on the way out (#13): the demo register's notes are a direct identifier by
+default and leave the release; scrubbed, they re-scan clean; left in under another role, they
+block the submission until removed, scrubbed or explained."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from apps.assessments import deidentify, services
+from apps.assessments.freetext import identifier_findings, identifiers_reviewed_set
+from apps.assessments.models import Assessment
+from apps.classification.models import Variable
+from apps.classification.services import (
+    RoleDecision,
+    variables_accept_suggestions,
+    variables_classify,
+    variables_create_from_profile,
+)
+from apps.core.errors import ApplicationError
+from apps.datasets.demo import generate_register
+from apps.datasets.models import DatasetStatus
+from apps.datasets.profiling import profile_parquet
+from apps.datasets.storage import local_path
+from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
+from apps.reviews.services import assessment_submit, submission_blockers
+from tests.assessments.conftest import LOW_ANSWERS, _run
+
+pytestmark = pytest.mark.django_db
+
+ROWS = 600
+# Quasi-identifiers kept for a quick search (the others are left out of the release as direct
+# identifiers would be); the rest of the suggestions are accepted as is.
+KEEP_QUASI = {"age", "sex", "city"}
+
+
+@pytest.fixture
+def register() -> pl.DataFrame:
+    return generate_register(ROWS)
+
+
+def _dataset(custodian, analyst, frame: pl.DataFrame, tmp_path):  # type: ignore[no-untyped-def]
+    from apps.datasets.services import dataset_upload
+
+    dataset = dataset_upload(
+        organization=custodian,
+        user=analyst,
+        upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+    )
+    path = tmp_path / "register.parquet"
+    frame.write_parquet(path)
+    variables_create_from_profile(
+        dataset=dataset, profile=profile_parquet(path), sample=frame.head(1000)
+    )
+    dataset.status = DatasetStatus.READY
+    dataset.save()
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(str(v.id), "direct", "Not needed by this analysis: left out.")
+            for v in Variable.objects.filter(dataset=dataset, role="quasi").exclude(
+                name__in=KEEP_QUASI
+            )
+        ],
+    )
+    return dataset
+
+
+def _through_step_7(custodian, analyst, dataset, masking=None):  # type: ignore[no-untyped-def]
+    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    if masking:
+        config = deidentify.deid_config(assessment)
+        deidentify.deid_config_set(
+            assessment=assessment,
+            masking={**config["masking"], **masking},
+            suppression_limit=config["suppression_limit"],
+            metric=config["metric"],
+            max_levels=config["max_levels"],
+        )
+    _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    assert assessment.apply_result["passes"]
+    services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    assessment.refresh_from_db()
+    return assessment
+
+
+def _released(assessment: Assessment) -> pl.DataFrame:
+    with local_path(assessment.output_parquet_path) as path:
+        return pl.read_parquet(path)
+
+
+def _people_in(released: pl.DataFrame, original: pl.DataFrame) -> list[str]:
+    """Names and phones of the register's people, and list names, found in released text."""
+    text = [
+        str(v)
+        for c, dtype in released.schema.items()
+        if dtype == pl.String
+        for v in released.get_column(c).drop_nulls().to_list()
+    ]
+    found = []
+    full_names = {f"{a} {b}" for a, b in original.select("first_name", "last_name").rows()}
+    phones = set(original.get_column("phone").drop_nulls().to_list())
+    for value in text:
+        found += [n for n in full_names if n in value]
+        found += [p for p in phones if p in value]
+        words = set(re.findall(r"[^\W\d_]+(?:['-][^\W\d_]+)*", value))
+        # Doctors' surnames in the notes ("Dr. Tremblay") come from the lists too.
+        if "[NAME]" not in value and ". " in value:
+            found += sorted(words & set(FIRST_NAMES + LAST_NAMES))
+    return found
+
+
+def test_accepting_the_suggestions_releases_no_name_or_phone(
+    custodian, analyst, register, tmp_path
+):
+    dataset = _dataset(custodian, analyst, register, tmp_path)
+    note = Variable.objects.get(dataset=dataset, name="clinical_note")
+    assert (note.role, note.suggestion_kind) == ("direct", "free_text_identifiers")
+    assessment = _through_step_7(custodian, analyst, dataset)
+    assert assessment.apply_result["masking"]["clinical_note"] == {"method": "remove"}
+    released = _released(assessment)
+    assert "clinical_note" not in released.columns
+    assert _people_in(released, register) == []
+    assert identifier_findings(assessment.apply_result, assessment.deid_config) == []
+    assert submission_blockers(assessment) == []
+
+
+def test_scrubbed_notes_are_released_and_rescan_clean(custodian, analyst, register, tmp_path):
+    dataset = _dataset(custodian, analyst, register, tmp_path)
+    assessment = _through_step_7(
+        custodian, analyst, dataset, masking={"clinical_note": {"method": "scrub"}}
+    )
+    released = _released(assessment)
+    notes = released.get_column("clinical_note").drop_nulls().to_list()
+    assert notes and all("[AGE]" in n for n in notes)
+    assert _people_in(released, register) == []
+    (scrubbed,) = assessment.apply_result["scrubbed"]
+    original = register.get_column("clinical_note").drop_nulls().to_list()
+    assert scrubbed["column"] == "clinical_note"
+    assert scrubbed["spans_after"] == {}
+    assert scrubbed["values"] == len(original)
+    # Each note with a relative's phone has exactly one; each has its age once.
+    assert scrubbed["spans_replaced"]["PHONE"] == sum("can be reached at" in n for n in original)
+    assert scrubbed["spans_replaced"]["AGE"] == len(original)
+    assert [d["type"] for d in assessment.apply_result["detectors"]][:3] == [
+        "EMAIL",
+        "URL",
+        "DATE",
+    ]
+    assert submission_blockers(assessment) == []
+
+
+def test_notes_left_in_as_other_block_the_submission_until_explained(
+    custodian, analyst, reviewer, register, tmp_path, client_for
+):
+    dataset = _dataset(custodian, analyst, register, tmp_path)
+    note = Variable.objects.get(dataset=dataset, name="clinical_note")
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(note.id), "other", "The analysts need the notes.")],
+    )
+    assessment = _through_step_7(custodian, analyst, dataset)
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    assert finding["column"] == "clinical_note"
+    assert finding["role"] == "other"
+    kept = _released(assessment).get_column("clinical_note").drop_nulls().len()
+    assert kept > 0
+    assert (finding["values"], finding["rows_with_spans"]) == (kept, kept)  # each states an age
+    assert all("[AGE]" in e for e in finding["examples"])
+    blockers = submission_blockers(assessment)
+    assert len(blockers) == 1
+    assert blockers[0].startswith("Column 'clinical_note' is released with identifiers")
+    assert "Step 7" in blockers[0]
+    with pytest.raises(ApplicationError) as refused:
+        assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    assert refused.value.status == 409
+    assert "clinical_note" in refused.value.message
+
+    # The analyst sees it on Step 7, with examples masked and a place to explain.
+    step7 = client_for(analyst).get(
+        reverse(
+            "assessment-step",
+            kwargs={"org": custodian.slug, "assessment_id": assessment.id, "slug": "deidentify"},
+        )
+    )
+    page = step7.content.decode()
+    assert 'data-testid="finding-clinical_note"' in page
+    assert "none: blocks the submission" in page
+    assert 'data-testid="review-identifiers-clinical_note"' in page
+    assert not any(p in page for p in register.get_column("phone").drop_nulls().to_list())
+    # Through the API: a reviewer may not explain it away; a short reason is refused.
+    url = f"/api/v1/assessments/{assessment.id}/deidentify/identifiers/"
+    api = client_for(reviewer)
+    refused_api = api.post(url, {"column": "clinical_note", "reason": "x " * 8}, "application/json")
+    assert refused_api.status_code == 403
+    listed = client_for(analyst).get(url).json()
+    assert [(f["column"], f["reviewed"]) for f in listed] == [("clinical_note", "")]
+    short = client_for(analyst).post(
+        url, {"column": "clinical_note", "reason": "fine"}, "application/json"
+    )
+    assert short.status_code == 400
+    assert "at least 6 words" in str(short.json())
+    with pytest.raises(ApplicationError, match="at least 6 words"):
+        identifiers_reviewed_set(
+            assessment=assessment, user=analyst, column="clinical_note", reason="fine"
+        )
+    with pytest.raises(ApplicationError, match="Nothing was detected"):
+        identifiers_reviewed_set(
+            assessment=assessment, user=analyst, column="diagnosis", reason="x " * 8
+        )
+    identifiers_reviewed_set(
+        assessment=assessment,
+        user=analyst,
+        column="clinical_note",
+        reason="A clinician read every note and the ages are needed by the study.",
+    )
+    assessment.refresh_from_db()
+    assert submission_blockers(assessment) == []
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    assert finding["reviewed"].startswith("A clinician read every note")
+    assert finding["reviewed_by"] == analyst.username
+    from apps.audit.models import AuditEvent
+
+    assert AuditEvent.objects.filter(action="assessment.identifiers_reviewed").count() == 1
+    # Saving the Step 7 settings again keeps the explanation.
+    config = deidentify.deid_config(assessment)
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking=config["masking"],
+        suppression_limit=config["suppression_limit"],
+        metric=config["metric"],
+        max_levels=config["max_levels"],
+    )
+    assessment.refresh_from_db()
+    assert "clinical_note" in assessment.deid_config["identifiers_reviewed"]
+    submission = assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    assert submission.assessment.status == "submitted"
+    # The reviewer sees the same finding and the analyst's explanation, not a form.
+    review = client_for(reviewer).get(
+        reverse("assessment-review", kwargs={"org": custodian.slug, "assessment_id": assessment.id})
+    )
+    page = review.content.decode()
+    assert 'data-testid="finding-clinical_note"' in page
+    assert "A clinician read every note" in page
+    assert 'data-testid="review-identifiers-clinical_note"' not in page
