@@ -80,6 +80,10 @@ def variables_classify(
     by_id = {str(v.id): v for v in Variable.objects.select_for_update().filter(dataset=dataset)}
     changes = []
     now = timezone.now()
+    # Every decision is checked before anything is written, and every problem is reported at
+    # once (column → message), so a form shows each missing reason in one round.
+    problems: dict[str, str] = {}
+    accepted: list[tuple[Variable, RoleDecision, str]] = []
     for decision in decisions:
         variable = by_id.get(str(decision.variable_id))
         if variable is None:
@@ -87,10 +91,8 @@ def variables_classify(
                 f"Variable {decision.variable_id} is not a column of data set '{dataset.name}'."
             )
         if decision.role not in VariableRole.values:
-            raise ApplicationError(
-                f"'{decision.role}' is not a role (column '{variable.name}').",
-                {"column": variable.name, "roles": list(VariableRole.values)},
-            )
+            problems[variable.name] = f"'{decision.role}' is not a role (column '{variable.name}')."
+            continue
         unchanged = (
             variable.role == decision.role
             and variable.keep_for_analysis == decision.keep_for_analysis
@@ -102,13 +104,28 @@ def variables_classify(
         departs = decision.role != (variable.role or variable.suggested_role)
         if not reason:
             if departs:
-                raise ApplicationError(
+                problems[variable.name] = (
                     f"Column '{variable.name}': say why it is "
                     f"{VariableRole(decision.role).label.lower()} rather than "
-                    f"{VariableRole(variable.role or variable.suggested_role).label.lower()}.",
-                    {"column": variable.name, "field": "reason"},
+                    f"{VariableRole(variable.role or variable.suggested_role).label.lower()}."
                 )
+                continue
             reason = variable.reason or variable.suggested_reason
+        accepted.append((variable, decision, reason))
+    if problems:
+        first = next(iter(problems))
+        raise ApplicationError(
+            " ".join(problems.values())
+            if len(problems) == 1
+            else f"{len(problems)} columns need attention: " + " ".join(problems.values()),
+            {
+                "column": first,
+                "field": "reason",
+                "errors": problems,
+                "roles": list(VariableRole.values),
+            },
+        )
+    for variable, decision, reason in accepted:
         changes.append(
             ClassificationChange(
                 organization=dataset.organization,

@@ -94,8 +94,13 @@ def classify(request: HttpRequest, organization: Organization, dataset_id: UUID)
         changes = variables_classify(dataset=dataset, user=user_of(request), decisions=decisions)
     except ApplicationError as exc:
         messages.error(request, exc.message)
-        column = str(exc.extra.get("column", ""))
-        return _page(request, dataset, status=400, errors={column: exc.message}, posted=posted)
+        found = exc.extra.get("errors")
+        errors = (
+            {str(c): str(m) for c, m in found.items()}
+            if isinstance(found, dict)
+            else {str(exc.extra.get("column", "")): exc.message}
+        )
+        return _page(request, dataset, status=400, errors=errors, posted=posted)
     messages.success(request, f"Classification saved ({len(changes)} change(s) recorded).")
     return redirect("dataset-classify", org=organization.slug, dataset_id=dataset.id)
 

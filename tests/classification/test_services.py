@@ -159,3 +159,40 @@ def test_direct_identifier_kept_for_analysis_is_warned(dataset, analyst):
     )
     warnings = " ".join(classification_status(dataset=dataset)["warnings"])
     assert "email" in warnings and "quasi" in warnings.lower()
+
+
+def test_every_missing_reason_is_reported_at_once_and_nothing_is_saved(
+    dataset, analyst, client_for, custodian
+):
+    from django.urls import reverse
+
+    by_name = {v.name: v for v in Variable.objects.filter(dataset=dataset)}
+    decisions = [
+        RoleDecision(variable_id=str(by_name["email"].id), role="direct"),  # the suggestion
+        RoleDecision(variable_id=str(by_name["sex"].id), role="other"),
+        RoleDecision(variable_id=str(by_name["age"].id), role="sensitive"),
+    ]
+    with pytest.raises(ApplicationError) as refused:
+        variables_classify(dataset=dataset, user=analyst, decisions=decisions)
+    assert refused.value.extra["errors"] == {
+        "sex": "Column 'sex': say why it is other rather than quasi-identifier.",
+        "age": "Column 'age': say why it is sensitive rather than quasi-identifier.",
+    }
+    assert refused.value.message.startswith("2 columns need attention:")
+    assert roles(dataset)["email"] == ""  # the valid decision was not half-saved
+    assert not ClassificationChange.objects.exists()
+
+    # The page marks both rows in one round.
+    form = {
+        f"role-{v.id}": {"sex": "other", "age": "sensitive"}.get(name, v.suggested_role)
+        for name, v in by_name.items()
+    }
+    response = client_for(analyst).post(
+        reverse("dataset-classify", kwargs={"org": custodian.slug, "dataset_id": dataset.id}),
+        form,
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert page.count('class="error-text"') == 2
+    assert f'id="err-{by_name["sex"].id}"' in page
+    assert f'id="err-{by_name["age"].id}"' in page
