@@ -83,6 +83,11 @@ org_patterns = [
         name="assessment-job-cancel",
     ),
     path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/compare/",
+        views_deidentify.alternatives_compare_view,
+        name="assessment-compare",
+    ),
+    path(
         "assessments/<uuid:assessment_id>/steps/deidentify/precheck/",
         views_deidentify.search_precheck,
         name="assessment-search-precheck",
@@ -135,6 +140,7 @@ org_patterns = [
         report_views.report_download,
         name="report-download",
     ),
+    path("reports/<uuid:report_id>/", report_views.report_view, name="report-view"),
 ]
 
 urlpatterns = [

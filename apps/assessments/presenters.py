@@ -388,3 +388,55 @@ def record_risk_rows(
         }
         for label in labels
     ]
+
+
+# --------------------------------------------------------------------------- Step 7 alternatives
+
+ALTERNATIVE_SORTS = {
+    "loss": "information_loss",
+    "suppressed": "suppressed_rows",
+    "max_risk": "max_risk",
+    "average_risk": "average_risk",
+}
+
+
+def alternatives_rows(
+    search: dict[str, Any] | None,
+    chosen: dict[str, int] | None,
+    *,
+    sort: str = "",
+    descending: bool = False,
+) -> list[dict[str, Any]]:
+    """The optimum and the alternatives as table rows, each solution in words per
+    quasi-identifier ("age: intervals of 10 · sex: kept as is"), with its share of records
+    suppressed and its risks; ``index`` is its position in the stored set (stable across
+    sorts, used to choose or compare). Sorted by ``sort`` (a key of ALTERNATIVE_SORTS),
+    else as stored (fewest suppressed first)."""
+    if not search:
+        return []
+    hierarchies = [
+        {"column": q, "level_labels": labels}
+        for q, labels in (search.get("level_labels") or {}).items()
+    ]
+    rows_total = int(search.get("rows") or 0)
+    optimum = (search.get("solution") or {}).get("levels")
+    out = []
+    for index, alt in enumerate(search.get("pareto") or []):
+        suppressed = int(alt.get("suppressed_rows") or 0)
+        out.append(
+            {
+                **alt,
+                "index": index,
+                "in_words": solution_in_words(alt["levels"], hierarchies),
+                "words": solution_words(alt["levels"], hierarchies),
+                "suppressed_share": suppressed / rows_total if rows_total else 0.0,
+                "is_optimum": alt["levels"] == optimum,
+                "is_chosen": alt["levels"] == chosen,
+            }
+        )
+    key = ALTERNATIVE_SORTS.get(sort)
+    if key:
+        out.sort(key=lambda r: (r.get(key) is None, r.get(key) or 0, r["index"]), reverse=False)
+        if descending:
+            out.reverse()
+    return out

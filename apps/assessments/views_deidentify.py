@@ -21,7 +21,7 @@ from apps.assessments.freetext import (
 )
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.presenters import pareto_chart
+from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context, _go, step_view
 from apps.core.errors import ApplicationError
@@ -122,12 +122,84 @@ def deidentify_step(
             search_job=search_job,
             apply_job=apply_job,
             pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
+            alternatives=alternatives_rows(
+                search,
+                assessment.chosen_levels,
+                sort=request.GET.get("sort", ""),
+                descending=request.GET.get("dir") == "desc",
+            ),
+            sort=request.GET.get("sort", "")
+            if request.GET.get("sort") in ALTERNATIVE_SORTS
+            else "",
+            sort_descending=request.GET.get("dir") == "desc",
+            sort_columns=[
+                ("suppressed", "Records suppressed"),
+                ("max_risk", "Max risk"),
+                ("average_risk", "Average risk"),
+                ("loss", "Information loss"),
+            ],
             target=deidentify.search_target(assessment)
             if assessment.threshold_result and assessment.context_result
             else None,
             error=error,
         ),
     )
+
+
+@org_view()
+def alternatives_compare_view(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
+    """Two alternatives side by side (``?pick=i&pick=j``): what each releases per
+    quasi-identifier, and its risk and loss."""
+    from apps.assessments.compare import alternatives_compare
+    from apps.core.charts import bar_chart
+
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    picks = request.GET.getlist("pick")
+    comparison: dict[str, Any] = {}
+    error = ""
+    try:
+        if len(picks) != 2:
+            raise ApplicationError("Tick exactly two alternatives to compare them.", status=400)
+        try:
+            first, second = (int(p) for p in picks)
+        except ValueError:
+            raise ApplicationError("Pick alternatives by their number.", status=400) from None
+        comparison = alternatives_compare(assessment=assessment, first=first, second=second)
+    except ApplicationError as exc:
+        error = exc.message
+    letters = ("A", "B")
+    for variable in comparison.get("variables", []):
+        for letter, side in zip(letters, variable["sides"], strict=True):
+            side["chart"] = _chart_html(
+                bar_chart(
+                    f"{variable['column']} in alternative {letter}: {side['words']}",
+                    [label for label, _ in side["values"]],
+                    [n for _, n in side["values"]],
+                    x_label=f"{variable['column']} as released",
+                    y_label="records released",
+                )
+            )
+    return render(
+        request,
+        "assessments/compare.html",
+        _context(
+            request,
+            assessment,
+            "deidentify",
+            comparison=comparison,
+            letters=letters,
+            error=error,
+        ),
+        status=400 if error else 200,
+    )
+
+
+def _chart_html(chart: Any) -> Any:
+    from apps.assessments.presenters import _html
+
+    return _html(chart)
 
 
 @org_view()

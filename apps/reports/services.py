@@ -574,10 +574,13 @@ def _url_fetcher() -> Any:
     return URLFetcher(allowed_protocols={"data"}, timeout=1)
 
 
-def report_html(*, assessment: Assessment, decision: ReviewDecision) -> str:
-    return render_to_string(
-        "reports/step9.html", report_context(assessment=assessment, decision=decision)
-    )
+def report_html(
+    *, assessment: Assessment, decision: ReviewDecision, viewer: dict[str, str] | None = None
+) -> str:
+    """The report's HTML: what the PDF is made of. ``viewer`` (links to the signed PDF and
+    the verify page) adds a banner for reading it in the browser; the PDF never has one."""
+    context = report_context(assessment=assessment, decision=decision)
+    return render_to_string("reports/step9.html", {**context, "viewer": viewer})
 
 
 def report_render(*, assessment: Assessment, decision: ReviewDecision) -> bytes:

@@ -77,3 +77,36 @@ def report_download(
         filename=report_filename(report),
         content_type="application/pdf",
     )
+
+
+@org_view()
+def report_view(request: HttpRequest, organization: Organization, report_id: UUID) -> HttpResponse:
+    """The report read in the browser: the same HTML the signed PDF was made of, from the
+    frozen record of the decision, with a banner pointing to the signed PDF (the record)."""
+    from django.urls import reverse
+
+    from apps.audit.services import audit_record
+    from apps.reports.services import report_html
+
+    report = report_get(organization=organization, report_id=report_id)
+    html = report_html(
+        assessment=report.assessment,
+        decision=report.decision,
+        viewer={
+            "pdf": reverse(
+                "report-download", kwargs={"org": organization.slug, "report_id": report.id}
+            ),
+            "verify": reverse("report-verify", kwargs={"org": organization.slug}),
+            "sha256": report.sha256,
+        },
+    )
+    audit_record(
+        organization=organization,
+        actor=request.user,
+        action="report.viewed",
+        obj=report,
+        details={"assessment": str(report.assessment_id), "sha256": report.sha256},
+    )
+    response = HttpResponse(html)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,79 @@
+"""Two of Step 7's alternatives side by side: what each releases per quasi-identifier (records
+per generalized value after suppression) and its risk and loss, so that a privacy officer can
+see what the trade-off between generalization and suppression means for the data.
+
+Computed on demand from the data set and the hierarchies the search used; nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.assessments.hierarchies import hierarchy_of
+from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.presenters import alternatives_rows
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+
+MAX_VALUES = 20
+
+
+def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> dict[str, Any]:
+    """The two alternatives (positions in the stored set) with their released distributions."""
+    from apps.assessments.deidentify import search_target
+    from apps.engine.criteria import criterion_for_release
+    from apps.engine.errors import EngineError
+    from apps.engine.frame import encode, read_table
+    from apps.engine.search import problem_from_encoded
+    from apps.engine.search.report import variable_distributions
+
+    search = assessment.search_result
+    rows = alternatives_rows(search, assessment.chosen_levels)
+    if not rows:
+        raise ApplicationError("Run the search first: there is nothing to compare.")
+    if first == second or not (0 <= first < len(rows) and 0 <= second < len(rows)):
+        raise ApplicationError(
+            f"Pick two different alternatives (1 to {len(rows)}) to compare.", status=400
+        )
+    assert search is not None
+    quasi: list[str] = list(search["quasi_identifiers"])
+    specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    missing = [q for q in quasi if q not in specs]
+    if missing:
+        raise ApplicationError(f"No hierarchy for {', '.join(missing)}: run the search again.")
+    target = search_target(assessment)
+    with local_path(assessment.dataset.parquet_path) as path:
+        encoded = encode(read_table(path), quasi)
+    try:
+        lookups = [
+            hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
+        ]
+        problem = problem_from_encoded(encoded, lookups)
+        criterion = criterion_for_release(
+            target["release_model"], target["threshold"], target["context_risk"]
+        )
+    except EngineError as exc:
+        raise ApplicationError(f"The alternatives cannot be compared: {exc}") from None
+    chosen = [rows[first], rows[second]]
+    per_alternative = []
+    for alt in chosen:
+        levels = tuple(alt["levels"][q] for q in quasi)
+        per_alternative.append(
+            {d.column: d for d in variable_distributions(problem, levels, criterion.release_size)}
+        )
+    variables = []
+    for q in quasi:
+        sides = []
+        for alt, dists in zip(chosen, per_alternative, strict=True):
+            after = sorted(dists[q].after, key=lambda item: (-item[1], str(item[0])))
+            shown = [(str(label) if label is not None else "(missing)", n) for label, n in after]
+            sides.append(
+                {
+                    "words": next(w["words"] for w in alt["in_words"] if w["column"] == q),
+                    "values": shown[:MAX_VALUES],
+                    "groups": len([n for _, n in shown if n]),
+                    "more": max(0, len(shown) - MAX_VALUES),
+                }
+            )
+        variables.append({"column": q, "sides": sides})
+    return {"alternatives": chosen, "variables": variables, "rows": int(search.get("rows") or 0)}
