@@ -117,6 +117,21 @@ def test_demo_register_walks_to_a_submittable_release_through_the_guards(
     expect(page.get_by_test_id("lattice-size")).to_contain_text("combinations")
     expect(page.get_by_test_id("feasible")).to_be_visible()
     expect(page.get_by_test_id("scrub-hint-clinical_note")).to_be_visible()
+    # The hierarchy editor shows only the chosen builder's fields (#16).
+    age = page.get_by_test_id("hierarchy-age")
+    age.locator("summary").click()
+    expect(age.get_by_test_id("builder-interval")).to_be_visible()
+    for hidden in ("builder-prefix", "builder-date", "builder-categorical", "builder-arx"):
+        expect(age.get_by_test_id(hidden)).to_be_hidden()
+    age.get_by_test_id("builder-kind-age").select_option("prefix")
+    expect(age.get_by_test_id("builder-prefix")).to_be_visible()
+    expect(age.get_by_test_id("builder-interval")).to_be_hidden()
+    age.get_by_test_id("builder-kind-age").select_option("interval")
+    # Character masking's kept characters show only for character masking.
+    expect(page.get_by_label("Leading characters kept of email")).to_be_hidden()
+    page.get_by_label("Masking of email").select_option("mask")
+    expect(page.get_by_label("Leading characters kept of email")).to_be_visible()
+    page.get_by_label("Masking of email").select_option("remove")
     page.get_by_label("Masking of clinical_note").select_option("scrub")
     page.get_by_test_id("save-config").click()
     expect(page.get_by_text("Settings saved.")).to_be_visible()
