@@ -261,3 +261,13 @@ def test_reports_api(api, analyst, outsider, report):
         == 404
     )
     assert default_storage.exists(report.pdf_path)
+
+
+def test_report_has_no_near_empty_page(report):
+    """Short steps follow one another instead of each opening a page: every page but the
+    last carries a real amount of text (a chart's labels count), and the whole report fits
+    in fewer pages than one chapter per page would take."""
+    pages = _pages(report_pdf(report))
+    lengths = [len(_flat(p)) for p in pages]
+    assert all(n >= 400 for n in lengths[:-1]), lengths
+    assert len(pages) <= 16, lengths  # one chapter per page made 20
