@@ -238,6 +238,14 @@ class MaskingSerializer(serializers.Serializer[Any]):
     )
 
 
+class PrivacyModelSerializer(serializers.Serializer[Any]):
+    column = serializers.CharField(help_text="A sensitive variable.")
+    spec = serializers.CharField(
+        help_text="distinct-l=L, entropy-l=L, recursive-cl=C,L, equal-t=T or ordered-t=T "
+        "(ARX's definitions)."
+    )
+
+
 class DeidConfigSerializer(serializers.Serializer[Any]):
     """Step 7 settings: masking per direct identifier, suppression limit, metric, maximum
     generalization levels per quasi-identifier."""
@@ -258,6 +266,12 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         child=serializers.IntegerField(min_value=0),
         default=dict,
         help_text="Quasi-identifier → highest generalization level the search may use.",
+    )
+    privacy_models = PrivacyModelSerializer(
+        many=True,
+        required=False,
+        help_text="Privacy models every released group must also meet, one per sensitive "
+        "variable; left out = unchanged, [] = none.",
     )
     direct_identifiers = serializers.ListField(child=serializers.CharField(), read_only=True)
 
@@ -932,6 +946,9 @@ class AssessmentViewSet(
                 suppression_limit=data["suppression_limit"],
                 metric=data["metric"],
                 max_levels=dict(data["max_levels"]),
+                privacy_models=[dict(m) for m in data["privacy_models"]]
+                if "privacy_models" in data
+                else None,
             ),
         )
         return Response({**deid_config_data(assessment), "stale": stale})

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
-from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
+from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
@@ -19,10 +19,10 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import read_table
 from apps.engine.lattice import MAX_NODES
 from apps.engine.progress import SearchProgress
-from apps.engine.search import optimal_search, problem_from_encoded
+from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext, job_create
@@ -54,6 +54,13 @@ def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> 
     config.setdefault("suppression_limit", DEFAULT_SUPPRESSION_LIMIT)
     config.setdefault("metric", "loss")
     config.setdefault("max_levels", {})
+    config.setdefault("privacy_models", [])
+    if directs is None and config["privacy_models"]:
+        from apps.assessments.services import sensitive_columns
+
+        # a variable no longer classified as sensitive loses its model
+        still = set(sensitive_columns(assessment))
+        config["privacy_models"] = [m for m in config["privacy_models"] if m["column"] in still]
     return config
 
 
@@ -65,7 +72,13 @@ def deid_config_set(
     suppression_limit: float,
     metric: str,
     max_levels: dict[str, int],
+    privacy_models: list[dict[str, Any]] | None = None,
 ) -> None:
+    """Step 7's settings. ``privacy_models`` (``[{"column", "spec"}]``, see
+    ``apps.assessments.privacy_models``) — None keeps the current ones."""
+    from apps.assessments.privacy_models import privacy_models_check
+    from apps.assessments.services import sensitive_columns
+
     _editable(assessment)
     directs = set(direct_identifiers(assessment))
     for column, spec in masking.items():
@@ -103,11 +116,23 @@ def deid_config_set(
                 {"column": column},
             )
     old = deid_config(assessment)
+    sensitive = sensitive_columns(assessment)
+    numeric = set(
+        Variable.objects.filter(
+            dataset=assessment.dataset, name__in=sensitive, inferred_type__in=("integer", "decimal")
+        ).values_list("name", flat=True)
+    )
+    models = privacy_models_check(
+        old["privacy_models"] if privacy_models is None else privacy_models,
+        sensitive=sensitive,
+        numeric=sorted(numeric),
+    )
     new = {
         "masking": masking,
         "suppression_limit": suppression_limit,
         "metric": metric,
         "max_levels": {c: int(v) for c, v in max_levels.items()},
+        "privacy_models": [{"column": m["column"], "spec": m["spec"]} for m in models],
     }
     assessment.deid_config = {
         **new,
@@ -115,7 +140,8 @@ def deid_config_set(
         "identifiers_reviewed": old.get("identifiers_reviewed") or {},
     }
     search_inputs_changed = any(
-        old.get(k) != new[k] for k in ("suppression_limit", "metric", "max_levels")
+        old.get(k) != new[k]
+        for k in ("suppression_limit", "metric", "max_levels", "privacy_models")
     )
     if search_inputs_changed:
         assessment.search_result = None
@@ -181,13 +207,12 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(3, "Encoding the quasi-identifiers", force=True)
+    from apps.assessments.privacy_models import search_inputs
+
     with local_path(assessment.dataset.parquet_path) as path:
-        encoded = encode(read_table(path), quasi)
+        encoded = search_inputs(read_table(path), quasi, specs, config)
+    problem = encoded.problem
     try:
-        lookups = [
-            hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
-        ]
-        problem = problem_from_encoded(encoded, lookups)
         criterion = criterion_for_release(
             target["release_model"], target["threshold"], target["context_risk"]
         )
@@ -207,6 +232,12 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
     tops = lattice_tops(problem, config["max_levels"] or None)
     if math.prod(t + 1 for t in tops) > MAX_NODES:
+        if encoded.sensitive is not None:
+            raise ApplicationError(
+                "Privacy models on sensitive variables need the exact search, and this lattice "
+                f"has more than {MAX_NODES:,} combinations: drop or merge quasi-identifiers, or "
+                "lower their maximum levels."
+            )
         return _heuristic(
             assessment, job, context, problem, criterion, config, target, quasi, specs, encoded
         )
@@ -220,6 +251,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
             max_levels=config["max_levels"] or None,
             progress=listen,
             pareto=True,
+            sensitive=encoded.sensitive,
         )
     except EngineError as exc:
         raise ApplicationError(f"The search failed: {exc}") from None
@@ -230,6 +262,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "metric": config["metric"],
         "suppression_limit": float(config["suppression_limit"]),
         "max_levels": config["max_levels"],
+        "privacy_models": config.get("privacy_models") or [],
         "release_model": target["release_model"],
         "criterion": result.criterion,
         "data_risk_target": target["data_risk_target"],
@@ -438,13 +471,12 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         local_path(assessment.dataset.parquet_path) as path,
         tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
     ):
+        from apps.assessments.privacy_models import search_inputs
+
         data = read_table(path)
-        encoded = encode(data, quasi)
+        inputs = search_inputs(data, quasi, specs, config)
+        problem, table = inputs.problem, inputs.sensitive
         try:
-            lookups = [
-                hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
-            ]
-            problem = problem_from_encoded(encoded, lookups)
             criterion = criterion_for_release(
                 target["release_model"], target["threshold"], target["context_risk"]
             )
@@ -453,13 +485,14 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             applied = apply_solution(
                 data,
                 problem=problem,
-                lookups=lookups,
-                dictionaries=encoded.dictionaries,
+                lookups=inputs.lookups,
+                dictionaries=inputs.dictionaries,
                 levels=levels,
                 criterion=criterion,
                 out=out,
                 suppression_limit=float(config["suppression_limit"]),
                 direct=_mask_specs(config),
+                sensitive=table,
             )
         except EngineError as exc:
             raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
@@ -469,10 +502,14 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         released.write_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
         k = criterion.release_size
-        distributions = variable_distributions(problem, level_tuple, k)
-        missing = node_missingness(problem, level_tuple, k)
+        # With privacy models, groups failing them are suppressed too (not only small ones).
+        dropped = (
+            table.tuple_suppressed(problem, level_tuple, criterion) if table is not None else None
+        )
+        distributions = variable_distributions(problem, level_tuple, k, suppressed=dropped)
+        missing = node_missingness(problem, level_tuple, k, suppressed=dropped)
         maximum = EntropyMetric(problem).maximum()
-        before = risk_profile(encoded.counts().to_numpy())
+        before = risk_profile(problem.counts)
         context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
         from apps.assessments.release_measures import release_measures
         from apps.assessments.services import sensitive_columns
@@ -527,6 +564,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
                 "masking": config["masking"],
+                "privacy_models": config.get("privacy_models") or [],
                 "rows_in": measure.rows_in,
                 "rows_out": measure.rows_out,
                 "suppressed_rows": measure.suppressed_rows,

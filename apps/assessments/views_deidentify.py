@@ -22,6 +22,7 @@ from apps.assessments.freetext import (
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
+from apps.assessments.privacy_models import KIND_LABELS, OFFERED_KINDS, step4_findings
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context, _go, step_view
 from apps.core.errors import ApplicationError
@@ -106,6 +107,8 @@ def deidentify_step(
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),
             findings=identifier_findings(assessment.apply_result, assessment.deid_config),
+            privacy_rows=_privacy_rows(assessment, config),
+            model_kinds=[(k, KIND_LABELS[k]) for k in OFFERED_KINDS],
             methods=deidentify.MASKING_METHODS,
             metrics=deidentify.METRICS,
             hierarchies=[
@@ -196,6 +199,32 @@ def alternatives_compare_view(
     )
 
 
+def _privacy_rows(assessment: Assessment, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per sensitive variable: its model's form values and the Step 4 finding behind it."""
+    from apps.assessments.services import sensitive_columns
+    from apps.engine.sensitive import parse_model
+
+    findings = step4_findings(assessment.risk_result)
+    current = {m["column"]: parse_model(m["column"], m["spec"]) for m in config["privacy_models"]}
+    rows = []
+    for column in sensitive_columns(assessment):
+        model = current.get(column)
+        rows.append(
+            {
+                "column": column,
+                "kind": model.kind if model else "",
+                "l": f"{model.l:g}" if model and model.l else "2",
+                "c": f"{model.c:g}" if model and model.c else "3",
+                "t": f"{model.t:g}" if model and model.t else "0.2",
+                "describe": model.describe() if model else "",
+                "finding": findings.get(
+                    column, "Run Step 4 to see its attribute-disclosure finding."
+                ),
+            }
+        )
+    return rows
+
+
 def _chart_html(chart: Any) -> Any:
     from apps.assessments.presenters import _html
 
@@ -257,12 +286,28 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             limit = float(post.get("suppression_limit", "5")) / 100
         except ValueError:
             raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+        from apps.assessments.privacy_models import spec_from_form
+        from apps.assessments.services import sensitive_columns
+
+        privacy_models = [
+            {
+                "column": column,
+                "spec": spec_from_form(
+                    post.get(f"pm-kind-{column}", ""),
+                    post.get(f"pm-l-{column}", ""),
+                    post.get(f"pm-c-{column}", ""),
+                    post.get(f"pm-t-{column}", ""),
+                ),
+            }
+            for column in sensitive_columns(assessment)
+        ]
         deidentify.deid_config_set(
             assessment=assessment,
             masking=masking,
             suppression_limit=limit,
             metric=post.get("metric", "loss"),
             max_levels=max_levels,
+            privacy_models=privacy_models,
         )
         return "Settings saved."
     if action == "hierarchy":

@@ -1,0 +1,169 @@
+"""Step 7: ARX's privacy models on sensitive variables, combined with the risk target.
+
+The risk target protects against identity disclosure; it says nothing about what a
+recipient learns when everyone in a released group shares a diagnosis (attribute disclosure,
+found in Step 4). Step 7 lets the analyst add, per sensitive variable, one of ARX's models —
+distinct, entropy or recursive-(c, l) l-diversity, t-closeness with equal or ordered
+distance — which every released group must then meet as well; groups failing it are
+suppressed like groups too small for the target (``apps.engine.sensitive``).
+
+``deid_config["privacy_models"]`` holds them as ``[{"column": ..., "spec": ...}]`` with the
+engine's specifications (``distinct-l=2``, ``recursive-cl=3,2``, ``equal-t=0.2``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from apps.core.errors import ApplicationError
+from apps.engine.errors import EngineError
+
+# hierarchical-t needs a hierarchy of the sensitive variable, which Step 7 does not build yet.
+OFFERED_KINDS = ("distinct-l", "entropy-l", "recursive-cl", "equal-t", "ordered-t")
+KIND_LABELS = {
+    "distinct-l": "Distinct l-diversity: at least l different values in every released group",
+    "entropy-l": "Entropy l-diversity: the values in every group are as spread as l equally "
+    "frequent ones",
+    "recursive-cl": "Recursive (c, l)-diversity: the most frequent value is not too dominant",
+    "equal-t": "t-closeness (equal distance): every group's distribution is within t of the "
+    "whole data set's",
+    "ordered-t": "t-closeness (ordered distance, numbers): as above, distance along the "
+    "numeric order",
+}
+
+
+@dataclass(frozen=True)
+class SearchInputs:
+    """What the search and the apply step need, built once from the data."""
+
+    problem: Any
+    lookups: list[Any]
+    dictionaries: list[pl.Series]  # the quasi-identifiers' dictionaries
+    sensitive: Any  # SensitiveTable or None
+    rows: int
+    distinct_tuples: int
+
+
+def models_of(config: dict[str, Any]) -> list[Any]:
+    """The configured models as engine objects (empty when none)."""
+    from apps.engine.sensitive import parse_model
+
+    return [parse_model(m["column"], m["spec"]) for m in config.get("privacy_models") or []]
+
+
+def spec_from_form(kind: str, l_value: str, c_value: str, t_value: str) -> str:
+    """The engine's specification from the Step 7 form's fields ('' = no model)."""
+    if not kind:
+        return ""
+    if kind in ("distinct-l", "entropy-l"):
+        return f"{kind}={l_value.strip()}"
+    if kind == "recursive-cl":
+        return f"recursive-cl={c_value.strip()},{l_value.strip()}"
+    return f"{kind}={t_value.strip()}"
+
+
+def privacy_models_check(
+    entries: Sequence[dict[str, Any]], *, sensitive: Sequence[str], numeric: Sequence[str]
+) -> list[dict[str, str]]:
+    """Validate ``[{"column", "spec"}]`` and return them normalized; a clear message naming
+    the variable otherwise."""
+    from apps.engine.sensitive import parse_model
+
+    out = []
+    seen = set()
+    for entry in entries:
+        column = str(entry.get("column", ""))
+        spec = str(entry.get("spec", "")).strip()
+        if not spec:
+            continue
+        if column not in sensitive:
+            raise ApplicationError(
+                f"'{column}' is not a sensitive variable: privacy models apply to the variables "
+                "classified as sensitive in Step 2.",
+                {"column": column},
+            )
+        if column in seen:
+            raise ApplicationError(f"One privacy model per variable ('{column}').")
+        seen.add(column)
+        try:
+            model = parse_model(column, spec)
+        except EngineError as exc:
+            raise ApplicationError(
+                f"Privacy model on '{column}': {exc}", {"column": column}
+            ) from None
+        if model.kind not in OFFERED_KINDS:
+            raise ApplicationError(
+                f"'{model.kind}' on '{column}' needs a hierarchy of the sensitive variable, which "
+                "Step 7 does not build; use equal or ordered distance.",
+                {"column": column},
+            )
+        if model.needs_numbers and column not in numeric:
+            raise ApplicationError(
+                f"Ordered-distance t-closeness needs numbers; '{column}' holds text. Use equal "
+                "distance.",
+                {"column": column},
+            )
+        out.append({"column": column, "spec": model.spec(), "describe": model.describe()})
+    return out
+
+
+def search_inputs(
+    data: pl.LazyFrame | pl.DataFrame,
+    quasi: list[str],
+    hierarchies: dict[str, Any],
+    config: dict[str, Any],
+) -> SearchInputs:
+    """Encode the quasi-identifiers (and the sensitive variables under a model), build the
+    hierarchies' lookups and the search problem (with its sensitive table)."""
+    from apps.assessments.hierarchies import hierarchy_of
+    from apps.engine.frame import encode
+    from apps.engine.search import problem_from_encoded
+    from apps.engine.search.sensitive import problem_with_sensitive
+
+    models = models_of(config)
+    columns = list(dict.fromkeys(m.column for m in models))
+    try:
+        encoded = encode(data, [*quasi, *columns])
+        dictionaries = list(encoded.dictionaries[: len(quasi)])
+        lookups = [
+            hierarchy_of(hierarchies[q]).lookup(d) for q, d in zip(quasi, dictionaries, strict=True)
+        ]
+        if models:
+            problem, table = problem_with_sensitive(
+                encoded, lookups, columns, models, dictionaries=list(encoded.dictionaries)
+            )
+        else:
+            problem, table = problem_from_encoded(encoded, lookups), None
+    except EngineError as exc:
+        raise ApplicationError(f"Step 7 cannot start: {exc}") from None
+    return SearchInputs(
+        problem=problem,
+        lookups=lookups,
+        dictionaries=dictionaries,
+        sensitive=table,
+        rows=encoded.rows,
+        distinct_tuples=len(problem.counts),
+    )
+
+
+def step4_findings(risk_result: dict[str, Any] | None) -> dict[str, str]:
+    """Per sensitive variable, the Step 4 attribute-disclosure finding that motivates a model."""
+    out = {}
+    for d in (risk_result or {}).get("attribute_disclosure") or []:
+        shared = int(d.get("homogeneous_shared_classes") or 0)
+        if shared:
+            out[d["column"]] = (
+                f"Step 4: {shared} group{'s' if shared != 1 else ''} of two or more records "
+                f"share one value of {d['column']} ({d.get('homogeneous_shared_rows', 0)} "
+                "records): whoever finds someone in such a group learns that value."
+            )
+        else:
+            out[d["column"]] = (
+                f"Step 4: the smallest number of distinct {d['column']} values in a group is "
+                f"{d.get('smallest_l', 0)}; no group of two or more shares one value."
+            )
+    return out
