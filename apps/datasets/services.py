@@ -17,7 +17,7 @@ from django.db import transaction
 from apps.accounts.models import Organization
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
-from apps.datasets.ingest import IngestError, check_size, convert_to_parquet
+from apps.datasets.ingest import IngestError, IngestLimits, check_size, convert_to_parquet
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.profiling import profile_parquet
 from apps.datasets.storage import delete_quietly, local_path, sha256_of, store
@@ -31,6 +31,19 @@ SAMPLE_ROWS = 2000
 
 def upload_limit_for(organization: Organization) -> int:
     return int(organization.upload_limit_bytes or settings.DEIDWEB_UPLOAD_MAX_BYTES)
+
+
+# A Parquet file is read by streaming: its expansion bounds time and disk, not memory, so
+# its bound follows the upload limit rather than DEIDWEB_MAX_EXPANDED_BYTES.
+PARQUET_EXPANSION = 20
+
+
+def ingest_limits_for(organization: Organization) -> IngestLimits:
+    return IngestLimits(
+        max_columns=int(settings.DEIDWEB_MAX_COLUMNS),
+        max_expanded_bytes=int(settings.DEIDWEB_MAX_EXPANDED_BYTES),
+        max_parquet_expanded_bytes=PARQUET_EXPANSION * upload_limit_for(organization),
+    )
 
 
 def ingest_error_to_application_error(exc: IngestError, filename: str) -> ApplicationError:
@@ -87,6 +100,7 @@ def dataset_upload(
                 encoding=encoding or None,
                 delimiter=delimiter or None,
                 sheet=sheet or None,
+                limits=ingest_limits_for(organization),
             )
         except IngestError as exc:
             raise ingest_error_to_application_error(exc, filename) from None

@@ -109,6 +109,12 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024**2
 FILE_UPLOAD_TEMP_DIR = None
 FILE_UPLOAD_HANDLERS = ["apps.datasets.uploads.LimitedTemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
+# Bounds checked before a file is read in full (apps/datasets/ingest.py, IngestLimits): the
+# columns of any file, and what an .xlsx workbook may expand to (its reader holds a sheet in
+# memory; a 490 KB ZIP bomb expands to 168 MB). A Parquet file may expand to 20 times the
+# upload limit; a sheet may have Excel's own 1,048,576 rows.
+DEIDWEB_MAX_COLUMNS = env_int("DEIDWEB_MAX_COLUMNS", 2000, minimum=1)
+DEIDWEB_MAX_EXPANDED_BYTES = env_size("DEIDWEB_MAX_EXPANDED_BYTES", 1024**3)
 
 # Celery: the broker only carries job ids; every result lives on the Job row.
 CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL", "filesystem://")
