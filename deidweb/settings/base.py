@@ -133,6 +133,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A job running longer than this is stopped: first inside the task (the job fails with a
+# message), a minute later by ending the worker child.
+DEIDWEB_JOB_TIME_LIMIT = env_int("DEIDWEB_JOB_TIME_LIMIT", 6 * 3600, minimum=60)
+CELERY_TASK_SOFT_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT + 60
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # The server secret that seals the audit trail (HMAC-SHA-256 of every event and of each
