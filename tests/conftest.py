@@ -6,12 +6,13 @@ officer), a reviewer and an admin, and an outsider who belongs to another organi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -107,13 +108,18 @@ def client_for(client):  # type: ignore[no-untyped-def]
 # --- a real Celery worker ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def running_celery_worker(
+    pool: Sequence[str] = ("--pool=solo",),
+) -> Iterator[subprocess.Popen[bytes]]:
     """A `celery worker` subprocess on real Redis, using the test database and media root.
 
-    The queue name is unique to this run so a worker left over from elsewhere can never take
-    these jobs. Tests that use it must commit their data (``transaction=True``)."""
+    The queue name is unique to this worker so a worker left over from elsewhere can never
+    take its jobs; while it runs, new jobs go to its queue. `pool` chooses the pool (solo by
+    default; a cancel terminates a task only in a prefork pool)."""
     from django.db import connection
+
+    from deidweb.celery import app
 
     if not (settings.DEIDWEB_SERVICES["redis"] and settings.DEIDWEB_SERVICES["postgres"]):
         pytest.skip("a real worker needs PostgreSQL and Redis")
@@ -136,7 +142,7 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
             "-A",
             "deidweb",
             "worker",
-            "--pool=solo",
+            *pool,
             "--loglevel=INFO",
             "--without-gossip",
             "--without-mingle",
@@ -150,27 +156,37 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
         stdout=log,
         stderr=subprocess.STDOUT,
     )
+    previous = settings.CELERY_TASK_DEFAULT_QUEUE, app.conf.task_default_queue
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
-    from deidweb.celery import app
-
     app.conf.task_default_queue = queue
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the Celery worker exited early; see {log.name}")
-        replies = app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0)
-        if replies:
-            break
-    else:
-        process.terminate()
-        raise RuntimeError(f"the Celery worker did not answer within 60 s; see {log.name}")
-    yield process
-    process.terminate()
     try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the Celery worker exited early; see {log.name}")
+            destination = [f"{queue}@{os.uname().nodename}"]
+            if app.control.ping(destination=destination, timeout=1.0):
+                break
+        else:
+            raise RuntimeError(f"the Celery worker did not answer within 60 s; see {log.name}")
+        process.log_path = Path(log.name)  # type: ignore[attr-defined]  # for tests to read
+        yield process
+    finally:
+        settings.CELERY_TASK_DEFAULT_QUEUE, app.conf.task_default_queue = previous
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:  # type: ignore[no-untyped-def]
+    """The session's worker (solo pool). Tests that use it must commit their data
+    (``transaction=True``)."""
+    with running_celery_worker() as process:
+        yield process
 
 
 def wait_for_job(job_id: object, timeout: float = 60.0):  # type: ignore[no-untyped-def]

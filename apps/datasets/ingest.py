@@ -29,6 +29,7 @@ import os
 import tempfile
 import uuid
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,13 @@ from typing import Any
 import charset_normalizer
 import polars as pl
 
+from apps.datasets import containers
+
 __all__ = [
+    "EXCEL_MAX_ROWS",
     "FORMATS_BY_EXTENSION",
     "IngestError",
+    "IngestLimits",
     "IngestResult",
     "check_size",
     "convert_to_parquet",
@@ -52,10 +57,10 @@ __all__ = [
 class IngestError(Exception):
     """A file that cannot be taken in, with a readable message and where the problem is.
 
-    `code` is one of: too_large, empty_file, no_data_rows, unsupported_format,
-    format_mismatch, unknown_encoding, encoding, ragged_rows, malformed_csv,
-    unterminated_quote, duplicate_columns, empty_column_name, sheet_not_found,
-    unsupported_column_type, corrupt.
+    `code` is one of: too_large, too_many_columns, too_many_rows, expands_too_much,
+    empty_file, no_data_rows, unsupported_format, format_mismatch, unknown_encoding,
+    encoding, ragged_rows, malformed_csv, unterminated_quote, duplicate_columns,
+    empty_column_name, sheet_not_found, unsupported_column_type, corrupt.
     """
 
     def __init__(
@@ -77,6 +82,27 @@ class IngestResult:
     encoding: str | None
     sheet: str | None
     warnings: tuple[str, ...]
+
+
+# Excel's own limit of rows in a sheet: a "workbook" with more was not written by Excel.
+EXCEL_MAX_ROWS = 1_048_576
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    """Bounds checked before a file is read in full, so that no shape of file (10 000
+    columns, a ZIP bomb) can make conversion or profiling outgrow memory.
+
+    `max_columns`: any format. `max_expanded_bytes`: what an .xlsx may expand to (its
+    reader holds a whole sheet in memory); `max_sheet_rows` the rows of any of its sheets.
+    `max_parquet_expanded_bytes`: the uncompressed column data of a Parquet file (read by
+    streaming, so this bounds time and disk rather than memory; None: no bound).
+    """
+
+    max_columns: int = 2000
+    max_expanded_bytes: int = 1024**3
+    max_sheet_rows: int = EXCEL_MAX_ROWS
+    max_parquet_expanded_bytes: int | None = None
 
 
 FORMATS_BY_EXTENSION: dict[str, str] = {
@@ -153,6 +179,18 @@ def check_size(size: int, limit: int) -> None:
             f"The file is {human_size(size)}; the upload limit is {human_size(limit)}. "
             "Remove columns or rows you do not need, or compress it as Parquet.",
             code="too_large",
+        )
+
+
+def check_columns(count: int, limits: IngestLimits, *, at_least: bool = False) -> None:
+    """Refuse a file wider than the column limit, saying both numbers."""
+    if count > limits.max_columns:
+        more = "at least " if at_least else ""
+        raise IngestError(
+            f"The file has {more}{count:,} columns; the limit is {limits.max_columns:,}. "
+            "Keep the columns the release needs (identifiers, quasi-identifiers and the "
+            "variables to share) and upload again.",
+            code="too_many_columns",
         )
 
 
@@ -477,16 +515,16 @@ class _TextScan:
     empty_records: int = 0
 
 
-def _scan_structure(path: Path, encoding: str, delimiter: str) -> _TextScan:
+def _scan_structure(path: Path, encoding: str, delimiter: str, limits: IngestLimits) -> _TextScan:
     """One streaming pass with the csv module: header checks, field counts, exact lines."""
     previous_limit = csv.field_size_limit(_MAX_FIELD_CHARS)
     try:
-        return _scan_records(path, encoding, delimiter)
+        return _scan_records(path, encoding, delimiter, limits)
     finally:
         csv.field_size_limit(previous_limit)
 
 
-def _scan_records(path: Path, encoding: str, delimiter: str) -> _TextScan:
+def _scan_records(path: Path, encoding: str, delimiter: str, limits: IngestLimits) -> _TextScan:
     reader_encoding = "utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else "utf-8"
     shown = _DELIMITER_NAMES.get(delimiter, repr(delimiter))
     with path.open(encoding=reader_encoding, newline="") as handle:
@@ -503,6 +541,7 @@ def _scan_records(path: Path, encoding: str, delimiter: str) -> _TextScan:
                 raise IngestError(
                     "The file contains no header line and no rows.", code="empty_file"
                 )
+            check_columns(len(header), limits)  # a header longer than the sniffed start
             trailing = len(header) - len(_check_names(header, drop_trailing_empty=True))
             scan = _TextScan(header=header[: len(header) - trailing], raw_width=len(header))
             width = len(header)
@@ -626,12 +665,35 @@ def _dropped_rows_warning(count: int) -> list[str]:
 # --------------------------------------------------------------------------- converters
 
 
+def _header_width(text: str, delimiter: str) -> tuple[int, bool]:
+    """(fields, whether the header line ended) of the first non-empty record of `text`, the
+    decoded start of the file: enough to refuse a too wide file before reading the rest."""
+    complete = "\n" in text or "\r" in text
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, quotechar='"')
+    try:
+        for row in reader:
+            if row:
+                return len(row), complete
+    except csv.Error:  # a value longer than csv's limit: the full scan reports it
+        pass
+    return 0, False
+
+
 def _convert_text(
-    src: Path, fmt: str, temporary: Path, scratch: Path, encoding: str | None, delimiter: str | None
+    src: Path,
+    fmt: str,
+    temporary: Path,
+    scratch: Path,
+    encoding: str | None,
+    delimiter: str | None,
+    limits: IngestLimits,
 ) -> IngestResult:
     chosen_encoding, chosen_delimiter = sniff_text(src, encoding=encoding, delimiter=delimiter)
+    head = _read_head(src, _SNIFF_BYTES)
+    width, complete = _header_width(_decode_head(head, chosen_encoding), chosen_delimiter)
+    check_columns(width, limits, at_least=not complete)
     utf8 = _as_utf8(src, chosen_encoding, scratch)
-    scan = _scan_structure(utf8, chosen_encoding, chosen_delimiter)
+    scan = _scan_structure(utf8, chosen_encoding, chosen_delimiter, limits)
     names = _check_names(scan.header)
     raw_names = [f"c{index}" for index in range(scan.raw_width)]
     frame = pl.scan_csv(
@@ -683,9 +745,37 @@ def _convert_text(
     )
 
 
-def _convert_xlsx(src: Path, temporary: Path, sheet: str | None) -> IngestResult:
+def _check_workbook_expansion(src: Path, limits: IngestLimits) -> None:
+    """Refuse a workbook that expands beyond the limit or has a sheet of too many rows,
+    before a reader inflates it (containers.py)."""
+    try:
+        expanded = containers.zip_expanded_size(src)
+        if expanded > limits.max_expanded_bytes:
+            raise IngestError(
+                f"The workbook is {human_size(src.stat().st_size)} but expands to "
+                f"{human_size(expanded)}; the limit is {human_size(limits.max_expanded_bytes)}. "
+                "Save the sheet as CSV, or as Parquet, and upload that instead.",
+                code="expands_too_much",
+            )
+        for part in containers.sheet_parts(src):
+            rows = containers.sheet_rows(src, part, stop_above=limits.max_sheet_rows)
+            if rows > limits.max_sheet_rows:
+                raise IngestError(
+                    f"A sheet of the workbook ({part.rsplit('/', 1)[-1]}) has more than "
+                    f"{limits.max_sheet_rows:,} rows, the limit for a workbook (Excel's own). "
+                    "Save the data as CSV or Parquet and upload that instead.",
+                    code="too_many_rows",
+                )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error) as exc:
+        raise _polars_failure(exc, _LABELS["xlsx"]) from None
+
+
+def _convert_xlsx(
+    src: Path, temporary: Path, sheet: str | None, limits: IngestLimits
+) -> IngestResult:
     import fastexcel
 
+    _check_workbook_expansion(src, limits)
     try:
         reader = fastexcel.read_excel(src)
         sheets = list(reader.sheet_names)
@@ -709,6 +799,7 @@ def _convert_xlsx(src: Path, temporary: Path, sheet: str | None) -> IngestResult
     if header_row.height == 0:
         raise IngestError(f"The sheet '{chosen}' is empty.", code="empty_file")
     raw_header = list(header_row.row(0))
+    check_columns(len(raw_header), limits)
     names = _check_names(raw_header, drop_trailing_empty=True)
     try:
         data = reader.load_sheet(chosen, header_row=0, schema_sample_rows=None).to_polars()
@@ -760,7 +851,24 @@ def _convert_xlsx(src: Path, temporary: Path, sheet: str | None) -> IngestResult
 _UNSUPPORTED_TYPES = (pl.List, pl.Array, pl.Struct, pl.Object, pl.Binary)
 
 
-def _convert_parquet(src: Path, temporary: Path) -> IngestResult:
+def _check_parquet_footer(src: Path, limits: IngestLimits) -> None:
+    try:
+        footer = containers.parquet_footer(src)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise _polars_failure(exc, _LABELS["parquet"]) from None
+    check_columns(footer.columns, limits)
+    bound = limits.max_parquet_expanded_bytes
+    if bound is not None and footer.expanded_bytes > bound:
+        raise IngestError(
+            f"The Parquet file is {human_size(src.stat().st_size)} but its "
+            f"{footer.rows:,} rows × {footer.columns:,} columns expand to at least "
+            f"{human_size(footer.expanded_bytes)}; the limit is {human_size(bound)}. "
+            "Upload fewer rows or columns.",
+            code="expands_too_much",
+        )
+
+
+def _convert_parquet(src: Path, temporary: Path, limits: IngestLimits) -> IngestResult:
     with src.open("rb") as handle:
         handle.seek(-4, os.SEEK_END)
         tail = handle.read(4)
@@ -770,6 +878,7 @@ def _convert_parquet(src: Path, temporary: Path) -> IngestResult:
             "been cut off while copying or uploading.",
             code="corrupt",
         )
+    _check_parquet_footer(src, limits)
     try:
         schema = pl.read_parquet_schema(src)
     except (pl.exceptions.PolarsError, OSError) as exc:
@@ -854,7 +963,12 @@ def _value_label_warning(labels: dict[str, dict[Any, str]]) -> list[str]:
 
 
 def _convert_statistical(
-    src: Path, fmt: str, temporary: Path, scratch: Path, encoding: str | None
+    src: Path,
+    fmt: str,
+    temporary: Path,
+    scratch: Path,
+    encoding: str | None,
+    limits: IngestLimits,
 ) -> IngestResult:
     import pyreadstat
 
@@ -867,6 +981,7 @@ def _convert_statistical(
         _, meta = reader(src, metadataonly=True, **options)
     except Exception as exc:  # noqa: BLE001 - pyreadstat raises ReadstatError and others
         raise _polars_failure(exc, what) from None
+    check_columns(len(meta.column_names), limits)
     names = _check_names(list(meta.column_names))
     parts: list[Path] = []
     whole: set[str] | None = None
@@ -925,19 +1040,22 @@ def convert_to_parquet(
     encoding: str | None = None,
     delimiter: str | None = None,
     sheet: str | None = None,
+    limits: IngestLimits | None = None,
 ) -> IngestResult:
     """Check `src` (uploaded as `filename`) and write it to `dest` as Parquet.
 
     `encoding` and `delimiter` override detection for text files (`encoding` is also passed
     to the SAS, SPSS and Stata readers); `sheet` picks an Excel sheet by name (default:
-    the first). Raises `IngestError`; on any failure `dest` is left untouched.
+    the first); `limits` bound the width and expansion (checked before the full read).
+    Raises `IngestError`; on any failure `dest` is left untouched.
     """
+    limits = limits or IngestLimits()
     fmt = detect_format(src, filename)
     with _atomic_destination(dest) as (temporary, scratch):
         if fmt in _TEXT_FORMATS:
-            return _convert_text(src, fmt, temporary, scratch, encoding, delimiter)
+            return _convert_text(src, fmt, temporary, scratch, encoding, delimiter, limits)
         if fmt == "xlsx":
-            return _convert_xlsx(src, temporary, sheet)
+            return _convert_xlsx(src, temporary, sheet, limits)
         if fmt == "parquet":
-            return _convert_parquet(src, temporary)
-        return _convert_statistical(src, fmt, temporary, scratch, encoding)
+            return _convert_parquet(src, temporary, limits)
+        return _convert_statistical(src, fmt, temporary, scratch, encoding, limits)

@@ -17,11 +17,11 @@ from django.db import transaction
 from apps.accounts.models import Organization
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
-from apps.datasets.ingest import IngestError, check_size, convert_to_parquet
+from apps.datasets.ingest import IngestError, IngestLimits, check_size, convert_to_parquet
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.profiling import profile_parquet
 from apps.datasets.storage import delete_quietly, local_path, sha256_of, store
-from apps.jobs.models import Job
+from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext, job_create
 
 logger = logging.getLogger(__name__)
@@ -31,6 +31,19 @@ SAMPLE_ROWS = 2000
 
 def upload_limit_for(organization: Organization) -> int:
     return int(organization.upload_limit_bytes or settings.DEIDWEB_UPLOAD_MAX_BYTES)
+
+
+# A Parquet file is read by streaming: its expansion bounds time and disk, not memory, so
+# its bound follows the upload limit rather than DEIDWEB_MAX_EXPANDED_BYTES.
+PARQUET_EXPANSION = 20
+
+
+def ingest_limits_for(organization: Organization) -> IngestLimits:
+    return IngestLimits(
+        max_columns=int(settings.DEIDWEB_MAX_COLUMNS),
+        max_expanded_bytes=int(settings.DEIDWEB_MAX_EXPANDED_BYTES),
+        max_parquet_expanded_bytes=PARQUET_EXPANSION * upload_limit_for(organization),
+    )
 
 
 def ingest_error_to_application_error(exc: IngestError, filename: str) -> ApplicationError:
@@ -87,6 +100,7 @@ def dataset_upload(
                 encoding=encoding or None,
                 delimiter=delimiter or None,
                 sheet=sheet or None,
+                limits=ingest_limits_for(organization),
             )
         except IngestError as exc:
             raise ingest_error_to_application_error(exc, filename) from None
@@ -164,16 +178,13 @@ def dataset_profile_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
     dataset = Dataset.objects.get(id=job.params["dataset_id"], organization=job.organization)
     context.progress(2, "Reading the data set", force=True)
-    try:
-        with local_path(dataset.parquet_path) as path:
-            profile = profile_parquet(
-                path, progress=lambda pct, msg: context.progress(5 + pct * 0.85, msg)
-            )
-            context.progress(92, "Suggesting variable roles", force=True)
-            sample = _sample(path, profile.rows)
-    except Exception:
-        Dataset.objects.filter(id=dataset.id).update(status=DatasetStatus.FAILED)
-        raise
+    # A failure or a cancel leaves the data set "failed" through dataset_profile_finished.
+    with local_path(dataset.parquet_path) as path:
+        profile = profile_parquet(
+            path, progress=lambda pct, msg: context.progress(5 + pct * 0.85, msg)
+        )
+        context.progress(92, "Suggesting variable roles", force=True)
+        sample = _sample(path, profile.rows)
     profile_dict = profile.to_dict()
     with transaction.atomic():
         Dataset.objects.filter(id=dataset.id).update(
@@ -181,6 +192,20 @@ def dataset_profile_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         variables = variables_create_from_profile(dataset=dataset, profile=profile, sample=sample)
     return {"rows": profile.rows, "columns": len(profile.columns), "variables": len(variables)}
+
+
+def dataset_profile_finished(job: Job) -> None:
+    """Job hook: a profile that failed, was cancelled or lost its worker leaves its data set
+    "failed", so the page offers to run it again or to delete the data set."""
+    if job.status in (JobStatus.FAILED, JobStatus.CANCELLED):
+        Dataset.objects.filter(profile_job=job, status=DatasetStatus.PROFILING).update(
+            status=DatasetStatus.FAILED
+        )
+
+
+def dataset_profile_retried(old: Job, new: Job) -> None:
+    """Job hook: the data set follows the new profiling job."""
+    Dataset.objects.filter(profile_job=old).update(profile_job=new, status=DatasetStatus.PROFILING)
 
 
 def _sample(path: Path, rows: int) -> pl.DataFrame:

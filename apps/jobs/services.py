@@ -3,6 +3,15 @@
 A job is claimed with a conditional update (queued → running): if the update touches no row,
 another worker already has it, so delivering the same message twice is harmless. Progress is
 written at most about once a second, and each write also notices a cancellation.
+
+Cancelling is certain and quick: the row turns cancelled at once (the handler notices on its
+next progress report), and the Celery task, whose id is the job's id, is revoked with
+`terminate=True`, which ends the worker child even inside a long polars or numba call. A
+hard time limit (`DEIDWEB_JOB_TIME_LIMIT`) ends any job that runs away.
+
+Whatever ends a job (success, failure, cancel, a lost worker, a retry), the owner of its
+subject learns it through `JOB_FINISHED`/`JOB_RETRIED`, so that a data set never stays
+"profiling" after its profiling job is over.
 """
 
 from __future__ import annotations
@@ -13,6 +22,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -44,6 +55,23 @@ JOB_GUARDS: dict[str, str] = {
     "assessment-apply": "apps.assessments.services.assessment_job_guard",
     "report": "apps.reports.services.report_job_guard",
 }
+
+
+# kind → dotted path of ``hook(job: Job) -> None`` called once the job has ended in any way
+# (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
+JOB_FINISHED: dict[str, str] = {
+    "profile": "apps.datasets.services.dataset_profile_finished",
+}
+# kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
+JOB_RETRIED: dict[str, str] = {
+    "profile": "apps.datasets.services.dataset_profile_retried",
+}
+
+
+def _finished(job: Job) -> None:
+    path = JOB_FINISHED.get(job.kind)
+    if path:
+        import_string(path)(job)
 
 
 def _guard(job: Job, action: str) -> None:
@@ -127,7 +155,19 @@ def job_enqueue(*, job: Job) -> None:
 
     job_id = str(job.id)
     # Only after the row is committed, or the worker could look for a job that is not there.
-    transaction.on_commit(lambda: run_job.delay(job_id))
+    # The task id is the job id, so that a cancel can revoke the task (job_cancel).
+    transaction.on_commit(lambda: run_job.apply_async((job_id,), task_id=job_id))
+
+
+def _terminate(job_id: str) -> None:
+    """Revoke the job's task and end the worker child running it (prefork pool). Best effort:
+    the row is already cancelled, and the handler stops at its next progress report anyway."""
+    from deidweb.celery import app
+
+    try:
+        app.control.revoke(job_id, terminate=True, signal="SIGTERM")
+    except Exception:  # a broker without broadcast (filesystem transport) or one that is down
+        logger.warning("could not revoke the task of job %s", job_id, exc_info=True)
 
 
 def job_execute(*, job_id: str) -> bool:
@@ -149,6 +189,16 @@ def job_execute(*, job_id: str) -> bool:
         result = handler(job, context)
     except JobCancelled:
         _finish(job, JobStatus.CANCELLED, message="Cancelled")
+        return True
+    except SoftTimeLimitExceeded:
+        limit = int(settings.DEIDWEB_JOB_TIME_LIMIT)
+        _finish(
+            job,
+            JobStatus.FAILED,
+            message="Failed",
+            error=f"The job ran longer than the limit of {limit:,} s (DEIDWEB_JOB_TIME_LIMIT) "
+            "and was stopped.",
+        )
         return True
     except ApplicationError as exc:
         _finish(job, JobStatus.FAILED, message="Failed", error=exc.message)
@@ -186,9 +236,11 @@ def _finish(
     if progress is not None:
         fields["progress"] = progress
     # A cancellation that raced the end of the work wins: the user asked for it.
-    Job.objects.filter(id=job.id, status=JobStatus.RUNNING).update(**fields)
-    job.refresh_from_db(fields=["status"])
+    updated = Job.objects.filter(id=job.id, status=JobStatus.RUNNING).update(**fields)
+    job.refresh_from_db(fields=["status", "message", "error"])
     _audit(job, "job.finish", {"status": job.status, "error": error[:500]})
+    if updated:  # else job_cancel already told the subject
+        _finished(job)
 
 
 def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
@@ -208,10 +260,14 @@ def job_cancel(*, job: Job, user: User | None = None) -> Job:
     _guard(job, "cancel")
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
-    Job.objects.filter(id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
-        status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now()
-    )
+    cancelled = Job.objects.filter(
+        id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    ).update(status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now())
     job.refresh_from_db()
+    if cancelled:
+        job_id = str(job.id)
+        transaction.on_commit(lambda: _terminate(job_id))
+        _finished(job)
     from apps.audit.services import audit_record
 
     audit_record(
@@ -230,13 +286,18 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     _guard(job, "retry")
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
         raise ApplicationError("Only a failed or cancelled job can be retried.")
-    return job_create(
-        organization=job.organization,
-        kind=job.kind,
-        subject=job.subject,
-        params=job.params,
-        created_by=user,
-    )
+    with transaction.atomic():
+        new_job = job_create(
+            organization=job.organization,
+            kind=job.kind,
+            subject=job.subject,
+            params=job.params,
+            created_by=user,
+        )
+        path = JOB_RETRIED.get(job.kind)
+        if path:
+            import_string(path)(job, new_job)
+    return new_job
 
 
 def job_refresh(job: Job) -> Job:
@@ -247,14 +308,12 @@ def job_refresh(job: Job) -> Job:
     memory). The job is marked failed with a plain explanation, so it can be run again."""
     from datetime import timedelta
 
-    from django.conf import settings
-
     if job.status != JobStatus.RUNNING:
         return job
     last = job.heartbeat_at or job.started_at
     limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
     if last is not None and timezone.now() - last > limit:
-        Job.objects.filter(
+        lost = Job.objects.filter(
             id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
         ).update(
             status=JobStatus.FAILED,
@@ -266,4 +325,6 @@ def job_refresh(job: Job) -> Job:
             finished_at=timezone.now(),
         )
         job.refresh_from_db()
+        if lost:
+            _finished(job)
     return job

@@ -57,11 +57,5 @@ def job_retry_view(request: HttpRequest, organization: Organization, job_id: UUI
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("job-detail", org=organization.slug, job_id=job.id)
-    if job.kind == "profile":
-        from apps.datasets.models import Dataset, DatasetStatus
-
-        Dataset.objects.filter(profile_job=job).update(
-            profile_job=new_job, status=DatasetStatus.PROFILING
-        )
     messages.success(request, "The job was queued again.")
     return redirect("job-detail", org=organization.slug, job_id=new_job.id)

@@ -109,6 +109,12 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024**2
 FILE_UPLOAD_TEMP_DIR = None
 FILE_UPLOAD_HANDLERS = ["apps.datasets.uploads.LimitedTemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
+# Bounds checked before a file is read in full (apps/datasets/ingest.py, IngestLimits): the
+# columns of any file, and what an .xlsx workbook may expand to (its reader holds a sheet in
+# memory; a 490 KB ZIP bomb expands to 168 MB). A Parquet file may expand to 20 times the
+# upload limit; a sheet may have Excel's own 1,048,576 rows.
+DEIDWEB_MAX_COLUMNS = env_int("DEIDWEB_MAX_COLUMNS", 2000, minimum=1)
+DEIDWEB_MAX_EXPANDED_BYTES = env_size("DEIDWEB_MAX_EXPANDED_BYTES", 1024**3)
 
 # Celery: the broker only carries job ids; every result lives on the Job row.
 CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL", "filesystem://")
@@ -127,6 +133,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A job running longer than this is stopped: first inside the task (the job fails with a
+# message), a minute later by ending the worker child.
+DEIDWEB_JOB_TIME_LIMIT = env_int("DEIDWEB_JOB_TIME_LIMIT", 6 * 3600, minimum=60)
+CELERY_TASK_SOFT_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT + 60
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # The server secret that seals the audit trail (HMAC-SHA-256 of every event and of each

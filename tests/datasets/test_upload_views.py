@@ -158,3 +158,35 @@ def test_delete_removes_files(
     assert response.status_code == 204
     assert not path.exists()
     assert not Dataset.objects.exists()
+
+
+def test_the_limits_come_from_the_settings(client_for, analyst, custodian, existing, settings):
+    import io
+
+    import xlsxwriter
+
+    def post(filename, content):
+        return client_for(analyst).post(
+            "/api/v1/datasets/",
+            {"organization": custodian.slug, "file": SimpleUploadedFile(filename, content)},
+        )
+
+    wide = (",".join(f"c{i}" for i in range(10_000)) + "\n" + "1," * 9_999 + "1\n").encode()
+    response = post("wide.csv", wide)
+    assert response.status_code == 400
+    assert response.json()["extra"]["code"] == "too_many_columns"
+    assert "10,000 columns; the limit is 2,000" in response.json()["message"]
+
+    settings.DEIDWEB_MAX_COLUMNS = 2
+    response = post("three.csv", GOOD)
+    assert "3 columns; the limit is 2" in response.json()["message"]
+
+    settings.DEIDWEB_MAX_COLUMNS = 2000
+    settings.DEIDWEB_MAX_EXPANDED_BYTES = 1024
+    buffer = io.BytesIO()
+    with xlsxwriter.Workbook(buffer) as workbook:
+        workbook.add_worksheet().write_row(0, 0, ["name", "age"])
+    response = post("book.xlsx", buffer.getvalue())
+    assert response.json()["extra"]["code"] == "expands_too_much"
+    assert "the limit is 1 KB" in response.json()["message"]
+    assert Dataset.objects.count() == 1

@@ -87,13 +87,34 @@ def test_non_functional_level_is_named() -> None:
         Hierarchy("c", (("a", "A", "X"), ("b", "A", "Y")))
 
 
-def test_overlapping_intervals_are_named() -> None:
-    with pytest.raises(HierarchyError, match=r"overlapping intervals at level 1: '0-9' and '5-14'"):
-        Hierarchy("n", (("1", "0-9", "*"), ("12", "5-14", "*")))
-    with pytest.raises(HierarchyError, match="overlapping"):
-        Hierarchy("n", (("1", "[0, 10[", "*"), ("95", "90+", "*"), ("85", "[80, 91[", "*")))
+def test_range_like_labels_of_an_import_are_opaque_text() -> None:
+    # ARX accepts these group labels of a categorical variable: a hierarchy is a
+    # functional mapping and labels are text, so '4-6', '4-7', '7-9' are three groups.
+    rows = (
+        ("a", "4-6", "low", "*"),
+        ("b", "4-7", "low", "*"),
+        ("c", "7-9", "high", "*"),
+        ("d", "7-9", "high", "*"),
+    )
+    hierarchy = parse_arx_text("\n".join(";".join(r) for r in rows), "grade")
+    assert hierarchy.level_labels(1) == ("4-6", "4-7", "7-9")
+    lookup = hierarchy.lookup(pl.Series(["a", "b", "c", "d"]))
+    assert lookup.maps[1].tolist() == [0, 1, 2, 2]
+    assert lookup.leaves[1].tolist() == [1, 1, 2]
+    # the same for other interval-looking labels: "[0, 10[" and "[5, 15[" are two groups
+    Hierarchy("n", (("1", "[0, 10[", "*"), ("12", "[5, 15[", "*"), ("95", "90+", "*")))
+
+
+def test_interval_builder_refuses_a_top_label_that_overlaps_its_intervals() -> None:
+    # The builder's labels are intervals by construction: a custom top code reading
+    # "30-50" would overlap the interval 30-39 at level 1.
+    with pytest.raises(
+        HierarchyError, match=r"overlapping intervals at level 1: '30-39' and '30-50'"
+    ):
+        interval_hierarchy("age", ["31", "45"], [10], top=40, top_label="30-50")
     # touching half-open intervals and integer ranges do not overlap
-    Hierarchy("n", (("1", "[0, 10[", "*"), ("10", "[10, 20[", "*"), ("25", "20-29", "*")))
+    h = interval_hierarchy("w", ["0.5", "10", "25.5"], [10], top=20)
+    assert [row[1] for row in h.rows] == ["[0, 10[", "[10, 20[", "20+"]
 
 
 def test_shape_and_duplicate_leaves() -> None:

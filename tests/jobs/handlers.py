@@ -22,3 +22,10 @@ def cancel_midway(job, context):
     Job.objects.filter(id=job.id).update(status=JobStatus.CANCELLED)  # as the cancel button does
     context.progress(20, "continuing", force=True)
     return {"never": "stored"}
+
+
+def runs_too_long(job, context):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    context.progress(10, "started", force=True)
+    raise SoftTimeLimitExceeded()  # as Celery raises it inside the task at the soft limit

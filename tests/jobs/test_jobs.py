@@ -83,3 +83,38 @@ def test_job_cancelled_exception_is_raised_by_progress_after_cancel(db, custodia
     Job.objects.filter(id=job.id).update(status=JobStatus.CANCELLED)
     with pytest.raises(JobCancelled):
         context.progress(20, "more")
+
+
+def test_a_job_past_the_time_limit_fails_with_a_plain_message(db, custodian, settings, monkeypatch):
+    monkeypatch.setitem(services.JOB_HANDLERS, "t-long", "tests.jobs.handlers.runs_too_long")
+    settings.DEIDWEB_JOB_TIME_LIMIT = 3600
+    job = make(custodian, "t-long")
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert job.error == (
+        "The job ran longer than the limit of 3,600 s (DEIDWEB_JOB_TIME_LIMIT) and was stopped."
+    )
+
+
+def test_the_time_limits_reach_celery():
+    from django.conf import settings
+
+    from deidweb.celery import app
+
+    assert app.conf.task_soft_time_limit == settings.DEIDWEB_JOB_TIME_LIMIT == 6 * 3600
+    assert app.conf.task_time_limit == settings.DEIDWEB_JOB_TIME_LIMIT + 60
+
+
+def test_cancel_revokes_the_task_whose_id_is_the_job_id(
+    db, custodian, handlers, monkeypatch, django_capture_on_commit_callbacks
+):
+    from deidweb.celery import app
+
+    revoked: list[tuple[str, dict]] = []
+    monkeypatch.setattr(app.control, "revoke", lambda task_id, **kw: revoked.append((task_id, kw)))
+    job = make(custodian, "t-ok")
+    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_cancel(job=job)
+    assert revoked == [(str(job.id), {"terminate": True, "signal": "SIGTERM"})]

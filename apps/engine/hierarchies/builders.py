@@ -13,6 +13,7 @@ from datetime import date, datetime
 
 from apps.engine.errors import HierarchyError, preview
 from apps.engine.hierarchies.model import TOP, Hierarchy
+from apps.engine.hierarchies.validation import check_intervals
 
 DATE_LEVELS = ("month", "year", "5-year", "10-year")
 
@@ -84,7 +85,11 @@ def interval_hierarchy(
 
     ordered = sorted(zip(numbers, leaves, strict=True))
     rows = [[leaf, *(label(x, w) for w in widths)] for x, leaf in ordered]
-    return Hierarchy(column, tuple(map(tuple, _with_top(rows, add_top))))
+    hierarchy = Hierarchy(column, tuple(map(tuple, _with_top(rows, add_top))))
+    # These labels are intervals by construction, so here (and only here) they must
+    # not overlap, e.g. a custom bottom/top label that reads as a range inside the others.
+    check_intervals(column, hierarchy.rows)
+    return hierarchy
 
 
 def _parse_numbers(column: str, leaves: Sequence[str]) -> list[float]:

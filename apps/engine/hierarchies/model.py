@@ -57,8 +57,8 @@ class Hierarchy:
     """One generalization hierarchy: rows of (leaf, level 1, ..., level H).
 
     Built only through validation: a Hierarchy object always has rows of equal
-    length, unique leaves, levels that are functions of the level below, and no
-    overlapping intervals at any level.
+    length, unique leaves and levels that are functions of the level below.
+    Labels are opaque text (validation.py).
     """
 
     column: str

@@ -1,11 +1,16 @@
 """Consistency checks of a generalization hierarchy (Step 7.2).
 
-A hierarchy is usable for global recoding only if (1) every leaf appears once,
+A hierarchy is usable for global recoding if (1) every leaf appears once and
 (2) each level is a function of the level below it (one value at level L never
 maps to two values at level L+1, otherwise the lattice node would not define one
-generalized value per original value), and (3) at each level the numeric
-intervals do not overlap (the groups of a global recoding must be disjoint,
-seed 000 step 7.2).  Each check names the offending values in its message.
+generalized value per original value).  Each check names the offending values.
+
+Labels are opaque text, as in ARX: a hierarchy is a functional mapping, so an
+imported group label "4-7" next to "4-6" is two distinct groups, not two
+overlapping ranges.  The groups of a global recoding are disjoint by (1) and (2)
+whatever the labels say (seed 000 step 7.2).  Interval semantics belong only to
+hierarchies the interval builder made: it checks its own labels with
+`check_intervals`, a guard against a builder bug, never applied to imports.
 """
 
 from __future__ import annotations
@@ -112,7 +117,10 @@ def check_functional(column: str, rows: Rows) -> None:
 
 
 def check_intervals(column: str, rows: Rows) -> None:
-    """At each level above the leaves, no two distinct interval labels overlap."""
+    """At each level above the leaves, no two distinct interval labels overlap.
+
+    Only for hierarchies whose labels the interval builder wrote as intervals.
+    """
     height = len(rows[0]) - 1
     for level in range(1, height + 1):
         labels = list(dict.fromkeys(row[level] for row in rows))
@@ -139,8 +147,10 @@ def overlapping_intervals(intervals: Sequence[Interval]) -> list[tuple[Interval,
 
 
 def validate_rows(column: str, rows: Rows) -> None:
-    """All checks, in the order a user would fix them."""
+    """The checks every hierarchy passes, in the order a user would fix them.
+
+    No check reads meaning into labels (see the module docstring).
+    """
     check_shape(column, rows)
     check_unique_leaves(column, rows)
     check_functional(column, rows)
-    check_intervals(column, rows)

@@ -1,0 +1,89 @@
+"""A data set whose profiling job ends badly (failed, cancelled, worker lost) can be acted on:
+its page says what happened and offers to profile again or delete it."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.datasets.models import Dataset, DatasetStatus
+from apps.datasets.services import dataset_upload
+from apps.datasets.storage import delete_quietly
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.selectors import job_get
+from apps.jobs.services import job_cancel, job_execute
+
+CSV = b"name,age,sex\nAlice,34,F\nBob,51,M\n"
+
+
+@pytest.fixture
+def dataset(custodian, analyst):
+    return dataset_upload(
+        organization=custodian, user=analyst, upload=SimpleUploadedFile("p.csv", CSV)
+    )
+
+
+def page(client, dataset) -> str:
+    url = reverse(
+        "dataset-detail", kwargs={"org": dataset.organization.slug, "dataset_id": dataset.id}
+    )
+    return client.get(url).content.decode()
+
+
+def test_a_cancelled_profile_leaves_the_data_set_failed_and_it_can_be_profiled_again(
+    client_for, analyst, dataset
+):
+    assert dataset.status == DatasetStatus.PROFILING
+    job_cancel(job=dataset.profile_job, user=analyst)
+    dataset.refresh_from_db()
+    assert dataset.status == DatasetStatus.FAILED
+    client = client_for(analyst)
+    text = page(client, dataset)
+    assert "Profiling was cancelled." in text and 'data-testid="profile-again"' in text
+    assert "Delete this data set" in text
+
+    retry = reverse(
+        "job-retry", kwargs={"org": dataset.organization.slug, "job_id": dataset.profile_job.id}
+    )
+    assert client.post(retry).status_code == 302
+    old_job = dataset.profile_job
+    dataset.refresh_from_db()
+    assert dataset.status == DatasetStatus.PROFILING and dataset.profile_job != old_job
+    job_execute(job_id=str(dataset.profile_job.id))
+    dataset.refresh_from_db()
+    assert dataset.status == DatasetStatus.READY and dataset.rows == 2
+
+
+def test_a_cancel_while_running_leaves_the_data_set_failed(analyst, dataset):
+    Job.objects.filter(id=dataset.profile_job.id).update(status=JobStatus.RUNNING)
+    job_cancel(job=dataset.profile_job, user=analyst)
+    dataset.refresh_from_db()
+    assert dataset.status == DatasetStatus.FAILED
+
+
+def test_a_failed_profile_says_why(client_for, analyst, dataset):
+    delete_quietly(dataset.parquet_path)  # the stored file is gone
+    job_execute(job_id=str(dataset.profile_job.id))
+    dataset.refresh_from_db()
+    assert dataset.status == DatasetStatus.FAILED
+    assert dataset.profile_job.status == JobStatus.FAILED
+    text = page(client_for(analyst), dataset)
+    assert "Profiling failed:" in text and 'data-testid="profile-again"' in text
+
+
+def test_a_profile_whose_worker_was_lost_leaves_the_data_set_failed(custodian, dataset, settings):
+    settings.DEIDWEB_JOB_STALE_SECONDS = 60
+    long_ago = timezone.now() - timedelta(seconds=61)
+    Job.objects.filter(id=dataset.profile_job.id).update(
+        status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+    )
+    assert job_get(organization=custodian, job_id=dataset.profile_job.id).status == "failed"
+    assert Dataset.objects.get(id=dataset.id).status == DatasetStatus.FAILED
+
+
+def test_a_reviewer_sees_the_state_but_no_button(client_for, reviewer, analyst, dataset):
+    job_cancel(job=dataset.profile_job, user=analyst)
+    text = page(client_for(reviewer), dataset)
+    assert "Profiling was cancelled." in text and "profile-again" not in text
