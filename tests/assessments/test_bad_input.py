@@ -6,12 +6,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from apps.assessments import deidentify
+from apps.assessments import deidentify, services
 from apps.assessments.models import HierarchySpec
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.assessments.test_api import API, post, put
-from tests.assessments.test_deidentify import ready  # noqa: F401
 
 
 def hierarchy_url(aid, column):
@@ -21,6 +20,17 @@ def hierarchy_url(aid, column):
 @pytest.fixture
 def api(client_for, analyst):
     return client_for(analyst)
+
+
+@pytest.fixture
+def ready(assessment):
+    """Steps 1, 3 and 5 done (public, low invasion), through the services."""
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    return assessment
 
 
 @pytest.fixture
@@ -101,7 +111,7 @@ def test_api_hierarchy_that_swaps_values_is_refused(api, api_ready):
 
 
 @pytest.mark.parametrize("length", [3, 7, 65, 10**9])
-def test_pseudonym_length_outside_8_to_64_is_refused_naming_the_column(ready, length):  # noqa: F811
+def test_pseudonym_length_outside_8_to_64_is_refused_naming_the_column(ready, length):
     with pytest.raises(ApplicationError, match="pseudonym length of 'email' must be 8 to 64"):
         deidentify.deid_config_set(
             assessment=ready,
@@ -115,7 +125,7 @@ def test_pseudonym_length_outside_8_to_64_is_refused_naming_the_column(ready, le
 
 
 @pytest.mark.parametrize("length", [8, 64])
-def test_pseudonym_length_within_bounds_is_kept(ready, length):  # noqa: F811
+def test_pseudonym_length_within_bounds_is_kept(ready, length):
     deidentify.deid_config_set(
         assessment=ready,
         masking={"email": {"method": "random", "length": length}},
@@ -179,7 +189,7 @@ def test_page_config_with_non_numbers_says_which_field(
     analyst,
     ready,
     change,
-    fragment,  # noqa: F811
+    fragment,
 ):
     from apps.assessments.hierarchies import hierarchies_ensure
 
@@ -209,7 +219,7 @@ def test_page_hierarchy_with_non_numbers_says_which_field(
     ready,
     kind,
     fields,
-    fragment,  # noqa: F811
+    fragment,
 ):
     column = "age"
     data = {"action": "hierarchy", "column": column, "kind": kind, **fields}
@@ -218,7 +228,7 @@ def test_page_hierarchy_with_non_numbers_says_which_field(
     assert not HierarchySpec.objects.filter(assessment=ready, column=column).exists()
 
 
-def test_page_choose_with_a_non_number_says_so(client_for, analyst, ready):  # noqa: F811
+def test_page_choose_with_a_non_number_says_so(client_for, analyst, ready):
     from apps.jobs.services import job_execute
 
     job = deidentify.assessment_start_search(assessment=ready, user=analyst)
