@@ -228,13 +228,22 @@ class ContextSerializer(serializers.Serializer[Any]):
 class MaskingSerializer(serializers.Serializer[Any]):
     method = serializers.ChoiceField(choices=deidentify.MASKING_METHODS)
     length = serializers.IntegerField(
-        min_value=1, required=False, help_text="For random pseudonyms."
+        min_value=deidentify.PSEUDONYM_LENGTHS[0],
+        max_value=deidentify.PSEUDONYM_LENGTHS[1],
+        required=False,
+        help_text="Hex characters of a keyed (hmac) or random pseudonym (default 32).",
     )
     keep_leading = serializers.IntegerField(
-        min_value=0, default=0, help_text="For character masking."
+        min_value=0,
+        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        default=0,
+        help_text="For character masking.",
     )
     keep_trailing = serializers.IntegerField(
-        min_value=0, default=0, help_text="For character masking."
+        min_value=0,
+        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        default=0,
+        help_text="For character masking.",
     )
 
 

@@ -64,6 +64,37 @@ def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> 
     return config
 
 
+PSEUDONYM_LENGTHS = (8, 64)  # hex characters: 32 to 256 bits (apps.engine.masking)
+MAX_KEPT_CHARACTERS = 1000  # of character masking; keeping more than a value has keeps it all
+
+
+def _check_masking_numbers(column: str, spec: dict[str, Any]) -> None:
+    """Refused here, not when the file is written: a pseudonym of 3 hex characters has 4,096
+    values (collisions, and a table an intruder can enumerate); 10^9 is not a length."""
+    low, high = PSEUDONYM_LENGTHS
+    length = spec.get("length")
+    if length is not None and (
+        not isinstance(length, int) or isinstance(length, bool) or not low <= length <= high
+    ):
+        raise ApplicationError(
+            f"The pseudonym length of '{column}' must be {low} to {high} hex characters, "
+            f"not {length!r}.",
+            {"column": column, "field": "length"},
+        )
+    for field, label in (("keep_leading", "leading"), ("keep_trailing", "trailing")):
+        kept = spec.get(field, 0)
+        if (
+            not isinstance(kept, int)
+            or isinstance(kept, bool)
+            or not 0 <= kept <= MAX_KEPT_CHARACTERS
+        ):
+            raise ApplicationError(
+                f"The number of {label} characters kept of '{column}' must be a whole number "
+                f"from 0 to {MAX_KEPT_CHARACTERS}, not {kept!r}.",
+                {"column": column, "field": field},
+            )
+
+
 @transaction.atomic
 def deid_config_set(
     *,
@@ -88,6 +119,7 @@ def deid_config_set(
             raise ApplicationError(
                 f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
             )
+        _check_masking_numbers(column, spec)
         if spec["method"] == "mask":
             keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
             if keep <= 0:

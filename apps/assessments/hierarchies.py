@@ -61,18 +61,69 @@ def default_spec(variable: Variable, values: list[str | None]) -> tuple[str, dic
     if inferred in {"date", "datetime"} or kind in {"date_of_birth", "event_date", "date"}:
         return Kind.DATE, {"levels": list(h.DATE_LEVELS)}
     if inferred in {"integer", "decimal"}:
-        numbers = [float(v) for v in values if v is not None and _is_number(v)]
+        numbers = [float(v) for v in values if v is not None and _is_numeric_text(v)]
         if numbers:
             width = _nice_width(max(numbers) - min(numbers))
             return Kind.INTERVAL, {"widths": [width, width * 2, width * 4]}
     return Kind.SUPPRESS, {}
 
 
-def _is_number(text: str) -> bool:
+def _is_numeric_text(text: str) -> bool:
     try:
         return math.isfinite(float(text))
     except ValueError:
         return False
+
+
+def _is_number(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_params(column: str, kind: str, params: dict[str, Any]) -> None:
+    """The builder settings as JSON gives them: the type of every setting of this kind.
+
+    The API takes ``params`` as free JSON, so a string where a list belongs would otherwise
+    be read letter by letter, and a list where a number belongs would fail deep inside."""
+
+    def refuse(field: str, rule: str) -> ApplicationError:
+        return ApplicationError(
+            f"Hierarchy of '{column}': {field} must be {rule}.", {"column": column, "field": field}
+        )
+
+    def numbers(field: str, test: Any, rule: str) -> None:
+        value = params.get(field)
+        if not isinstance(value, list) or not value or not all(map(test, value)):
+            raise refuse(field, rule)
+
+    def optional(field: str, test: Any, rule: str) -> None:
+        if params.get(field) is not None and not test(params[field]):
+            raise refuse(field, rule)
+
+    if kind == Kind.INTERVAL:
+        numbers("widths", lambda w: _is_number(w) and w > 0, "a list of positive numbers")
+        optional("bottom", _is_number, "a number")
+        optional("top", _is_number, "a number")
+        optional("bottom_label", lambda t: isinstance(t, str), "text")
+        optional("top_label", lambda t: isinstance(t, str), "text")
+    elif kind == Kind.DATE:
+        optional(
+            "levels",
+            lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+            f"a list of date levels ({', '.join(h.DATE_LEVELS)})",
+        )
+        optional("date_format", lambda t: isinstance(t, str), "text (a strptime format)")
+    elif kind == Kind.PREFIX:
+        numbers("lengths", lambda n: _is_whole(n) and n >= 0, "a list of whole numbers")
+    elif kind == Kind.CATEGORICAL:
+        optional("keep_ungrouped", lambda b: isinstance(b, bool), "true or false")
 
 
 def build_hierarchy(
@@ -80,6 +131,7 @@ def build_hierarchy(
 ) -> h.Hierarchy:
     """Build the engine's hierarchy; its errors (uncovered values, bad widths…) become
     rule violations naming the column."""
+    check_params(column, kind, params)
     try:
         if kind == Kind.INTERVAL:
             return h.interval_hierarchy(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 from uuid import UUID
 
@@ -29,39 +31,63 @@ from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.jobs.selectors import job_refresh
 
+# The page's fields are text; each is read here with a message naming the field, since
+# the services take numbers (a "nan" or "abc" must never reach them as a server error).
 
-def _numbers(text: str, cast: Any = float) -> list[Any]:
-    return [cast(part) for part in text.replace(";", ",").split(",") if part.strip()]
+
+def _number(text: str, label: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ApplicationError(f"{label} must be a number, not '{text.strip()}'.")
+    return value
+
+
+def _whole(text: str, label: str) -> int:
+    """A whole number 0 or more, of at most nine digits (levels, characters kept)."""
+    if not re.fullmatch(r"\+?\d{1,9}", text.strip()):
+        raise ApplicationError(f"{label} must be a whole number 0 or more, not '{text.strip()}'.")
+    return int(text.strip())
+
+
+def _numbers(text: str, label: str, read: Any, what: str = "numbers") -> list[Any]:
+    parts = [part for part in text.replace(";", ",").split(",") if part.strip()]
+    try:
+        return [read(part, label) for part in parts]
+    except ApplicationError:
+        raise ApplicationError(
+            f"{label} must be {what} separated by commas, not '{text.strip()}'."
+        ) from None
 
 
 def _hierarchy_params(post: Any, kind: str) -> tuple[dict[str, Any], str]:
     """Builder settings from the form (text fields) into the spec's params."""
-    try:
-        if kind == HierarchySpec.Kind.INTERVAL:
-            params: dict[str, Any] = {"widths": _numbers(post.get("widths", ""))}
-            for key in ("bottom", "top"):
-                if post.get(key, "").strip():
-                    params[key] = float(post[key])
-            for key in ("bottom_label", "top_label"):
-                if post.get(key, "").strip():
-                    params[key] = post[key].strip()
-            return params, ""
-        if kind == HierarchySpec.Kind.DATE:
-            return {"levels": [lv for lv in DATE_LEVELS if post.get(f"date_{lv}")]}, ""
-        if kind == HierarchySpec.Kind.PREFIX:
-            return {"lengths": _numbers(post.get("lengths", ""), int)}, ""
-        if kind == HierarchySpec.Kind.CATEGORICAL:
-            groups: dict[str, list[str]] = {}
-            for line in post.get("groups", "").splitlines():
-                if ":" in line:
-                    name, members = line.split(":", 1)
-                    groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
-            return {"levels": [groups], "keep_ungrouped": bool(post.get("keep_ungrouped"))}, ""
-        if kind == HierarchySpec.Kind.ARX:
-            upload = post.get("arx_file")
-            return {}, upload or post.get("arx_text", "")
-    except ValueError as exc:
-        raise ApplicationError(f"The hierarchy settings are not numbers: {exc}.") from None
+    if kind == HierarchySpec.Kind.INTERVAL:
+        params: dict[str, Any] = {"widths": _numbers(post.get("widths", ""), "Widths", _number)}
+        for key in ("bottom", "top"):
+            if post.get(key, "").strip():
+                params[key] = _number(post[key], key.capitalize())
+        for key in ("bottom_label", "top_label"):
+            if post.get(key, "").strip():
+                params[key] = post[key].strip()
+        return params, ""
+    if kind == HierarchySpec.Kind.DATE:
+        return {"levels": [lv for lv in DATE_LEVELS if post.get(f"date_{lv}")]}, ""
+    if kind == HierarchySpec.Kind.PREFIX:
+        lengths = _numbers(post.get("lengths", ""), "Prefix lengths", _whole, "whole numbers")
+        return {"lengths": lengths}, ""
+    if kind == HierarchySpec.Kind.CATEGORICAL:
+        groups: dict[str, list[str]] = {}
+        for line in post.get("groups", "").splitlines():
+            if ":" in line:
+                name, members = line.split(":", 1)
+                groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+        return {"levels": [groups], "keep_ungrouped": bool(post.get("keep_ungrouped"))}, ""
+    if kind == HierarchySpec.Kind.ARX:
+        upload = post.get("arx_file")
+        return {}, upload or post.get("arx_text", "")
     return {}, ""
 
 
@@ -274,17 +300,23 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         for column in deidentify.direct_identifiers(assessment):
             masking[column] = {
                 "method": post.get(f"mask-{column}", "remove"),
-                "keep_leading": int(post.get(f"lead-{column}") or 0),
-                "keep_trailing": int(post.get(f"trail-{column}") or 0),
+                "keep_leading": _whole(
+                    post.get(f"lead-{column}") or "0", f"Leading characters kept of '{column}'"
+                ),
+                "keep_trailing": _whole(
+                    post.get(f"trail-{column}") or "0", f"Trailing characters kept of '{column}'"
+                ),
             }
         max_levels = {
-            c.removeprefix("maxlevel-"): int(v)
+            c.removeprefix("maxlevel-"): _whole(
+                v, f"The maximum level of '{c.removeprefix('maxlevel-')}'"
+            )
             for c, v in post.dict().items()
             if c.startswith("maxlevel-") and v.strip()
         }
         try:
-            limit = float(post.get("suppression_limit", "5")) / 100
-        except ValueError:
+            limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
+        except ApplicationError:
             raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
         from apps.assessments.privacy_models import spec_from_form
         from apps.assessments.services import sensitive_columns
@@ -326,7 +358,10 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         return "The search has started."
     if action == "choose":
         search = assessment.search_result or {}
-        levels = {q: int(post.get(f"level-{q}", -1)) for q in search.get("quasi_identifiers", [])}
+        levels = {
+            q: _whole(post.get(f"level-{q}", ""), f"The level of '{q}'")
+            for q in search.get("quasi_identifiers", [])
+        }
         deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
         return "Solution chosen; apply it to write the de-identified file."
     if action == "apply":

@@ -13,7 +13,11 @@ from rest_framework.response import Response
 from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.classification.models import ClassificationChange, Variable, VariableRole
-from apps.classification.selectors import classification_changes_of, classification_status
+from apps.classification.selectors import (
+    classification_changes_of,
+    classification_status,
+    suggestion_evidence_shown,
+)
 from apps.classification.services import (
     RoleDecision,
     identifier_values_shown,
@@ -31,6 +35,7 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
         read_only=True
     )
     profile = serializers.SerializerMethodField()
+    suggestion_evidence = serializers.SerializerMethodField()
 
     class Meta:
         model = Variable
@@ -53,6 +58,11 @@ class VariableSerializer(serializers.ModelSerializer[Variable]):
             "confirmed_at",
         ]
         read_only_fields = fields
+
+    def get_suggestion_evidence(self, obj: Variable) -> list[str]:
+        return suggestion_evidence_shown(
+            variable=obj, raw_values=self.context.get("can_see_raw_values", False)
+        )
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_profile(self, obj: Variable) -> dict[str, object]:

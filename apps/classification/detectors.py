@@ -494,9 +494,10 @@ def _age_evidence(profile: ColumnProfile, values: Sequence[str]) -> list[str]:
     top = _as_float(profile.max)
     over = sum(1 for n in numbers if n > TOP_CODE_AGE)
     if (top is not None and top > TOP_CODE_AGE) or over:
-        shown = f" (highest {profile.max})" if top is not None else ""
+        # Never the highest age itself: the oldest person's exact age is a quasi-identifier
+        # value, and reviewers read this evidence.
         count = f"; {over} of {len(numbers)} sampled values" if numbers else ""
-        return [f"ages over {TOP_CODE_AGE} present{shown}{count}: top-code at 90+ recommended"]
+        return [f"ages over {TOP_CODE_AGE} present{count}: top-code at 90+ recommended"]
     return []
 
 
@@ -524,9 +525,10 @@ def _birth_date_evidence(profile: ColumnProfile, today: dt.date) -> list[str]:
         return []
     age = today.year - earliest.year - ((today.month, today.day) < (earliest.month, earliest.day))
     if age > TOP_CODE_AGE:
+        # The cut-off year, not the earliest date: that is one person's exact birth date.
         return [
-            f"birth dates imply ages over {TOP_CODE_AGE} (earliest {earliest.isoformat()}): "
-            "top-code at 90+ recommended"
+            f"birth dates imply ages over {TOP_CODE_AGE} (people born before "
+            f"{today.year - TOP_CODE_AGE}): top-code at 90+ recommended"
         ]
     return []
 
@@ -555,8 +557,13 @@ def _embedded_identifiers(scan: ColumnScan | None) -> list[str]:
             f"{SPAN_LABELS.get(span_type, span_type.lower())} found in "
             f"{_pct(rows / scan.values)} of {scan.values} sampled texts ({spans} in all)"
         )
-    found += [f"example, detected spans masked: “{example}”" for example in scan.examples]
+    found += [f"{EXAMPLE_PREFIX}“{example}”" for example in scan.examples]
     return found
+
+
+# Evidence lines quoting sampled text (detected spans masked, the rest as written): shown
+# only to members who may see raw values (apps.classification.selectors).
+EXAMPLE_PREFIX = "example, detected spans masked: "
 
 
 # Below this share of sampled values with a detected span, a column that is not free text

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from apps.classification.detectors import classification_warnings
+from apps.classification.detectors import EXAMPLE_PREFIX, classification_warnings
 from apps.classification.models import ClassificationChange, Variable
 from apps.datasets.models import Dataset
 
 
 def variables_of(*, dataset: Dataset) -> QuerySet[Variable]:
     return Variable.objects.filter(dataset=dataset).order_by("position")
+
+
+def suggestion_evidence_shown(*, variable: Variable, raw_values: bool) -> list[str]:
+    """The evidence behind a suggestion as this member may read it: the masked examples of
+    free text are sampled values (whatever the detectors missed is left as written), so
+    members who may not see raw values (reviewers) get the counts without the examples."""
+    evidence = [str(line) for line in variable.suggestion_evidence or []]
+    if raw_values:
+        return evidence
+    return [line for line in evidence if not line.startswith(EXAMPLE_PREFIX)]
 
 
 def classification_changes_of(*, dataset: Dataset) -> QuerySet[ClassificationChange]:

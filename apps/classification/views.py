@@ -13,6 +13,7 @@ from apps.classification.models import VariableRole
 from apps.classification.selectors import (
     classification_changes_of,
     classification_status,
+    suggestion_evidence_shown,
     variables_of,
 )
 from apps.classification.services import (
@@ -36,13 +37,17 @@ def _page(
     posted: dict[str, dict[str, str]] | None = None,
 ) -> HttpResponse:
     variables = list(variables_of(dataset=dataset))
+    raw_values = membership_of(request).can_see_raw_values
     for variable in variables:
+        variable.evidence_shown = suggestion_evidence_shown(  # type: ignore[attr-defined]
+            variable=variable, raw_values=raw_values
+        )
         entry = (posted or {}).get(str(variable.id))
         variable.form_role = entry["role"] if entry else (variable.role or variable.suggested_role)  # type: ignore[attr-defined]
         variable.form_reason = entry["reason"] if entry else variable.reason  # type: ignore[attr-defined]
         variable.form_keep = entry["keep"] == "on" if entry else variable.keep_for_analysis  # type: ignore[attr-defined]
         variable.form_error = (errors or {}).get(variable.name, "")  # type: ignore[attr-defined]
-    if membership_of(request).can_see_raw_values:
+    if raw_values:
         identifier_values_shown(dataset=dataset, user=user_of(request), via="classification page")
     return render(
         request,

@@ -295,14 +295,42 @@ _LATIN_SINGLE_BYTE = {
 
 def _codec_name(encoding: str) -> str:
     try:
-        name = codecs.lookup(encoding).name
+        codec = codecs.lookup(encoding)
     except LookupError:
         raise IngestError(
             f"'{encoding}' is not an encoding this system knows. Try utf-8, windows-1252 "
             "or iso-8859-1.",
             code="unknown_encoding",
         ) from None
+    name = codec.name
+    # Python's codec registry also holds bytes-to-bytes and text-to-text transforms (rot13,
+    # base64, zlib); bytes.decode() refuses them by this same flag.
+    if not getattr(codec, "_is_text_encoding", True):
+        raise IngestError(
+            f"'{encoding}' is not a character encoding. Try utf-8, windows-1252 or iso-8859-1.",
+            code="unknown_encoding",
+        )
     return "utf-8" if name == "utf-8" else name
+
+
+# Encodings whose decoder reads the byte order from a byte-order mark and fails without one.
+_NEEDS_BOM = {
+    "utf-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
+    "utf-32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE),
+}
+
+
+def _check_byte_order_mark(head: bytes, encoding: str) -> None:
+    marks = _NEEDS_BOM.get(encoding)
+    if marks is None or head.startswith(marks):
+        return
+    label = encoding.upper()
+    raise IngestError(
+        f"The file is not {label}: it does not start with {label}'s byte-order mark. Choose "
+        "its encoding (such as utf-8 or windows-1252), or leave the encoding to be detected.",
+        code="encoding",
+        line=1,
+    )
 
 
 def _detect_encoding(head: bytes) -> str:
@@ -398,6 +426,7 @@ def sniff_text(
         chosen = _codec_name(encoding)
         if chosen == "utf-8" and head.startswith(codecs.BOM_UTF8):
             chosen = "utf-8-sig"
+        _check_byte_order_mark(head, chosen)
     else:
         chosen = _detect_encoding(head)
     if delimiter:
@@ -449,6 +478,12 @@ def _decode_chunks(path: Path, encoding: str) -> Iterator[str]:
                 cut = before.rfind(b"\n")
                 start = before[cut + 1 :] if cut >= 0 else last_line + before
                 raise _encoding_error(exc, line, start, encoding) from None
+            except UnicodeError as exc:  # a decoder's own refusal, e.g. a missing byte-order mark
+                raise IngestError(
+                    f"The file cannot be read as {encoding}: {exc}. Choose its encoding (such "
+                    "as utf-8 or windows-1252), or leave the encoding to be detected.",
+                    code="encoding",
+                ) from None
             newlines += chunk.count(b"\n")
             cut = chunk.rfind(b"\n")
             last_line = chunk[cut + 1 :] if cut >= 0 else (last_line + chunk)[-4096:]

@@ -36,7 +36,11 @@ class Job(OrganizationOwned):
     message = models.CharField(max_length=300, blank=True)
     params = models.JSONField(default=dict, blank=True)
     result = models.JSONField(null=True, blank=True)
+    # What went wrong, in words a member can act on (pages, API, audit trail).
     error = models.TextField(blank=True)
+    # The traceback of an unexpected failure: for the log and the site's administrators
+    # (Django admin) only, since it shows code, paths and possibly values of the data.
+    error_detail = models.TextField(blank=True)
     # What the job works on, as "<app>.<model>:<uuid>" so any app can own jobs.
     subject = models.CharField(max_length=120, blank=True, db_index=True)
     created_by = models.ForeignKey(

@@ -501,6 +501,9 @@ def reassessment_reminders(*, today: dt.date | None = None) -> list[ReleaseRecor
     return due
 
 
+MAX_RE_IDENTIFIED = 2**31 - 1  # PositiveIntegerField
+
+
 @transaction.atomic
 def intruder_test_record(
     *,
@@ -520,6 +523,21 @@ def intruder_test_record(
         raise ApplicationError("A motivated-intruder test is recorded for public releases.")
     if not (tester.strip() and method.strip() and outcome.strip()):
         raise ApplicationError("Say who tested, how, and what came of it.")
+    today = timezone.localdate()
+    if tested_on > today:
+        raise ApplicationError(
+            f"The test date {tested_on.isoformat()} is in the future: record a test once it "
+            f"has been done (today is {today.isoformat()}).",
+            {"field": "tested_on"},
+        )
+    # No more people can be found than there are records (the count also fits its column).
+    records = assessment.dataset.rows or MAX_RE_IDENTIFIED
+    if isinstance(re_identified, bool) or not 0 <= re_identified <= records:
+        raise ApplicationError(
+            f"The number of people re-identified must be a whole number from 0 to {records} "
+            "(the records in the data set).",
+            {"field": "re_identified"},
+        )
     test = MotivatedIntruderTest.objects.create(
         organization=assessment.organization,
         assessment=assessment,

@@ -190,3 +190,58 @@ def test_the_limits_come_from_the_settings(client_for, analyst, custodian, exist
     assert response.json()["extra"]["code"] == "expands_too_much"
     assert "the limit is 1 KB" in response.json()["message"]
     assert Dataset.objects.count() == 1
+
+
+LATIN = "nom,ville\nRené,Montréal\nÉlise,Québec\n".encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "content", "fragment"),
+    [
+        ("rot13", GOOD, "'rot13' is not a character encoding"),
+        ("utf-32", GOOD, "not utf-32"),
+        ("utf-16", LATIN, "not utf-16"),
+    ],
+)
+def test_api_refuses_an_encoding_that_cannot_read_the_file(
+    client_for, analyst, custodian, encoding, content, fragment
+):
+    response = client_for(analyst).post(
+        "/api/v1/datasets/",
+        {
+            "organization": custodian.slug,
+            "file": SimpleUploadedFile("people.csv", content),
+            "encoding": encoding,
+        },
+    )
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["extra"]["code"] in ("unknown_encoding", "encoding")
+    assert fragment in body["message"].lower()
+    assert not Dataset.objects.exists()
+
+
+def test_page_refuses_its_own_utf16_choice_on_a_latin1_file(client_for, analyst, custodian):
+    url = reverse("dataset-upload", kwargs={"org": custodian.slug})
+    response = client_for(analyst).post(
+        url, {"file": SimpleUploadedFile("people.csv", LATIN), "encoding": "utf-16"}
+    )
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "not UTF-16" in text
+    assert 'role="alert"' in text
+    assert not Dataset.objects.exists()
+
+
+def test_a_utf16_file_with_its_byte_order_mark_is_read(client_for, analyst, custodian):
+    content = "nom,ville\nRené,Montréal\nÉlise,Québec\n".encode("utf-16")
+    response = client_for(analyst).post(
+        "/api/v1/datasets/",
+        {
+            "organization": custodian.slug,
+            "file": SimpleUploadedFile("people.csv", content),
+            "encoding": "utf-16",
+        },
+    )
+    assert response.status_code == 201, response.content
+    assert (response.json()["rows"], response.json()["encoding"]) == (2, "utf-16")

@@ -36,7 +36,43 @@ def test_unexpected_exception_marks_the_job_failed_with_its_message(db, custodia
     job_execute(job_id=str(job.id))
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
-    assert job.error.startswith("ZeroDivisionError: division by zero")
+    assert job.error == (
+        "The job stopped on an unexpected error. Run it again; if it fails again, tell your "
+        f"administrator, giving this reference: job {job.id}."
+    )
+    assert job.error_detail.startswith("Traceback (most recent call last)")
+    assert job.error_detail.rstrip().endswith("ZeroDivisionError: division by zero")
+
+
+def test_a_traceback_reaches_the_log_and_site_administrators_never_members(
+    custodian, analyst, admin_user, handlers, client_for, caplog, django_user_model
+):
+    from django.urls import reverse
+
+    from apps.audit.models import AuditEvent
+
+    job = make(custodian, "t-boom")
+    with caplog.at_level("ERROR", logger="apps.jobs.services"):
+        job_execute(job_id=str(job.id))
+    assert "ZeroDivisionError" in caplog.text
+    page = reverse("job-detail", kwargs={"org": custodian.slug, "job_id": job.id})
+    for member in (analyst, admin_user):
+        client = client_for(member)
+        for url in (
+            page,
+            f"/api/v1/jobs/{job.id}/",
+            f"/api/v1/audit/?organization={custodian.slug}",
+        ):
+            text = client.get(url).content.decode()
+            assert "ZeroDivisionError" not in text and "Traceback" not in text, url
+        assert f"reference: job {job.id}" in client.get(page).content.decode()
+    finished = AuditEvent.objects.get(action="job.finish", object_id=str(job.id))
+    assert "Traceback" not in str(finished.details)
+    staff = django_user_model.objects.create_superuser("site-admin", password="pw-site-admin")
+    assert (
+        "ZeroDivisionError"
+        in client_for(staff).get(f"/admin/jobs/job/{job.id}/change/").content.decode()
+    )
 
 
 def test_rule_violation_is_reported_as_plain_message(db, custodian, handlers):

@@ -228,6 +228,7 @@ def categorical_hierarchy(
     missing from every group of a level is an error (listed) unless `keep_ungrouped`,
     which keeps it as its own group; an item in two groups is an error.
     """
+    _check_groups(column, levels)
     leaves = _distinct(values)
     rows = [[leaf] for leaf in leaves]
     for number, groups in enumerate(levels, start=1):
@@ -253,3 +254,24 @@ def categorical_hierarchy(
         for row in rows:
             row.append(parent.get(row[-1], row[-1]))
     return Hierarchy(column, tuple(map(tuple, _with_top(rows, add_top))))
+
+
+def _check_groups(column: str, levels: object) -> None:
+    """`levels` as read from JSON or a form: a list of {group name: [values]}, all text.
+
+    Without this a string would be read letter by letter as levels or as members."""
+    shape = "levels must be a list of {group: [values]} mappings, one per level"
+    if not isinstance(levels, (list, tuple)):
+        raise HierarchyError(f"categorical hierarchy of {column!r}: {shape}")
+    for number, groups in enumerate(levels, start=1):
+        well_formed = isinstance(groups, Mapping) and all(
+            isinstance(name, str)
+            and isinstance(members, (list, tuple))
+            and all(isinstance(member, str) for member in members)
+            for name, members in groups.items()
+        )
+        if not well_formed:
+            raise HierarchyError(
+                f"categorical hierarchy of {column!r}, level {number}: {shape} "
+                "(group names and values are text)"
+            )

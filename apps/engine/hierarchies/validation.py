@@ -116,6 +116,40 @@ def check_functional(column: str, rows: Rows) -> None:
             )
 
 
+def check_generalizes(column: str, rows: Rows) -> None:
+    """A label stands for the same values, or more, at every level it appears on.
+
+    A leaf is the label of itself at level 0.  Once each level is a function of the one
+    below (check_functional), the values under label X at one level all sit in one group at
+    any higher level; if X is also a label there, that group must be X.  Otherwise the
+    "hierarchy" exchanges values instead of grouping them: A -> B and B -> A at level 1 is a
+    function, yet it releases every A as B, a falsified record rather than a generalized one.
+    """
+    height = len(rows[0]) - 1
+    # For each label: one row under it, at the lowest level the label appears on.
+    witness: dict[str, int] = {row[0]: number for number, row in enumerate(rows)}
+    for level in range(1, height + 1):
+        under = {row[level]: number for number, row in enumerate(rows)}
+        turned = sorted(
+            (witness[label], label, number)
+            for label, number in under.items()
+            if label in witness and rows[witness[label]][level] != label
+        )
+        if turned:
+            listed = "; ".join(
+                f"{label!r} into {rows[kept][level]!r} but {rows[number][level - 1]!r} into "
+                f"{label!r}"
+                for kept, label, number in turned[:10]
+            )
+            raise HierarchyError(
+                f"hierarchy of {column!r}: level {level} turns {listed}"
+                + (f" ({len(turned)} in all)" if len(turned) > 10 else "")
+                + ": a hierarchy may group values, not exchange them"
+            )
+        for label, number in under.items():
+            witness.setdefault(label, number)
+
+
 def check_intervals(column: str, rows: Rows) -> None:
     """At each level above the leaves, no two distinct interval labels overlap.
 
@@ -154,3 +188,4 @@ def validate_rows(column: str, rows: Rows) -> None:
     check_shape(column, rows)
     check_unique_leaves(column, rows)
     check_functional(column, rows)
+    check_generalizes(column, rows)
