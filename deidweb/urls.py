@@ -83,6 +83,11 @@ org_patterns = [
         name="assessment-job-cancel",
     ),
     path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/techniques/preview/",
+        views_deidentify.technique_preview_view,
+        name="assessment-technique-preview",
+    ),
+    path(
         "assessments/<uuid:assessment_id>/steps/deidentify/compare/",
         views_deidentify.alternatives_compare_view,
         name="assessment-compare",

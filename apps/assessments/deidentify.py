@@ -514,18 +514,25 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             )
             context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
             out = Path(scratch) / "release.parquet"
-            applied = apply_solution(
-                data,
-                problem=problem,
-                lookups=inputs.lookups,
-                dictionaries=inputs.dictionaries,
-                levels=levels,
-                criterion=criterion,
-                out=out,
-                suppression_limit=float(config["suppression_limit"]),
-                direct=_mask_specs(config),
-                sensitive=table,
-            )
+            techniques = list(config.get("techniques") or [])
+            if techniques:
+                applied, technique_results = _apply_with_techniques(
+                    data, inputs, levels, criterion, config, out, techniques, quasi
+                )
+            else:
+                technique_results = []
+                applied = apply_solution(
+                    data,
+                    problem=problem,
+                    lookups=inputs.lookups,
+                    dictionaries=inputs.dictionaries,
+                    levels=levels,
+                    criterion=criterion,
+                    out=out,
+                    suppression_limit=float(config["suppression_limit"]),
+                    direct=_mask_specs(config),
+                    sensitive=table,
+                )
         except EngineError as exc:
             raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
         context.progress(70, "Writing the release files", force=True)
@@ -538,6 +545,11 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         dropped = (
             table.tuple_suppressed(problem, level_tuple, criterion) if table is not None else None
         )
+        if any(t["technique"] == "local_suppression" for t in technique_results):
+            import numpy as np
+
+            # Local suppression keeps every record (its blanks show in Step 8's variables).
+            dropped = np.zeros(len(problem.counts), dtype=bool)
         distributions = variable_distributions(problem, level_tuple, k, suppressed=dropped)
         missing = node_missingness(problem, level_tuple, k, suppressed=dropped)
         maximum = EntropyMetric(problem).maximum()
@@ -597,6 +609,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "quasi_identifiers": quasi,
                 "masking": config["masking"],
                 "privacy_models": config.get("privacy_models") or [],
+                "techniques": technique_results,
+                "generalization_only": _generalization_only(assessment, levels),
                 "rows_in": measure.rows_in,
                 "rows_out": measure.rows_out,
                 "suppressed_rows": measure.suppressed_rows,
@@ -667,6 +681,80 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "suppressed_rows": result["suppressed_rows"],
         "passes": result["passes"],
     }
+
+
+def _apply_with_techniques(
+    data: Any,
+    inputs: Any,
+    levels: dict[str, int],
+    criterion: Any,
+    config: dict[str, Any],
+    out: Any,
+    techniques: list[dict[str, Any]],
+    quasi: list[str],
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Write the release with Step 7's further techniques (apps.assessments.techniques).
+
+    With local suppression no record is suppressed whole: the generalized data keeps every
+    record and single values are blanked until every group reaches the release size. The
+    other techniques then change the variables they were set on. The file is measured
+    like any release (a blank counts as a value of its own)."""
+    from apps.assessments.techniques import run_techniques
+    from apps.engine.apply import (
+        ApplyResult,
+        apply_levels,
+        apply_solution,
+        measure_release,
+        write_release,
+    )
+
+    k = criterion.release_size
+    local = any(t["technique"] == "local_suppression" for t in techniques)
+    if local:
+        frame, secret = apply_levels(
+            data,
+            lookups=inputs.lookups,
+            dictionaries=inputs.dictionaries,
+            levels=levels,
+            release_size=1,
+            direct=_mask_specs(config),
+        )
+    else:
+        first = apply_solution(
+            data,
+            problem=inputs.problem,
+            lookups=inputs.lookups,
+            dictionaries=inputs.dictionaries,
+            levels=levels,
+            criterion=criterion,
+            out=out,
+            suppression_limit=float(config["suppression_limit"]),
+            direct=_mask_specs(config),
+            sensitive=inputs.sensitive,
+        )
+        import polars as pl
+
+        frame, secret = pl.read_parquet(first.path), first.secrets
+    frame, results = run_techniques(frame, techniques, quasi=quasi, k=k)
+    path = write_release(frame, out)
+    measure = measure_release(
+        path,
+        problem=inputs.problem,
+        lookups=inputs.lookups,
+        levels=levels,
+        criterion=criterion,
+        suppression_limit=float(config["suppression_limit"]),
+        sensitive=inputs.sensitive if not local else None,
+    )
+    return ApplyResult(path=path, seed_used=False, measure=measure, secrets=secret), results
+
+
+def _generalization_only(assessment: Assessment, levels: dict[str, int]) -> dict[str, Any] | None:
+    """The search's own figures for the applied levels (record suppression, no further
+    technique): what Step 8 compares the techniques against."""
+    search = assessment.search_result or {}
+    nodes = [search.get("solution") or {}, *(search.get("pareto") or [])]
+    return next((dict(n) for n in nodes if n and n.get("levels") == levels), None)
 
 
 MAX_CHART_VALUES = 30

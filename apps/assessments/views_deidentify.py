@@ -26,6 +26,10 @@ from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import KIND_LABELS, OFFERED_KINDS, step4_findings
 from apps.assessments.selectors import assessment_get
+from apps.assessments.services import quasi_identifiers
+from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
+from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
+from apps.assessments.techniques import technique_columns
 from apps.assessments.views import _context, _go, step_view
 from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
@@ -134,6 +138,10 @@ def deidentify_step(
             free_text=free_text_columns(assessment),
             findings=identifier_findings(assessment.apply_result, assessment.deid_config),
             privacy_rows=_privacy_rows(assessment, config),
+            technique_titles=TECHNIQUE_TITLES,
+            numeric_techniques=NUMERIC_TECHNIQUES,
+            technique_columns=technique_columns(assessment),
+            quasi=quasi_identifiers(assessment),
             model_kinds=[(k, KIND_LABELS[k]) for k in OFFERED_KINDS],
             methods=deidentify.MASKING_METHODS,
             metrics=deidentify.METRICS,
@@ -225,6 +233,26 @@ def alternatives_compare_view(
     )
 
 
+def _technique_from_form(post: Any, assessment: Assessment) -> dict[str, Any]:
+    """One technique from the Step 7 form (values checked by techniques_set)."""
+    from apps.assessments.services import quasi_identifiers
+
+    kind = post.get("technique", "")
+    if kind == "local_suppression":
+        return {
+            "technique": kind,
+            "importance": {
+                q: post.get(f"importance-{q}", "1") or "1" for q in quasi_identifiers(assessment)
+            },
+        }
+    entry: dict[str, Any] = {"technique": kind, "column": post.get(f"column-{kind}", "")}
+    for key in ("base", "top", "bottom", "k", "scale", "kind", "percent", "retain"):
+        value = post.get(f"{kind}-{key}", "")
+        if value.strip():
+            entry[key] = value.strip()
+    return entry
+
+
 def _privacy_rows(assessment: Assessment, config: dict[str, Any]) -> list[dict[str, Any]]:
     """Per sensitive variable: its model's form values and the Step 4 finding behind it."""
     from apps.assessments.services import sensitive_columns
@@ -255,6 +283,28 @@ def _chart_html(chart: Any) -> Any:
     from apps.assessments.presenters import _html
 
     return _html(chart)
+
+
+@org_view(edit=True)
+def technique_preview_view(
+    request: HttpRequest, organization: Organization, assessment_id: UUID
+) -> HttpResponse:
+    """The htmx fragment: one configured technique tried on a sample before applying."""
+    from apps.assessments.techniques import technique_preview
+
+    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
+    try:
+        preview, error = (
+            technique_preview(assessment=assessment, index=int(request.GET.get("index", "-1"))),
+            "",
+        )
+    except ValueError:
+        preview, error = {}, "Pick a technique by its number."
+    except ApplicationError as exc:
+        preview, error = {}, exc.message
+    return render(
+        request, "assessments/_technique_preview.html", {"preview": preview, "error": error}
+    )
 
 
 @org_view()
@@ -367,6 +417,19 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     if action == "apply":
         deidentify.assessment_start_apply(assessment=assessment, user=user_of(request))
         return "Writing the de-identified file."
+    if action in ("technique_add", "technique_remove"):
+        from apps.assessments.techniques import techniques_set
+
+        current = list(deidentify.deid_config(assessment).get("techniques") or [])
+        if action == "technique_remove":
+            try:
+                del current[int(post.get("index", ""))]
+            except (ValueError, IndexError):
+                raise ApplicationError("No such technique in Step 7's settings.") from None
+        else:
+            current.append(_technique_from_form(post, assessment))
+        techniques_set(assessment=assessment, user=user_of(request), entries=current)
+        return "Techniques saved; write the de-identified file again to apply them."
     if action == "identifiers_reviewed":
         column = post.get("column", "")
         identifiers_reviewed_set(

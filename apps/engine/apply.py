@@ -231,8 +231,11 @@ def _release_losses(
         labels = lk.labels[level]
         leaves_of = {lab: int(lk.leaves[level][g]) for g, lab in enumerate(labels)}
         released = label_counts[j]
+        # A value blanked by local suppression (not a label of the level) stands for the
+        # whole domain, like a suppressed cell (apps.engine.techniques.local_suppression).
         weighted = (
-            sum(c * leaves_of[lab] for lab, c in released.items()) + suppressed * lk.domain_size
+            sum(c * leaves_of.get(lab, lk.domain_size) for lab, c in released.items())
+            + suppressed * lk.domain_size
         )
         loss_dims.append(loss_of_dimension(weighted, n, lk.domain_size))
         freq = problem.frequencies[j]

@@ -150,6 +150,12 @@ def _person(user: User | None) -> str:
     return user.get_full_name() or user.get_username()
 
 
+def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
+    from apps.assessments.presenters import alternatives_rows
+
+    return alternatives_rows(search or None, levels)
+
+
 def identifier_findings(applied: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
     from apps.assessments.freetext import identifier_findings as findings
 
@@ -489,6 +495,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "overall_after": overall_after,
         "passes_after": passes_after,
         "search": search,
+        "alternatives": _alternatives(search, applied.get("levels")),
         "search_metric_label": METRIC_LABELS.get(
             search.get("metric", ""), search.get("metric", "")
         ),

@@ -65,7 +65,7 @@ TECHNIQUES: dict[type, Technique] = {
         "Single values of the few records that stand out are blanked, fewest first by the "
         "importance you gave each variable, until every record shares its quasi-identifiers "
         "with at least k − 1 others; a blank counts as a value of its own.",
-        "Seed 004 (Portage 2020); PDPC 2018 §3.1; Meyerson & Williams 2004",
+        "Portage De-identification Guidance (2020); PDPC 2018 §3.1; Meyerson & Williams 2004",
         local_suppression,
         lambda p: tuple(p.quasi),
     ),
@@ -101,7 +101,7 @@ TECHNIQUES: dict[type, Technique] = {
         "Top and bottom coding",
         "Values above a ceiling or below a floor are replaced by it (for example every age "
         "from 90 up becomes 90+), so rare extremes no longer stand out.",
-        "Seed 004 (ages over 89); PDPC 2018 §3.5",
+        "Portage De-identification Guidance (2020), ages over 89; PDPC 2018 §3.5",
         top_bottom_code,
         lambda p: (p.column,),
     ),
