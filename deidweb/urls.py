@@ -139,7 +139,7 @@ org_patterns = [
 
 urlpatterns = [
     path("", account_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", account_views.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("o/<slug:org>/", include(org_patterns)),
     path("help/", core_views.help_page, name="help-index"),

@@ -1,12 +1,23 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from apps.accounts.decorators import membership_of, org_view
+from apps.accounts.lockout import sign_in_policy
 from apps.accounts.models import Organization
 from apps.accounts.selectors import organizations_for
+
+
+class SignInView(auth_views.LoginView):
+    """Django's sign-in, announcing the lockout policy (django-axes enforces it)."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), **sign_in_policy()}
 
 
 @login_required

@@ -60,6 +60,7 @@ KNOWN_ACTIONS: dict[str, str] = {
     "auth.login": "Signed in",
     "auth.login_failed": "Failed sign-in",
     "auth.logout": "Signed out",
+    "auth.lockout": "Sign-in locked after repeated failures",
     "admin.add": "Added in the administration site",
     "admin.change": "Changed in the administration site",
     "admin.delete": "Deleted in the administration site",

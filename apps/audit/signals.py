@@ -1,6 +1,6 @@
 """Sign-ins, failed sign-ins and sign-outs, in the audit trail.
 
-Recorded in the chain of every organization the user belongs to (their administrators and
+Lockouts (django-axes) too, once when one starts. Recorded in the chain of every organization the user belongs to (their administrators and
 reviewers see them there); a failed sign-in with a user name that matches no one goes to the
 platform's own chain. Passwords are never recorded.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
@@ -63,3 +64,25 @@ def on_login_failed(
     username = str(credentials.get("username", ""))[:150]
     user = get_user_model().objects.filter(username=username).first() if username else None
     _record("auth.login_failed", user, None, {"username": username, **_where(request)})
+
+
+def on_locked_out(
+    sender: Any, request: Any, username: str | None, ip_address: str | None, **kwargs: Any
+) -> None:
+    """django-axes signals a lockout on the failure that reaches the limit and on every failure
+    after it (each restarts the cool-off); only the first is a new event — the others are in
+    the trail already as failed sign-ins."""
+    failures = getattr(request, "axes_failures_since_start", None)
+    if failures is not None and failures != settings.AXES_FAILURE_LIMIT:
+        return
+    name = str(username or "")[:150]
+    user = get_user_model().objects.filter(username=name).first() if name else None
+    details = {
+        "username": name,
+        **_where(request),
+        "failures": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+    }
+    if ip_address:
+        details["ip"] = ip_address
+    _record("auth.lockout", user, None, details)

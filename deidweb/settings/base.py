@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from datetime import timedelta
 from pathlib import Path
 
 from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
@@ -27,6 +28,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from static/, never a CDN
+    "axes",  # before apps.audit: its lockout bookkeeping runs before the audit's receivers
     "apps.core",
     "apps.accounts",
     "apps.jobs",
@@ -47,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the sign-in page's message
 ]
 
 ROOT_URLCONF = "deidweb.urls"
@@ -143,7 +146,7 @@ DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "apps.accounts.authentication.LockoutAwareBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -181,3 +184,18 @@ LOGGING = {
 }
 
 DEIDWEB_HELP_BASE = "/help/"
+
+# --- Sign-in, sessions and API authentication (issue #15) -------------------------------
+# Lockout (django-axes): this many failed sign-ins for one user name from one address lock
+# that pair out for the cool-off; every further failure during it starts the cool-off again.
+# The sign-in form, the admin's and HTTP Basic on the API all go through it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DEIDWEB_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DEIDWEB_LOGIN_COOLOFF_MINUTES", 30, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
+AXES_VERBOSE = False
