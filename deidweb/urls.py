@@ -141,6 +141,12 @@ urlpatterns = [
     path("", account_views.home, name="home"),
     path("accounts/login/", account_views.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", account_views.account, name="account"),
+    path(
+        "accounts/keys/<uuid:token_id>/revoke/",
+        account_views.account_token_revoke,
+        name="account-token-revoke",
+    ),
     path("o/<slug:org>/", include(org_patterns)),
     path("help/", core_views.help_page, name="help-index"),
     path("help/<slug:topic>/", core_views.help_page, name="help"),

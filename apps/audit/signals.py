@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from apps.accounts.models import Organization
 
 
-def _where(request: HttpRequest | None) -> dict[str, str]:
+def where_from(request: HttpRequest | None) -> dict[str, str]:
     if request is None:
         return {}
     return {
@@ -35,7 +35,9 @@ def _organizations(user: Any) -> list[Organization | None]:
     return organizations or [None]
 
 
-def _record(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
+def record_for_user(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
+    """One event about ``user`` in the chain of each organization they belong to (the
+    platform's if none, or if the user is unknown)."""
     from apps.audit.services import audit_record
 
     for organization in _organizations(user):
@@ -50,12 +52,12 @@ def _record(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None
 
 
 def on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    _record("auth.login", user, user, _where(request))
+    record_for_user("auth.login", user, user, where_from(request))
 
 
 def on_logout(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     if user is not None:
-        _record("auth.logout", user, user, _where(request))
+        record_for_user("auth.logout", user, user, where_from(request))
 
 
 def on_login_failed(
@@ -63,7 +65,7 @@ def on_login_failed(
 ) -> None:
     username = str(credentials.get("username", ""))[:150]
     user = get_user_model().objects.filter(username=username).first() if username else None
-    _record("auth.login_failed", user, None, {"username": username, **_where(request)})
+    record_for_user("auth.login_failed", user, None, {"username": username, **where_from(request)})
 
 
 def on_locked_out(
@@ -79,10 +81,10 @@ def on_locked_out(
     user = get_user_model().objects.filter(username=name).first() if name else None
     details = {
         "username": name,
-        **_where(request),
+        **where_from(request),
         "failures": settings.AXES_FAILURE_LIMIT,
         "cooloff_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
     }
     if ip_address:
         details["ip"] = ip_address
-    _record("auth.lockout", user, None, details)
+    record_for_user("auth.lockout", user, None, details)

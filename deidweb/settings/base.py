@@ -7,7 +7,17 @@ import hmac
 from datetime import timedelta
 from pathlib import Path
 
-from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
+from .env import (
+    env_bool,
+    env_broker_url,
+    env_cache,
+    env_database,
+    env_int,
+    env_list,
+    env_rate,
+    env_size,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -74,6 +84,8 @@ TEMPLATES = [
 
 DATABASES = {"default": env_database("DATABASE_URL", f"sqlite:///{VAR_DIR / 'deidweb.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Shared by every web process in a deployment (API throttles count there): Redis, or memory.
+CACHES = {"default": env_cache("DEIDWEB_CACHE_URL", "locmem://")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -143,11 +155,31 @@ DEIDWEB_AUDIT_KEY = (
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
+# API authentication: a per-user key (Bearer) first — so a request without credentials gets
+# 401 with WWW-Authenticate — then the browser's session; HTTP Basic only when turned on.
+DEIDWEB_API_BASIC_AUTH = env_bool("DEIDWEB_API_BASIC_AUTH", False)
+DEIDWEB_API_AUTHENTICATION = [
+    "apps.accounts.authentication.ApiTokenAuthentication",
+    "rest_framework.authentication.SessionAuthentication",
+] + (
+    ["apps.accounts.authentication.LockoutAwareBasicAuthentication"]
+    if DEIDWEB_API_BASIC_AUTH
+    else []
+)
+# Requests per client address (anonymous), per user, and failed authentications per address.
+DEIDWEB_API_RATES = {
+    "anon": env_rate("DEIDWEB_API_RATE_ANON", "60/minute"),
+    "user": env_rate("DEIDWEB_API_RATE_USER", "600/minute"),
+    "auth": env_rate("DEIDWEB_API_RATE_AUTH", "20/hour"),
+}
+
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "apps.accounts.authentication.LockoutAwareBasicAuthentication",
+    "DEFAULT_AUTHENTICATION_CLASSES": DEIDWEB_API_AUTHENTICATION,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
     ],
+    "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
