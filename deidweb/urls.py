@@ -142,6 +142,7 @@ urlpatterns = [
     path("accounts/login/", account_views.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", account_views.account, name="account"),
+    path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password-change"),
     path(
         "accounts/keys/<uuid:token_id>/revoke/",
         account_views.account_token_revoke,

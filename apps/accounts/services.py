@@ -8,6 +8,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -35,13 +37,33 @@ def membership_set(*, organization: Organization, user: User, role: str) -> Memb
     return membership
 
 
+def password_check(*, password: str, user: Any) -> None:
+    """The site's password validators (AUTH_PASSWORD_VALIDATORS), as an ApplicationError."""
+    try:
+        validate_password(password, user=user)
+    except ValidationError as error:
+        raise ApplicationError(" ".join(error.messages), {"password": error.messages}) from None
+
+
 def user_create(*, username: str, password: str, email: str = "", **fields: object) -> User:
     user_model = get_user_model()
     if user_model.objects.filter(username=username).exists():
         raise ApplicationError(f"The user name '{username}' is taken.")
+    password_check(password=password, user=user_model(username=username, email=email, **fields))
     return user_model.objects.create_user(
         username=username, password=password, email=email, **fields
     )
+
+
+@transaction.atomic
+def user_set_password(*, user: Any, password: str, actor: Any = None) -> None:
+    """A new password for ``user``, if the validators accept it; audited, never its value."""
+    from apps.audit.signals import record_for_user
+
+    password_check(password=password, user=user)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    record_for_user("auth.password_change", user, actor or user, {"password": "(secret changed)"})
 
 
 API_KEY_PREFIX = "deid_"

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -14,7 +18,7 @@ from apps.accounts.decorators import membership_of, org_view
 from apps.accounts.lockout import sign_in_policy
 from apps.accounts.models import ApiToken, Organization
 from apps.accounts.selectors import api_tokens_of, organizations_for
-from apps.accounts.services import api_token_create, api_token_revoke
+from apps.accounts.services import api_token_create, api_token_revoke, user_set_password
 from apps.core.errors import ApplicationError
 
 
@@ -23,6 +27,20 @@ class SignInView(auth_views.LoginView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         return {**super().get_context_data(**kwargs), **sign_in_policy()}
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Django's form (old password, new one twice, the site's validators); the change goes
+    through the service, so it is audited, and the user stays signed in here only."""
+
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("account")
+
+    def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
+        user_set_password(user=form.user, password=form.cleaned_data["new_password1"])
+        update_session_auth_hash(self.request, form.user)  # other sessions are signed out
+        messages.success(self.request, "Your password is changed.")
+        return redirect(self.get_success_url())
 
 
 @login_required
@@ -73,7 +91,10 @@ def account(request: HttpRequest) -> HttpResponse:
         else:
             context.update(new_token=token, new_key=key)
             status = 201
-    context["tokens"] = api_tokens_of(user=request.user)  # type: ignore[arg-type]
+    context.update(
+        tokens=api_tokens_of(user=request.user),  # type: ignore[arg-type]
+        idle_hours=settings.DEIDWEB_SESSION_IDLE_HOURS,
+    )
     return render(request, "accounts/account.html", context, status=status)
 
 
