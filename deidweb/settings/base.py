@@ -7,6 +7,8 @@ import hmac
 from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+
 from .env import (
     env_bool,
     env_broker_url,
@@ -39,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from static/, never a CDN
     "axes",  # before apps.audit: its lockout bookkeeping runs before the audit's receivers
+    "csp",
     "apps.core",
     "apps.accounts",
     "apps.jobs",
@@ -52,6 +55,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -235,3 +239,30 @@ AXES_VERBOSE = False
 DEIDWEB_SESSION_IDLE_HOURS = env_int("DEIDWEB_SESSION_IDLE_HOURS", 8, minimum=1)
 SESSION_COOKIE_AGE = DEIDWEB_SESSION_IDLE_HOURS * 3600
 SESSION_SAVE_EVERY_REQUEST = True
+
+# --- Response headers (issue #15) ---------------------------------------------------------
+# The Content-Security-Policy, defined once: production and the test suite enforce it (the
+# browser tests fail on any violation), local development reports violations only. Scripts
+# come only from this site's own files — no inline script, no eval; htmx and the vendored
+# assets are static files. Styles also allow 'unsafe-inline': the pages draw bars and charts
+# with computed style attributes, htmx inserts its indicator style, and Swagger UI and Redoc
+# style themselves inline; a style cannot run code, so the risk left is page defacement by
+# injected markup, which escaping already prevents.
+DEIDWEB_CSP_DIRECTIVES: dict[str, list[str]] = {
+    "default-src": [SELF],
+    "script-src": [SELF],
+    "style-src": [SELF, UNSAFE_INLINE],
+    "img-src": [SELF, "data:"],  # Pico's icons and the empty favicon are data: URLs
+    "font-src": [SELF],
+    "connect-src": [SELF],
+    "worker-src": [SELF, "blob:"],  # Redoc's search runs in a worker built from a blob
+    "object-src": [NONE],
+    "base-uri": [SELF],
+    "form-action": [SELF],
+    "frame-ancestors": [NONE],
+}
+CONTENT_SECURITY_POLICY: dict[str, object] | None = {"DIRECTIVES": DEIDWEB_CSP_DIRECTIVES}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
