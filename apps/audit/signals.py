@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
+from apps.accounts.lockout import client_address
 from apps.accounts.models import Organization
 
 
@@ -20,7 +21,7 @@ def where_from(request: HttpRequest | None) -> dict[str, str]:
     if request is None:
         return {}
     return {
-        "ip": request.META.get("REMOTE_ADDR", ""),
+        "ip": client_address(request),
         "path": request.path[:200],
         "user_agent": request.META.get("HTTP_USER_AGENT", "")[:200],
     }

@@ -159,6 +159,10 @@ DEIDWEB_AUDIT_KEY = (
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
+# Behind a reverse proxy every request comes from the proxy: name how many trusted proxies
+# append to X-Forwarded-For, so lockouts, throttles and the audit see the client's address.
+DEIDWEB_PROXY_COUNT = env_int("DEIDWEB_PROXY_COUNT", 0, minimum=0)
+
 # API authentication: a per-user key (Bearer) first — so a request without credentials gets
 # 401 with WWW-Authenticate — then the browser's session; HTTP Basic only when turned on.
 DEIDWEB_API_BASIC_AUTH = env_bool("DEIDWEB_API_BASIC_AUTH", False)
@@ -184,6 +188,7 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
+    "NUM_PROXIES": DEIDWEB_PROXY_COUNT or None,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -235,6 +240,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
 AXES_VERBOSE = False
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.client_address"
 # Sessions end after this long without a request; each request starts the wait again.
 DEIDWEB_SESSION_IDLE_HOURS = env_int("DEIDWEB_SESSION_IDLE_HOURS", 8, minimum=1)
 SESSION_COOKIE_AGE = DEIDWEB_SESSION_IDLE_HOURS * 3600

@@ -96,3 +96,22 @@ def test_thirty_wrong_passwords_then_the_right_one_is_refused_on_the_api(
 
     (event,) = AuditEvent.objects.filter(organization=custodian, action="auth.lockout")
     assert event.details["path"] == url and event.details["username"] == "analyst"
+
+
+def test_behind_a_proxy_the_lockout_counts_the_client_not_the_proxy(custodian, analyst, settings):
+    settings.DEIDWEB_PROXY_COUNT = 1
+    proxy = {"REMOTE_ADDR": "10.0.0.2"}
+    # The attacker sends X-Forwarded-For itself; the proxy appends the address it saw.
+    for i in range(10):
+        spoofed = f"198.51.100.{i}, 203.0.113.9"
+        sign_in(Client(), "analyst", f"wrong-{i}", HTTP_X_FORWARDED_FOR=spoofed, **proxy)
+    attacker = sign_in(
+        Client(), "analyst", "pw-analyst", HTTP_X_FORWARDED_FOR="203.0.113.9", **proxy
+    )
+    assert attacker.status_code == 429
+    colleague = sign_in(
+        Client(), "analyst", "pw-analyst", HTTP_X_FORWARDED_FOR="192.0.2.44", **proxy
+    )
+    assert colleague.status_code == 302  # same proxy, another client
+    (event,) = AuditEvent.objects.filter(organization=custodian, action="auth.lockout")
+    assert event.details["ip"] == "203.0.113.9"
