@@ -13,7 +13,11 @@ COPY apps ./apps
 COPY deidweb ./deidweb
 RUN pip install .
 COPY . .
-RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local python manage.py collectstatic --noinput
+# Under the production settings, so the hashed-name manifest their static storage reads exists;
+# the key only lets the settings load here and is never used at run time.
+RUN DJANGO_SETTINGS_MODULE=deidweb.settings.production \
+    SECRET_KEY=build-time-only-collectstatic-key-never-used-at-run-time-0123456789 \
+    python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
 USER deidweb

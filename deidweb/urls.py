@@ -150,8 +150,15 @@ org_patterns = [
 
 urlpatterns = [
     path("", account_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", account_views.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", account_views.account, name="account"),
+    path("accounts/password/", account_views.PasswordChangeView.as_view(), name="password-change"),
+    path(
+        "accounts/keys/<uuid:token_id>/revoke/",
+        account_views.account_token_revoke,
+        name="account-token-revoke",
+    ),
     path("o/<slug:org>/", include(org_patterns)),
     path("help/", core_views.help_page, name="help-index"),
     path("help/<slug:topic>/", core_views.help_page, name="help"),

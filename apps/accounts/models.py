@@ -79,3 +79,32 @@ class Membership(BaseModel):
     @property
     def is_admin(self) -> bool:
         return self.role == Role.ADMIN
+
+
+class ApiToken(BaseModel):
+    """A key one user gives a script to call the API as them, revocable on its own.
+
+    Only the SHA-256 digest of the key is stored: the key is shown once, when it is made, and
+    a copy of the database does not let anyone call the API. A plain hash is enough (no slow
+    password hash): the key is 256 random bits, not something a person chose."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="What the key is for, e.g. 'nightly job'.")
+    prefix = models.CharField(
+        max_length=16, help_text="The key's first characters, to tell it apart."
+    )
+    digest = models.CharField(max_length=64, unique=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -6,7 +6,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.http import Http404
 
-from apps.accounts.models import Membership, Organization
+from apps.accounts.models import ApiToken, Membership, Organization
 
 
 def organizations_for(*, user: User | AnonymousUser) -> QuerySet[Organization]:
@@ -36,3 +36,18 @@ def membership_get(
     if membership is None:
         raise Http404("No such organization.")
     return membership
+
+
+def api_tokens_of(*, user: User) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("revoked_at", "-created_at")
+
+
+def api_token_for_key(*, key: str) -> ApiToken | None:
+    """The active key ``key`` names, of an active user, or None."""
+    from apps.accounts.services import api_key_digest
+
+    return (
+        ApiToken.objects.select_related("user")
+        .filter(digest=api_key_digest(key), revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )

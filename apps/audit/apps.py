@@ -13,3 +13,7 @@ class AuditConfig(AppConfig):
         user_logged_in.connect(signals.on_login, dispatch_uid="deidweb-audit-login")
         user_logged_out.connect(signals.on_logout, dispatch_uid="deidweb-audit-logout")
         user_login_failed.connect(signals.on_login_failed, dispatch_uid="deidweb-audit-failed")
+
+        from axes.signals import user_locked_out
+
+        user_locked_out.connect(signals.on_locked_out, dispatch_uid="deidweb-audit-lockout")

@@ -1,6 +1,6 @@
 """Sign-ins, failed sign-ins and sign-outs, in the audit trail.
 
-Recorded in the chain of every organization the user belongs to (their administrators and
+Lockouts (django-axes) too, once when one starts. Recorded in the chain of every organization the user belongs to (their administrators and
 reviewers see them there); a failed sign-in with a user name that matches no one goes to the
 platform's own chain. Passwords are never recorded.
 """
@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
+from apps.accounts.lockout import client_address
 from apps.accounts.models import Organization
 
 
-def _where(request: HttpRequest | None) -> dict[str, str]:
+def where_from(request: HttpRequest | None) -> dict[str, str]:
     if request is None:
         return {}
     return {
-        "ip": request.META.get("REMOTE_ADDR", ""),
+        "ip": client_address(request),
         "path": request.path[:200],
         "user_agent": request.META.get("HTTP_USER_AGENT", "")[:200],
     }
@@ -34,7 +36,9 @@ def _organizations(user: Any) -> list[Organization | None]:
     return organizations or [None]
 
 
-def _record(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
+def record_for_user(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
+    """One event about ``user`` in the chain of each organization they belong to (the
+    platform's if none, or if the user is unknown)."""
     from apps.audit.services import audit_record
 
     for organization in _organizations(user):
@@ -49,12 +53,12 @@ def _record(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None
 
 
 def on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    _record("auth.login", user, user, _where(request))
+    record_for_user("auth.login", user, user, where_from(request))
 
 
 def on_logout(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     if user is not None:
-        _record("auth.logout", user, user, _where(request))
+        record_for_user("auth.logout", user, user, where_from(request))
 
 
 def on_login_failed(
@@ -62,4 +66,26 @@ def on_login_failed(
 ) -> None:
     username = str(credentials.get("username", ""))[:150]
     user = get_user_model().objects.filter(username=username).first() if username else None
-    _record("auth.login_failed", user, None, {"username": username, **_where(request)})
+    record_for_user("auth.login_failed", user, None, {"username": username, **where_from(request)})
+
+
+def on_locked_out(
+    sender: Any, request: Any, username: str | None, ip_address: str | None, **kwargs: Any
+) -> None:
+    """django-axes signals a lockout on the failure that reaches the limit and on every failure
+    after it (each restarts the cool-off); only the first is a new event — the others are in
+    the trail already as failed sign-ins."""
+    failures = getattr(request, "axes_failures_since_start", None)
+    if failures is not None and failures != settings.AXES_FAILURE_LIMIT:
+        return
+    name = str(username or "")[:150]
+    user = get_user_model().objects.filter(username=name).first() if name else None
+    details = {
+        "username": name,
+        **where_from(request),
+        "failures": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": int(settings.AXES_COOLOFF_TIME.total_seconds() // 60),
+    }
+    if ip_address:
+        details["ip"] = ip_address
+    record_for_user("auth.lockout", user, None, details)

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from datetime import timedelta
 from pathlib import Path
 
-from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+
+from .env import (
+    env_bool,
+    env_broker_url,
+    env_cache,
+    env_database,
+    env_int,
+    env_list,
+    env_rate,
+    env_size,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -27,6 +40,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from static/, never a CDN
+    "axes",  # before apps.audit: its lockout bookkeeping runs before the audit's receivers
+    "csp",
     "apps.core",
     "apps.accounts",
     "apps.jobs",
@@ -40,6 +55,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -47,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the sign-in page's message
 ]
 
 ROOT_URLCONF = "deidweb.urls"
@@ -71,6 +88,8 @@ TEMPLATES = [
 
 DATABASES = {"default": env_database("DATABASE_URL", f"sqlite:///{VAR_DIR / 'deidweb.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Shared by every web process in a deployment (API throttles count there): Redis, or memory.
+CACHES = {"default": env_cache("DEIDWEB_CACHE_URL", "locmem://")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -151,11 +170,36 @@ DEIDWEB_AUDIT_KEY = (
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
+# Behind a reverse proxy every request comes from the proxy: name how many trusted proxies
+# append to X-Forwarded-For, so lockouts, throttles and the audit see the client's address.
+DEIDWEB_PROXY_COUNT = env_int("DEIDWEB_PROXY_COUNT", 0, minimum=0)
+
+# API authentication: a per-user key (Bearer) first — so a request without credentials gets
+# 401 with WWW-Authenticate — then the browser's session; HTTP Basic only when turned on.
+DEIDWEB_API_BASIC_AUTH = env_bool("DEIDWEB_API_BASIC_AUTH", False)
+DEIDWEB_API_AUTHENTICATION = [
+    "apps.accounts.authentication.ApiTokenAuthentication",
+    "rest_framework.authentication.SessionAuthentication",
+] + (
+    ["apps.accounts.authentication.LockoutAwareBasicAuthentication"]
+    if DEIDWEB_API_BASIC_AUTH
+    else []
+)
+# Requests per client address (anonymous), per user, and failed authentications per address.
+DEIDWEB_API_RATES = {
+    "anon": env_rate("DEIDWEB_API_RATE_ANON", "60/minute"),
+    "user": env_rate("DEIDWEB_API_RATE_USER", "600/minute"),
+    "auth": env_rate("DEIDWEB_API_RATE_AUTH", "20/hour"),
+}
+
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+    "DEFAULT_AUTHENTICATION_CLASSES": DEIDWEB_API_AUTHENTICATION,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
     ],
+    "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
+    "NUM_PROXIES": DEIDWEB_PROXY_COUNT or None,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.StrictLimitOffsetPagination",
@@ -192,3 +236,50 @@ LOGGING = {
 }
 
 DEIDWEB_HELP_BASE = "/help/"
+
+# --- Sign-in, sessions and API authentication (issue #15) -------------------------------
+# Lockout (django-axes): this many failed sign-ins for one user name from one address lock
+# that pair out for the cool-off; every further failure during it starts the cool-off again.
+# The sign-in form, the admin's and HTTP Basic on the API all go through it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DEIDWEB_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DEIDWEB_LOGIN_COOLOFF_MINUTES", 30, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
+AXES_VERBOSE = False
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.client_address"
+# Sessions end after this long without a request; each request starts the wait again.
+DEIDWEB_SESSION_IDLE_HOURS = env_int("DEIDWEB_SESSION_IDLE_HOURS", 8, minimum=1)
+SESSION_COOKIE_AGE = DEIDWEB_SESSION_IDLE_HOURS * 3600
+SESSION_SAVE_EVERY_REQUEST = True
+
+# --- Response headers (issue #15) ---------------------------------------------------------
+# The Content-Security-Policy, defined once: production and the test suite enforce it (the
+# browser tests fail on any violation), local development reports violations only. Scripts
+# come only from this site's own files — no inline script, no eval; htmx and the vendored
+# assets are static files. Styles also allow 'unsafe-inline': the pages draw bars and charts
+# with computed style attributes, htmx inserts its indicator style, and Swagger UI and Redoc
+# style themselves inline; a style cannot run code, so the risk left is page defacement by
+# injected markup, which escaping already prevents.
+DEIDWEB_CSP_DIRECTIVES: dict[str, list[str]] = {
+    "default-src": [SELF],
+    "script-src": [SELF],
+    "style-src": [SELF, UNSAFE_INLINE],
+    "img-src": [SELF, "data:"],  # Pico's icons and the empty favicon are data: URLs
+    "font-src": [SELF],
+    "connect-src": [SELF],
+    "worker-src": [SELF, "blob:"],  # Redoc's search runs in a worker built from a blob
+    "object-src": [NONE],
+    "base-uri": [SELF],
+    "form-action": [SELF],
+    "frame-ancestors": [NONE],
+}
+CONTENT_SECURITY_POLICY: dict[str, object] | None = {"DIRECTIVES": DEIDWEB_CSP_DIRECTIVES}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"

@@ -152,3 +152,26 @@ def env_broker_url(name: str, default: str) -> str:
             f"{name}={url!r} is not a supported broker URL (redis://, filesystem://, memory://)."
         )
     return url
+
+
+_RATE_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate as Django REST framework reads it: ``60/minute``, ``20/hour``."""
+    value = env_str(name, default).strip()
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in _RATE_PERIODS:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a rate (e.g. 60/minute, 20/hour).")
+    return value
+
+
+def env_cache(name: str, default: str) -> dict[str, object]:
+    """``redis://host:6379/1`` (shared by every process) or ``locmem://`` (this process)."""
+    url = env_str(name, default)
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme in {"redis", "rediss"}:
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    raise ImproperlyConfigured(f"{name}={url!r} is not a cache URL (redis://… or locmem://).")

@@ -413,10 +413,11 @@ def test_permissions_matrix(client_for, reviewer, outsider, created):
     # Nothing was changed by the refused writes.
     detail = as_reviewer.get(url(aid)).json()
     assert detail["release"]["release_model"] == "" and detail["data_risk"]["job"] is None
-    # Anonymous callers are refused.
+    # Anonymous callers are refused, and told how to authenticate.
     from django.test import Client
 
-    assert Client().get(url(aid)).status_code == 403
+    anonymous = Client().get(url(aid))
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == 'Bearer realm="api"'
 
 
 def test_schema_documents_the_assessment_endpoints(api):

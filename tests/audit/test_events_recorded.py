@@ -44,8 +44,15 @@ def test_sign_in_failures_and_sign_out_are_recorded(custodian, analyst):
     assert audit_verify().ok
 
 
-def test_api_basic_auth_failures_are_recorded(custodian, analyst):
+def test_api_basic_auth_failures_are_recorded(custodian, analyst, monkeypatch):
     import base64
+
+    from rest_framework.views import APIView
+
+    from apps.accounts.authentication import LockoutAwareBasicAuthentication
+
+    # HTTP Basic is off unless DEIDWEB_API_BASIC_AUTH turns it on; views read it at import.
+    monkeypatch.setattr(APIView, "authentication_classes", [LockoutAwareBasicAuthentication])
 
     token = base64.b64encode(b"analyst:wrong").decode()
     response = Client().get("/api/v1/assessments/", HTTP_AUTHORIZATION=f"Basic {token}")

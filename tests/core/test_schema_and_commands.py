@@ -75,8 +75,11 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
     assert (tmp_path / "demo" / "demo_register.csv").exists()
     assert not Variable.objects.exists()  # profiling is the worker's job
     from django.contrib.auth import authenticate
+    from django.test import RequestFactory
 
-    assert authenticate(username="demo-reviewer", password=logins["demo-reviewer"]) is not None
+    sign_in = RequestFactory().post("/accounts/login/")  # the lockout backend needs a request
+    user = authenticate(sign_in, username="demo-reviewer", password=logins["demo-reviewer"])
+    assert user is not None
 
 
 @pytest.mark.parametrize("args", [["deid", "measure", "/nonexistent.csv", "--quasi", "a"]])

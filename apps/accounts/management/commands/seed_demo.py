@@ -13,7 +13,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand
 
 from apps.accounts.models import Organization, Role
-from apps.accounts.services import membership_set, organization_create
+from apps.accounts.services import membership_set, organization_create, user_set_password
 
 DEMO_ORG = {"name": "Demo Health Agency", "slug": "demo"}
 DEMO_USERS = [
@@ -80,8 +80,7 @@ class Command(BaseCommand):
             defaults={"first_name": first, "last_name": last, "email": f"{username}@example.org"},
         )
         if not user.check_password(password):
-            user.set_password(password)
-            user.save()
+            user_set_password(user=user, password=password)  # the site's validators apply
         return user
 
     def _dataset(self, organization: Organization, rows: int) -> None:
