@@ -109,6 +109,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024**2
 FILE_UPLOAD_TEMP_DIR = None
 FILE_UPLOAD_HANDLERS = ["apps.datasets.uploads.LimitedTemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
+# Stored files hold personal data, keys and signing material: readable by the service
+# account only, whatever the process umask (the storage backend applies these to every
+# file it saves and every folder it creates).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery: the broker only carries job ids; every result lives on the Job row.
 CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL", "filesystem://")

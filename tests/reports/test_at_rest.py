@@ -1,0 +1,83 @@
+"""Data, keys and signing material at rest (#15): what a person with a copy of the storage
+folder or of the database can read.
+
+One organization goes through everything that writes files — upload (Parquet copy and the
+original), Step 7 with a keyed pseudonym (release files and the keys bundle) and the signed
+Step 9 report (the PKCS#12 signing identity and the PDF) — and the tests look at the result
+on disk and in the database, not at the code that wrote it."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from apps.assessments import deidentify
+from apps.reports.models import Report
+from tests.assessments.conftest import (  # noqa: F401  # fixtures reused from the step tests
+    assessment,
+    classified,
+    ready_dataset,
+)
+from tests.reports.helpers import compute, decide, run_report_job
+
+
+@pytest.fixture
+def custodian(org_factory):  # type: ignore[no-untyped-def]
+    """An organization that keeps the uploaded file too: one more file at rest."""
+    return org_factory("Custodian", keep_original_uploads=True)
+
+
+@pytest.fixture
+def everything_written(assessment, analyst, reviewer, monkeypatch):  # noqa: F811
+    """Upload, an HMAC-pseudonymized e-mail column applied, approval and the signed report."""
+    organization = assessment.organization
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking={"email": {"method": "hmac"}},
+        suppression_limit=0.05,
+        metric="loss",
+        max_levels={},
+    )
+    compute(assessment, analyst)
+    decision = decide(assessment, analyst, reviewer)
+    job = run_report_job(monkeypatch, decision)
+    assessment.refresh_from_db()
+    organization.refresh_from_db()
+    return {
+        "assessment": assessment,
+        "organization": organization,
+        "report": Report.objects.get(id=job.result["report_id"]),
+    }
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_every_stored_file_is_0600_in_0700_folders(everything_written):
+    media = Path(settings.MEDIA_ROOT)
+    release = everything_written["assessment"]
+    organization = everything_written["organization"]
+    report = everything_written["report"]
+    named = {
+        "Parquet copy of the upload": release.dataset.parquet_path,
+        "release Parquet": release.output_parquet_path,
+        "release CSV": release.output_csv_path,
+        "keys and linking tables": release.secrets_path,
+        "signing identity": organization.signing_certificate_path,
+        "report PDF": report.pdf_path,
+        "original upload": release.dataset.original_path,
+    }
+    assert all(named.values()), named
+    root = media / "organizations" / str(organization.id)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    # every file the organization has, not only the named ones (the kept original too)
+    assert {media / name for name in named.values()} <= set(files)
+    modes = {str(p.relative_to(media)): oct(_mode(p)) for p in files}
+    assert set(modes.values()) == {"0o600"}, modes
+    folders = {root.parent, *(p for p in root.rglob("*") if p.is_dir()), root}
+    folder_modes = {str(p.relative_to(media)): oct(_mode(p)) for p in folders}
+    assert set(folder_modes.values()) == {"0o700"}, folder_modes
