@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import FileResponse, HttpResponseBase
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -49,6 +49,7 @@ from apps.assessments.models import (
 )
 from apps.assessments.selectors import overall_risk
 from apps.core.api_permissions import OrganizationRole
+from apps.core.downloads import file_download, no_store
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
@@ -1089,11 +1090,13 @@ class AssessmentViewSet(
             raise NotFound("Nothing has been applied yet.")
         with local_path(assessment.output_parquet_path) as path:
             frame = pl.scan_parquet(path).head(100).collect()
-        return Response(
-            {
-                "columns": frame.columns,
-                "rows": [[_jsonable(v) for v in row] for row in frame.rows()],
-            }
+        return no_store(
+            Response(
+                {
+                    "columns": frame.columns,
+                    "rows": [[_jsonable(v) for v in row] for row in frame.rows()],
+                }
+            )
         )
 
     @extend_schema(
@@ -1122,7 +1125,7 @@ class AssessmentViewSet(
         released = release_file_open(
             assessment=assessment, fmt=query.validated_data["format"], user=request.user
         )
-        response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+        response = file_download(released.handle, filename=released.filename)
         response["X-Content-SHA256"] = released.sha256
         return response
 
@@ -1143,9 +1146,8 @@ class AssessmentViewSet(
             )
         if not assessment.secrets_path:
             raise NotFound("This release has no keys or linking tables.")
-        response = FileResponse(
+        response = file_download(
             default_storage.open(assessment.secrets_path, "rb"),
-            as_attachment=True,
             filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
         )
         self._audit_download(assessment, "download.secrets")

@@ -24,6 +24,7 @@ from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import pareto_chart
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context, _go, step_view
+from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.jobs.selectors import job_refresh
@@ -241,10 +242,12 @@ def release_preview(
         raise Http404("Nothing has been applied yet.")
     with local_path(assessment.output_parquet_path) as path:
         frame = pl.scan_parquet(path).head(100).collect()
-    return render(
-        request,
-        "assessments/release_preview.html",
-        _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
+    return no_store(
+        render(
+            request,
+            "assessments/release_preview.html",
+            _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
+        )
     )
 
 
@@ -265,7 +268,7 @@ def release_download(
         if exc.status == 403:
             raise PermissionDenied(exc.message) from None
         return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-    response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+    response = file_download(released.handle, filename=released.filename)
     response["X-Content-SHA256"] = released.sha256
     return response
 
@@ -293,8 +296,7 @@ def secrets_download(
         obj=assessment,
         details={"version": assessment.version},
     )
-    return FileResponse(
+    return file_download(
         default_storage.open(assessment.secrets_path, "rb"),
-        as_attachment=True,
         filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
     )

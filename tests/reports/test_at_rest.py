@@ -14,43 +14,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from apps.assessments import deidentify
-from apps.reports.models import Report
-from tests.assessments.conftest import (  # noqa: F401  # fixtures reused from the step tests
-    assessment,
-    classified,
-    ready_dataset,
-)
-from tests.reports.helpers import compute, decide, run_report_job
-
 
 @pytest.fixture
 def custodian(org_factory):  # type: ignore[no-untyped-def]
     """An organization that keeps the uploaded file too: one more file at rest."""
     return org_factory("Custodian", keep_original_uploads=True)
-
-
-@pytest.fixture
-def everything_written(assessment, analyst, reviewer, monkeypatch):  # noqa: F811
-    """Upload, an HMAC-pseudonymized e-mail column applied, approval and the signed report."""
-    organization = assessment.organization
-    deidentify.deid_config_set(
-        assessment=assessment,
-        masking={"email": {"method": "hmac"}},
-        suppression_limit=0.05,
-        metric="loss",
-        max_levels={},
-    )
-    compute(assessment, analyst)
-    decision = decide(assessment, analyst, reviewer)
-    job = run_report_job(monkeypatch, decision)
-    assessment.refresh_from_db()
-    organization.refresh_from_db()
-    return {
-        "assessment": assessment,
-        "organization": organization,
-        "report": Report.objects.get(id=job.result["report_id"]),
-    }
 
 
 def _mode(path: Path) -> int:
