@@ -13,7 +13,9 @@ COPY apps ./apps
 COPY deidweb ./deidweb
 RUN pip install .
 COPY . .
-RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local python manage.py collectstatic --noinput
+# A throwaway master key for this one command, so that local settings do not generate a
+# var/master.key into the image (collectstatic seals nothing).
+RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local DEIDWEB_MASTER_KEY=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
 USER deidweb

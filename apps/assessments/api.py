@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
@@ -1144,11 +1143,13 @@ class AssessmentViewSet(
             raise PermissionDenied(
                 "Only the organization's administrators may see keys and linking tables."
             )
-        if not assessment.secrets_path:
-            raise NotFound("This release has no keys or linking tables.")
+        import io
+
+        content = deidentify.release_secrets_read(assessment=assessment)
         response = file_download(
-            default_storage.open(assessment.secrets_path, "rb"),
+            io.BytesIO(content),
             filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+            content_type="application/json",
         )
         self._audit_download(assessment, "download.secrets")
         return response

@@ -3,6 +3,7 @@ output that Step 8 measures. Search and apply run as jobs."""
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -11,10 +12,11 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
-from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.classification.models import Variable
+from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
@@ -26,6 +28,8 @@ from apps.engine.search import optimal_search, problem_from_encoded
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext, job_create
+
+logger = logging.getLogger(__name__)
 
 METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
 MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
@@ -505,9 +509,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             stored.append(parquet_name)
             csv_name = store(csv_path, f"{prefix}/release/deidentified.csv")
             stored.append(csv_name)
-            secrets_name = ""
+            secrets_name = wrapped_key = ""
             if applied.secrets.keys or applied.secrets.linking_tables:
-                bundle = Path(scratch) / "secrets.json"
                 payload: dict[str, Any] = {
                     "assessment": str(assessment.id),
                     "keys": {
@@ -519,8 +522,14 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     buffer = io.StringIO()
                     table.write_csv(buffer)
                     payload["linking_tables"][column] = buffer.getvalue()
-                bundle.write_text(json.dumps(payload))
-                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.json")
+                # Sealed before it reaches any disk: the scratch folder is private, but
+                # the plaintext keys would outlive it in a backup of /tmp or of swap.
+                wrapped_key, sealed = crypto.seal_bytes(
+                    json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+                )
+                bundle = Path(scratch) / "secrets.sealed"
+                bundle.write_bytes(sealed)
+                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.sealed")
                 stored.append(secrets_name)
             result = {
                 "levels": levels,
@@ -571,6 +580,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 locked.output_parquet_path = parquet_name
                 locked.output_csv_path = csv_name
                 locked.secrets_path = secrets_name
+                locked.secrets_wrapped_key = wrapped_key
                 steps.mark_changed(locked, "deidentify")
                 locked.utility_accepted = False
                 locked.save(
@@ -579,6 +589,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                         "output_parquet_path",
                         "output_csv_path",
                         "secrets_path",
+                        "secrets_wrapped_key",
                         "step_state",
                         "utility_accepted",
                         "updated_at",
@@ -597,6 +608,28 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "suppressed_rows": result["suppressed_rows"],
         "passes": result["passes"],
     }
+
+
+def release_secrets_read(*, assessment: Assessment) -> bytes:
+    """The keys and linking tables of a release (JSON), opened for an administrator's
+    download. The caller checks the role and records the download."""
+    from django.core.files.storage import default_storage
+
+    if not assessment.secrets_path:
+        raise ApplicationError("This release has no keys or linking tables.", status=404)
+    try:
+        with default_storage.open(assessment.secrets_path, "rb") as handle:
+            sealed = handle.read()
+        return crypto.open_bytes(
+            assessment.secrets_wrapped_key, sealed, purpose=SECRETS_BUNDLE_PURPOSE
+        )
+    except (OSError, crypto.SecretUnreadable):
+        logger.exception("the keys of assessment %s cannot be opened", assessment.id)
+        raise ApplicationError(
+            "The keys and linking tables cannot be read from storage (missing, damaged, or "
+            "sealed with a master key this server does not have).",
+            status=409,
+        ) from None
 
 
 MAX_CHART_VALUES = 30

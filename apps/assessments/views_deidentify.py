@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
@@ -276,17 +276,22 @@ def release_download(
 @org_view()
 def secrets_download(
     request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> FileResponse:
-    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding)."""
-    from django.core.files.storage import default_storage
+) -> HttpResponseBase:
+    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding),
+    opened from their sealed file for this download only."""
+    import io
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if not membership_of(request).is_admin:
         raise PermissionDenied(
             "Only the organization's administrators may see keys and linking tables."
         )
-    if not assessment.secrets_path:
-        raise Http404("This release has no keys or linking tables.")
+    try:
+        content = deidentify.release_secrets_read(assessment=assessment)
+    except ApplicationError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
     from apps.audit.services import audit_record
 
     audit_record(
@@ -297,6 +302,7 @@ def secrets_download(
         details={"version": assessment.version},
     )
     return file_download(
-        default_storage.open(assessment.secrets_path, "rb"),
+        io.BytesIO(content),
         filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+        content_type="application/json",
     )

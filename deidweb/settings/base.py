@@ -6,7 +6,16 @@ import hashlib
 import hmac
 from pathlib import Path
 
-from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
+from .env import (
+    env_bool,
+    env_broker_url,
+    env_database,
+    env_int,
+    env_list,
+    env_master_key,
+    env_size,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -141,6 +150,14 @@ DEIDWEB_AUDIT_KEY = (
     env_str("DEIDWEB_AUDIT_KEY", "")
     or hmac.new(SECRET_KEY.encode(), b"deidweb audit chain", hashlib.sha256).hexdigest()
 )
+
+# The master key that wraps the data key of every secret kept at rest (pseudonymization
+# keys, linking tables, signing passphrases; apps.core.crypto): 32 random bytes in base64.
+# Production refuses to start without it; local settings keep one in var/master.key. To
+# rotate, set the new key here and the old one in DEIDWEB_MASTER_KEY_PREVIOUS, then run
+# `manage.py rotate_master_key`.
+DEIDWEB_MASTER_KEY = env_master_key("DEIDWEB_MASTER_KEY")
+DEIDWEB_MASTER_KEY_PREVIOUS = env_master_key("DEIDWEB_MASTER_KEY_PREVIOUS")
 
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)

@@ -1,8 +1,11 @@
 """Local development: embedded SQLite database, filesystem broker, debug on."""
 
 from .base import *  # noqa: F403
-from .env import env_bool
+from .base import DEIDWEB_MASTER_KEY, VAR_DIR
+from .env import env_bool, local_master_key
 
 DEBUG = env_bool("DEBUG", True)
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+# Secrets at rest need a master key; a developer's machine keeps one beside its data.
+DEIDWEB_MASTER_KEY = DEIDWEB_MASTER_KEY or local_master_key(VAR_DIR / "master.key")

@@ -3,12 +3,18 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import SECRET_KEY
+from .base import DEIDWEB_MASTER_KEY, SECRET_KEY
 from .env import env_bool, env_int
 
 if SECRET_KEY.startswith("insecure-") or len(SECRET_KEY) < 32:
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 32 characters."
+    )
+
+if not DEIDWEB_MASTER_KEY:
+    raise ImproperlyConfigured(
+        "DEIDWEB_MASTER_KEY must be set: 32 random bytes in base64 that encrypt the keys, "
+        "linking tables and signing passphrases kept at rest."
     )
 
 DEBUG = False
