@@ -259,6 +259,14 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         default=dict,
         help_text="Quasi-identifier → highest generalization level the search may use.",
     )
+    csv_formula_guard = serializers.BooleanField(
+        default=True,
+        help_text="Prefix with ' every text cell of the released CSV that starts with =, +, "
+        "-, @, a tab or a carriage return, so that a spreadsheet shows it as text instead of "
+        "running it as a formula (OWASP CSV injection). Numeric columns, plain signed numbers "
+        "(-5, +3.25) and the Parquet file are never altered. Turn off only for analysis "
+        "pipelines that need the raw values.",
+    )
     direct_identifiers = serializers.ListField(child=serializers.CharField(), read_only=True)
 
 
@@ -932,6 +940,7 @@ class AssessmentViewSet(
                 suppression_limit=data["suppression_limit"],
                 metric=data["metric"],
                 max_levels=dict(data["max_levels"]),
+                csv_formula_guard=data["csv_formula_guard"],
             ),
         )
         return Response({**deid_config_data(assessment), "stale": stale})

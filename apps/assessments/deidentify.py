@@ -46,8 +46,9 @@ def direct_identifiers(assessment: Assessment) -> list[str]:
 
 def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> dict[str, Any]:
     """The stored configuration completed with defaults: every direct identifier removed,
-    5% suppression, the `loss` metric, no maximum levels. ``directs`` overrides the data
-    set's current direct identifiers (a frozen record passes the roles it froze)."""
+    5% suppression, the `loss` metric, no maximum levels, the released CSV guarded against
+    spreadsheet formulas. ``directs`` overrides the data set's current direct identifiers
+    (a frozen record passes the roles it froze)."""
     config = dict(assessment.deid_config or {})
     masking = dict(config.get("masking") or {})
     if directs is None:
@@ -58,6 +59,7 @@ def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> 
     config.setdefault("suppression_limit", DEFAULT_SUPPRESSION_LIMIT)
     config.setdefault("metric", "loss")
     config.setdefault("max_levels", {})
+    config.setdefault("csv_formula_guard", True)
     return config
 
 
@@ -69,7 +71,11 @@ def deid_config_set(
     suppression_limit: float,
     metric: str,
     max_levels: dict[str, int],
+    csv_formula_guard: bool = True,
 ) -> None:
+    """``csv_formula_guard``: prefix text cells of the released CSV that a spreadsheet would
+    run as a formula (``apps.engine.formula_guard``); off only for analysis pipelines that
+    need the raw values. The Parquet file is never altered."""
     _editable(assessment)
     directs = set(direct_identifiers(assessment))
     for column, spec in masking.items():
@@ -112,6 +118,7 @@ def deid_config_set(
         "suppression_limit": suppression_limit,
         "metric": metric,
         "max_levels": {c: int(v) for c, v in max_levels.items()},
+        "csv_formula_guard": bool(csv_formula_guard),
     }
     assessment.deid_config = {
         **new,
@@ -423,6 +430,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from apps.assessments.population import population_figures
     from apps.datasets.storage import delete_quietly, sha256_of, store
     from apps.engine.apply import apply_solution
+    from apps.engine.formula_guard import guard_formulas
     from apps.engine.loss import EntropyMetric, entropy_percent
     from apps.engine.risk import risk_profile
     from apps.engine.search.report import node_missingness, variable_distributions
@@ -470,7 +478,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         context.progress(70, "Writing the release files", force=True)
         released = pl.read_parquet(applied.path)
         csv_path = Path(scratch) / "release.csv"
-        released.write_csv(csv_path)
+        guard = bool(config["csv_formula_guard"])
+        csv_frame, guarded_cells = guard_formulas(released) if guard else (released, {})
+        csv_frame.write_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
         k = criterion.release_size
         distributions = variable_distributions(problem, level_tuple, k)
@@ -572,6 +582,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.columns,
                 "has_secrets": bool(secrets_name),
+                # text cells of the CSV prefixed with ' per column (the Parquet is as is)
+                "csv_formula_guard": {"enabled": guard, "cells": guarded_cells},
             }
             with transaction.atomic():
                 locked = assessment_lock_draft(assessment.id)

@@ -192,6 +192,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             suppression_limit=limit,
             metric=post.get("metric", "loss"),
             max_levels=max_levels,
+            csv_formula_guard=post.get("csv_formula_guard") == "on",
         )
         return "Settings saved."
     if action == "hierarchy":
