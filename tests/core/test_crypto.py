@@ -259,3 +259,21 @@ def test_a_development_key_is_made_once_readable_by_its_owner_only(tmp_path):
     path.write_text("not a key\n")
     with pytest.raises(Exception, match="must be 32 random bytes"):
         local_master_key(path)
+
+
+@pytest.mark.django_db
+def test_keys_that_cannot_be_opened_are_a_clear_error_not_a_crash(sealed_everywhere):
+    from apps.assessments.deidentify import release_secrets_read
+    from apps.core.errors import ApplicationError
+
+    _custodian, assessment, _sealed = sealed_everywhere
+    with override_settings(DEIDWEB_MASTER_KEY=OLD):
+        assert release_secrets_read(assessment=assessment) == b'{"keys": {}}'
+    with override_settings(DEIDWEB_MASTER_KEY=NEW, DEIDWEB_MASTER_KEY_PREVIOUS=OLD):
+        assert release_secrets_read(assessment=assessment) == b'{"keys": {}}'  # mid-rotation
+    with (
+        override_settings(DEIDWEB_MASTER_KEY=NEW),
+        pytest.raises(ApplicationError, match="master key this server does not have") as caught,
+    ):
+        release_secrets_read(assessment=assessment)
+    assert caught.value.status == 409
