@@ -14,9 +14,11 @@ COPY deidweb ./deidweb
 RUN pip install .
 COPY . .
 # Under the production settings, so the hashed-name manifest their static storage reads exists;
-# the key only lets the settings load here and is never used at run time.
+# the key and the throwaway master key only let the settings load here (nothing is sealed, and
+# no var/master.key is generated into the image).
 RUN DJANGO_SETTINGS_MODULE=deidweb.settings.production \
     SECRET_KEY=build-time-only-collectstatic-key-never-used-at-run-time-0123456789 \
+    DEIDWEB_MASTER_KEY=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= \
     python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var

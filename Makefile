@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install deidweb with its dependencies (idempotent)
-	@mkdir -p var/media var/broker/queue var/broker/processed
+	@mkdir -p var/media var/broker/queue var/broker/processed && chmod 700 var var/media
 
 browser: ## Install Debian's Chromium for the browser tests if it is missing
 	@if [ ! -x /usr/bin/chromium ]; then \

@@ -21,7 +21,7 @@ class OrganizationAdmin(AuditedAdmin):
 
     list_display = ("name", "slug", "keep_original_uploads", "require_two_approvals")
     prepopulated_fields = {"slug": ("name",)}
-    exclude = ("signing_certificate_path", "signing_passphrase")
+    exclude = ("signing_certificate_path", "signing_passphrase_sealed")
     inlines = [MembershipInline]
 
 

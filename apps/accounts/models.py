@@ -12,7 +12,16 @@ class Role(models.TextChoices):
     ADMIN = "admin", "Administrator"
 
 
+def signing_passphrase_purpose(organization_id: object) -> str:
+    """What a sealed signing passphrase is bound to (apps.core.crypto): it opens only as the
+    passphrase of this organization."""
+    return f"organization {organization_id} signing passphrase"
+
+
 class Organization(BaseModel):
+    # Fields holding sealed values or wrapped keys: `rotate_master_key` re-wraps them.
+    SEALED_FIELDS = ("signing_passphrase_sealed",)
+
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=60, unique=True)
     keep_original_uploads = models.BooleanField(
@@ -32,9 +41,12 @@ class Organization(BaseModel):
         default=12, help_text="Months after approval at which a release must be re-assessed."
     )
     # The PKCS#12 bundle (certificate and key) that signs Step 9 reports, in the storage
-    # backend; its passphrase is kept apart from the file.
+    # backend, encrypted with a passphrase kept apart from the file: here, itself sealed
+    # with a data key of its own that the master key wraps (apps.core.crypto).
     signing_certificate_path = models.CharField(max_length=300, blank=True)
-    signing_passphrase = models.CharField(max_length=200, blank=True)
+    signing_passphrase_sealed = models.TextField(
+        blank=True, help_text="The PKCS#12 passphrase, sealed (apps.core.crypto); never shown."
+    )
 
     class Meta:
         ordering = ["name"]

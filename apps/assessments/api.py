@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import FileResponse, HttpResponseBase
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -49,6 +48,7 @@ from apps.assessments.models import (
 )
 from apps.assessments.selectors import overall_risk
 from apps.core.api_permissions import OrganizationRole
+from apps.core.downloads import file_download, no_store
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
@@ -281,6 +281,14 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         required=False,
         help_text="Privacy models every released group must also meet, one per sensitive "
         "variable; left out = unchanged, [] = none.",
+    )
+    csv_formula_guard = serializers.BooleanField(
+        default=True,
+        help_text="Prefix with ' every text cell of the released CSV that starts with =, +, "
+        "-, @, a tab or a carriage return, so that a spreadsheet shows it as text instead of "
+        "running it as a formula (OWASP CSV injection). Numeric columns, plain signed numbers "
+        "(-5, +3.25) and the Parquet file are never altered. Turn off only for analysis "
+        "pipelines that need the raw values.",
     )
     direct_identifiers = serializers.ListField(child=serializers.CharField(), read_only=True)
 
@@ -958,6 +966,7 @@ class AssessmentViewSet(
                 privacy_models=[dict(m) for m in data["privacy_models"]]
                 if "privacy_models" in data
                 else None,
+                csv_formula_guard=data["csv_formula_guard"],
             ),
         )
         return Response({**deid_config_data(assessment), "stale": stale})
@@ -1115,11 +1124,13 @@ class AssessmentViewSet(
             raise NotFound("Nothing has been applied yet.")
         with local_path(assessment.output_parquet_path) as path:
             frame = pl.scan_parquet(path).head(100).collect()
-        return Response(
-            {
-                "columns": frame.columns,
-                "rows": [[_jsonable(v) for v in row] for row in frame.rows()],
-            }
+        return no_store(
+            Response(
+                {
+                    "columns": frame.columns,
+                    "rows": [[_jsonable(v) for v in row] for row in frame.rows()],
+                }
+            )
         )
 
     @extend_schema(
@@ -1148,7 +1159,7 @@ class AssessmentViewSet(
         released = release_file_open(
             assessment=assessment, fmt=query.validated_data["format"], user=request.user
         )
-        response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+        response = file_download(released.handle, filename=released.filename)
         response["X-Content-SHA256"] = released.sha256
         return response
 
@@ -1167,12 +1178,13 @@ class AssessmentViewSet(
             raise PermissionDenied(
                 "Only the organization's administrators may see keys and linking tables."
             )
-        if not assessment.secrets_path:
-            raise NotFound("This release has no keys or linking tables.")
-        response = FileResponse(
-            default_storage.open(assessment.secrets_path, "rb"),
-            as_attachment=True,
+        import io
+
+        content = deidentify.release_secrets_read(assessment=assessment)
+        response = file_download(
+            io.BytesIO(content),
             filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+            content_type="application/json",
         )
         self._audit_download(assessment, "download.secrets")
         return response

@@ -3,6 +3,7 @@ output that Step 8 measures. Search and apply run as jobs."""
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -11,10 +12,11 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.hierarchies import hierarchies_ensure
-from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.classification.models import Variable
+from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
@@ -26,6 +28,8 @@ from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext, job_create
+
+logger = logging.getLogger(__name__)
 
 METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
 MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
@@ -42,8 +46,9 @@ def direct_identifiers(assessment: Assessment) -> list[str]:
 
 def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> dict[str, Any]:
     """The stored configuration completed with defaults: every direct identifier removed,
-    5% suppression, the `loss` metric, no maximum levels. ``directs`` overrides the data
-    set's current direct identifiers (a frozen record passes the roles it froze)."""
+    5% suppression, the `loss` metric, no maximum levels, the released CSV guarded against
+    spreadsheet formulas. ``directs`` overrides the data set's current direct identifiers
+    (a frozen record passes the roles it froze)."""
     config = dict(assessment.deid_config or {})
     masking = dict(config.get("masking") or {})
     if directs is None:
@@ -61,6 +66,7 @@ def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> 
         # a variable no longer classified as sensitive loses its model
         still = set(sensitive_columns(assessment))
         config["privacy_models"] = [m for m in config["privacy_models"] if m["column"] in still]
+    config.setdefault("csv_formula_guard", True)
     return config
 
 
@@ -104,9 +110,13 @@ def deid_config_set(
     metric: str,
     max_levels: dict[str, int],
     privacy_models: list[dict[str, Any]] | None = None,
+    csv_formula_guard: bool = True,
 ) -> None:
     """Step 7's settings. ``privacy_models`` (``[{"column", "spec"}]``, see
-    ``apps.assessments.privacy_models``) — None keeps the current ones."""
+    ``apps.assessments.privacy_models``) — None keeps the current ones.
+    ``csv_formula_guard``: prefix text cells of the released CSV that a spreadsheet would
+    run as a formula (``apps.engine.formula_guard``); off only for analysis pipelines that
+    need the raw values. The Parquet file is never altered."""
     from apps.assessments.privacy_models import privacy_models_check
     from apps.assessments.services import sensitive_columns
 
@@ -165,6 +175,7 @@ def deid_config_set(
         "metric": metric,
         "max_levels": {c: int(v) for c, v in max_levels.items()},
         "privacy_models": [{"column": m["column"], "spec": m["spec"]} for m in models],
+        "csv_formula_guard": bool(csv_formula_guard),
     }
     assessment.deid_config = {
         **new,
@@ -484,6 +495,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from apps.assessments.population import population_figures
     from apps.datasets.storage import delete_quietly, sha256_of, store
     from apps.engine.apply import apply_solution
+    from apps.engine.formula_guard import guard_formulas
     from apps.engine.loss import EntropyMetric, entropy_percent
     from apps.engine.risk import risk_profile
     from apps.engine.search.report import node_missingness, variable_distributions
@@ -538,7 +550,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         context.progress(70, "Writing the release files", force=True)
         released = pl.read_parquet(applied.path)
         csv_path = Path(scratch) / "release.csv"
-        released.write_csv(csv_path)
+        guard = bool(config["csv_formula_guard"])
+        csv_frame, guarded_cells = guard_formulas(released) if guard else (released, {})
+        csv_frame.write_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
         k = criterion.release_size
         # With privacy models, groups failing them are suppressed too (not only small ones).
@@ -586,9 +600,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             stored.append(parquet_name)
             csv_name = store(csv_path, f"{prefix}/release/deidentified.csv")
             stored.append(csv_name)
-            secrets_name = ""
+            secrets_name = wrapped_key = ""
             if applied.secrets.keys or applied.secrets.linking_tables:
-                bundle = Path(scratch) / "secrets.json"
                 payload: dict[str, Any] = {
                     "assessment": str(assessment.id),
                     "keys": {
@@ -600,8 +613,14 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     buffer = io.StringIO()
                     table.write_csv(buffer)
                     payload["linking_tables"][column] = buffer.getvalue()
-                bundle.write_text(json.dumps(payload))
-                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.json")
+                # Sealed before it reaches any disk: the scratch folder is private, but
+                # the plaintext keys would outlive it in a backup of /tmp or of swap.
+                wrapped_key, sealed = crypto.seal_bytes(
+                    json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+                )
+                bundle = Path(scratch) / "secrets.sealed"
+                bundle.write_bytes(sealed)
+                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.sealed")
                 stored.append(secrets_name)
             result = {
                 "levels": levels,
@@ -647,6 +666,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.columns,
                 "has_secrets": bool(secrets_name),
+                # text cells of the CSV prefixed with ' per column (the Parquet is as is)
+                "csv_formula_guard": {"enabled": guard, "cells": guarded_cells},
             }
             with transaction.atomic():
                 locked = assessment_lock_draft(assessment.id)
@@ -655,6 +676,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 locked.output_parquet_path = parquet_name
                 locked.output_csv_path = csv_name
                 locked.secrets_path = secrets_name
+                locked.secrets_wrapped_key = wrapped_key
                 steps.mark_changed(locked, "deidentify")
                 locked.utility_accepted = False
                 locked.save(
@@ -663,6 +685,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                         "output_parquet_path",
                         "output_csv_path",
                         "secrets_path",
+                        "secrets_wrapped_key",
                         "step_state",
                         "utility_accepted",
                         "updated_at",
@@ -755,6 +778,28 @@ def _generalization_only(assessment: Assessment, levels: dict[str, int]) -> dict
     search = assessment.search_result or {}
     nodes = [search.get("solution") or {}, *(search.get("pareto") or [])]
     return next((dict(n) for n in nodes if n and n.get("levels") == levels), None)
+
+
+def release_secrets_read(*, assessment: Assessment) -> bytes:
+    """The keys and linking tables of a release (JSON), opened for an administrator's
+    download. The caller checks the role and records the download."""
+    from django.core.files.storage import default_storage
+
+    if not assessment.secrets_path:
+        raise ApplicationError("This release has no keys or linking tables.", status=404)
+    try:
+        with default_storage.open(assessment.secrets_path, "rb") as handle:
+            sealed = handle.read()
+        return crypto.open_bytes(
+            assessment.secrets_wrapped_key, sealed, purpose=SECRETS_BUNDLE_PURPOSE
+        )
+    except (OSError, crypto.SecretUnreadable):
+        logger.exception("the keys of assessment %s cannot be opened", assessment.id)
+        raise ApplicationError(
+            "The keys and linking tables cannot be read from storage (missing, damaged, or "
+            "sealed with a master key this server does not have).",
+            status=409,
+        ) from None
 
 
 MAX_CHART_VALUES = 30

@@ -37,7 +37,14 @@ class ThresholdMode(models.TextChoices):
     CUSTOM = "custom", "Custom, with a written justification"
 
 
+# What the sealed keys-and-linking-tables file of a release is bound to (apps.core.crypto).
+SECRETS_BUNDLE_PURPOSE = "release keys and linking tables"
+
+
 class Assessment(OrganizationOwned):
+    # Fields holding sealed values or wrapped keys: `rotate_master_key` re-wraps them.
+    SEALED_FIELDS = ("secrets_wrapped_key",)
+
     dataset = models.ForeignKey(
         "datasets.Dataset", on_delete=models.PROTECT, related_name="assessments"
     )
@@ -111,6 +118,10 @@ class Assessment(OrganizationOwned):
     secrets_path = models.CharField(
         max_length=300, blank=True, help_text="Keys and linking tables, stored apart from the data."
     )
+    # The sealed secrets file's data key, wrapped by the master key (apps.core.crypto): kept
+    # here rather than in the file so that rotating the master key never rewrites a file
+    # whose digest a submission recorded.
+    secrets_wrapped_key = models.TextField(blank=True)
 
     # Step 8 — utility accepted for the purpose
     utility_note = models.TextField(blank=True)

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
@@ -31,6 +31,7 @@ from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
 from apps.assessments.techniques import technique_columns
 from apps.assessments.views import _context, _go, step_view
+from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.jobs.selectors import job_refresh
@@ -390,6 +391,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             metric=post.get("metric", "loss"),
             max_levels=max_levels,
             privacy_models=privacy_models,
+            csv_formula_guard=post.get("csv_formula_guard") == "on",
         )
         return "Settings saved."
     if action == "hierarchy":
@@ -456,10 +458,12 @@ def release_preview(
         raise Http404("Nothing has been applied yet.")
     with local_path(assessment.output_parquet_path) as path:
         frame = pl.scan_parquet(path).head(100).collect()
-    return render(
-        request,
-        "assessments/release_preview.html",
-        _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
+    return no_store(
+        render(
+            request,
+            "assessments/release_preview.html",
+            _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
+        )
     )
 
 
@@ -480,7 +484,7 @@ def release_download(
         if exc.status == 403:
             raise PermissionDenied(exc.message) from None
         return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-    response = FileResponse(released.handle, as_attachment=True, filename=released.filename)
+    response = file_download(released.handle, filename=released.filename)
     response["X-Content-SHA256"] = released.sha256
     return response
 
@@ -488,17 +492,22 @@ def release_download(
 @org_view()
 def secrets_download(
     request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> FileResponse:
-    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding)."""
-    from django.core.files.storage import default_storage
+) -> HttpResponseBase:
+    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding),
+    opened from their sealed file for this download only."""
+    import io
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if not membership_of(request).is_admin:
         raise PermissionDenied(
             "Only the organization's administrators may see keys and linking tables."
         )
-    if not assessment.secrets_path:
-        raise Http404("This release has no keys or linking tables.")
+    try:
+        content = deidentify.release_secrets_read(assessment=assessment)
+    except ApplicationError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
     from apps.audit.services import audit_record
 
     audit_record(
@@ -508,8 +517,8 @@ def secrets_download(
         obj=assessment,
         details={"version": assessment.version},
     )
-    return FileResponse(
-        default_storage.open(assessment.secrets_path, "rb"),
-        as_attachment=True,
+    return file_download(
+        io.BytesIO(content),
         filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
+        content_type="application/json",
     )

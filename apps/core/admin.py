@@ -16,7 +16,12 @@ from django.db.models import QuerySet
 from django.forms import BaseFormSet, ModelForm
 from django.http import HttpRequest
 
-SECRET_FIELDS = {"password", "signing_passphrase", "signing_certificate_path"}
+SECRET_FIELDS = {
+    "password",
+    "signing_passphrase_sealed",
+    "signing_certificate_path",
+    "secrets_wrapped_key",
+}
 
 
 def _organization_of(obj: models.Model) -> Any:

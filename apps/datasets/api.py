@@ -13,6 +13,7 @@ from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core.api_permissions import OrganizationRole
+from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
@@ -152,8 +153,13 @@ class DatasetViewSet(
         if not membership.can_see_raw_values:
             raise PermissionDenied("Only analysts and administrators may see raw values.")
         frame = dataset_preview(dataset=dataset, user=user_of(request), limit=100)
-        return Response(
-            {"columns": frame.columns, "rows": [list(map(_jsonable, row)) for row in frame.rows()]}
+        return no_store(
+            Response(
+                {
+                    "columns": frame.columns,
+                    "rows": [list(map(_jsonable, row)) for row in frame.rows()],
+                }
+            )
         )
 
 

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
+from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.datasets.forms import DatasetUploadForm
 from apps.datasets.selectors import dataset_get, datasets_of
@@ -104,15 +105,17 @@ def dataset_preview_view(
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     frame = dataset_preview(dataset=dataset, user=user_of(request), limit=100)
-    return render(
-        request,
-        "datasets/preview.html",
-        {
-            "dataset": dataset,
-            "columns": frame.columns,
-            "rows": frame.rows(),
-            "help_topic": "profile",
-        },
+    return no_store(
+        render(
+            request,
+            "datasets/preview.html",
+            {
+                "dataset": dataset,
+                "columns": frame.columns,
+                "rows": frame.rows(),
+                "help_topic": "profile",
+            },
+        )
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from django.core.files.storage import default_storage
 from django.db.models import QuerySet
-from django.http import FileResponse, HttpResponseBase
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
@@ -23,6 +23,7 @@ from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core.api_permissions import OrganizationRole
+from apps.core.downloads import file_download
 from apps.reports.forms import MAX_REPORT_BYTES
 from apps.reports.models import Report
 from apps.reports.selectors import report_filename
@@ -146,9 +147,8 @@ class ReportViewSet(
             obj=report,
             details={"assessment": str(report.assessment_id), "sha256": report.sha256},
         )
-        return FileResponse(
+        return file_download(
             default_storage.open(report.pdf_path, "rb"),
-            as_attachment=True,
             filename=report_filename(report),
             content_type="application/pdf",
         )

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from apps.accounts.models import Organization
+from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -31,6 +31,7 @@ from apps.assessments.presenters import (
     risk_charts,
 )
 from apps.assessments.steps import BY_SLUG, STEPS
+from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.labels import METRIC_LABELS
 from apps.datasets.storage import delete_quietly
@@ -72,26 +73,31 @@ def _identity(organization: Organization) -> tuple[bytes, str] | None:
 
     A recorded identity that cannot be read is an error, never a reason to make a new one:
     a new certificate would silently stop every report signed so far from verifying."""
-    if not (organization.signing_certificate_path and organization.signing_passphrase):
+    if not (organization.signing_certificate_path and organization.signing_passphrase_sealed):
         return None
     try:
+        passphrase = crypto.open_text(
+            organization.signing_passphrase_sealed,
+            purpose=signing_passphrase_purpose(organization.id),
+        )
         bundle = _read(organization.signing_certificate_path)
-        signing.certificate_of(bundle, organization.signing_passphrase)
-    except (OSError, ValueError):
+        signing.certificate_of(bundle, passphrase)
+    except (OSError, ValueError, crypto.SecretUnreadable):
         logger.exception("the signing identity of organization %s is unreadable", organization.id)
         raise ApplicationError(
             "The organization's signing certificate cannot be read from storage; an "
             "administrator must restore it (reports signed with it would no longer verify "
             "against a new one)."
         ) from None
-    return bundle, organization.signing_passphrase
+    return bundle, passphrase
 
 
 def organization_signing_ensure(*, organization: Organization) -> bytes:
     """The organization's signing certificate (PEM), creating the identity when it has none.
 
-    The PKCS#12 bundle (key and certificate) goes to the storage backend; its passphrase is
-    kept on the organization, apart from the file."""
+    The PKCS#12 bundle (key and certificate, encrypted with the passphrase) goes to the
+    storage backend; the passphrase is kept on the organization, apart from the file, sealed
+    with a data key of its own under the master key (``apps.core.crypto``)."""
     existing = _identity(organization)
     if existing is not None:
         return signing.certificate_pem(*existing)
@@ -102,14 +108,20 @@ def organization_signing_ensure(*, organization: Organization) -> bytes:
             bundle, passphrase, pem = signing.create_signing_identity(locked.name, locked.name)
             name = default_storage.save(_signing_path(locked), ContentFile(bundle))
             locked.signing_certificate_path = name
-            locked.signing_passphrase = passphrase
+            locked.signing_passphrase_sealed = crypto.seal_text(
+                passphrase, purpose=signing_passphrase_purpose(locked.id)
+            )
             locked.save(
-                update_fields=["signing_certificate_path", "signing_passphrase", "updated_at"]
+                update_fields=[
+                    "signing_certificate_path",
+                    "signing_passphrase_sealed",
+                    "updated_at",
+                ]
             )
         else:
             pem = signing.certificate_pem(*existing)
     organization.signing_certificate_path = locked.signing_certificate_path
-    organization.signing_passphrase = locked.signing_passphrase
+    organization.signing_passphrase_sealed = locked.signing_passphrase_sealed
     return pem
 
 

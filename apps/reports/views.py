@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from apps.accounts.decorators import org_view
 from apps.accounts.models import Organization
+from apps.core.downloads import file_download
 from apps.core.errors import ApplicationError
 from apps.reports.forms import ReportVerifyForm
 from apps.reports.selectors import report_filename, report_get, reports_of
@@ -71,9 +72,8 @@ def report_download(
         obj=report,
         details={"assessment": str(report.assessment_id), "sha256": report.sha256},
     )
-    return FileResponse(
+    return file_download(
         default_storage.open(report.pdf_path, "rb"),
-        as_attachment=True,
         filename=report_filename(report),
         content_type="application/pdf",
     )

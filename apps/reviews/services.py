@@ -319,6 +319,7 @@ _COPIED = [
     "output_parquet_path",
     "output_csv_path",
     "secrets_path",
+    "secrets_wrapped_key",
     "utility_note",
     "utility_accepted",
     "step_state",

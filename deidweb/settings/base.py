@@ -16,6 +16,7 @@ from .env import (
     env_database,
     env_int,
     env_list,
+    env_master_key,
     env_rate,
     env_size,
     env_str,
@@ -134,6 +135,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # upload limit; a sheet may have Excel's own 1,048,576 rows.
 DEIDWEB_MAX_COLUMNS = env_int("DEIDWEB_MAX_COLUMNS", 2000, minimum=1)
 DEIDWEB_MAX_EXPANDED_BYTES = env_size("DEIDWEB_MAX_EXPANDED_BYTES", 1024**3)
+# Stored files hold personal data, keys and signing material: readable by the service
+# account only, whatever the process umask (the storage backend applies these to every
+# file it saves and every folder it creates).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery: the broker only carries job ids; every result lives on the Job row.
 CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL", "filesystem://")
@@ -166,6 +172,14 @@ DEIDWEB_AUDIT_KEY = (
     env_str("DEIDWEB_AUDIT_KEY", "")
     or hmac.new(SECRET_KEY.encode(), b"deidweb audit chain", hashlib.sha256).hexdigest()
 )
+
+# The master key that wraps the data key of every secret kept at rest (pseudonymization
+# keys, linking tables, signing passphrases; apps.core.crypto): 32 random bytes in base64.
+# Production refuses to start without it; local settings keep one in var/master.key. To
+# rotate, set the new key here and the old one in DEIDWEB_MASTER_KEY_PREVIOUS, then run
+# `manage.py rotate_master_key`.
+DEIDWEB_MASTER_KEY = env_master_key("DEIDWEB_MASTER_KEY")
+DEIDWEB_MASTER_KEY_PREVIOUS = env_master_key("DEIDWEB_MASTER_KEY_PREVIOUS")
 
 # A job whose progress has not moved for this long is reported as stalled.
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)

@@ -175,3 +175,47 @@ def env_cache(name: str, default: str) -> dict[str, object]:
     if scheme == "locmem":
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     raise ImproperlyConfigured(f"{name}={url!r} is not a cache URL (redis://… or locmem://).")
+
+
+MASTER_KEY_BYTES = 32
+
+
+def _master_key(text: str, *, source: str) -> str:
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != MASTER_KEY_BYTES:
+        raise ImproperlyConfigured(
+            f"{source} must be {MASTER_KEY_BYTES} random bytes in base64 (generate one with "
+            '`python -c "import base64, os; print(base64.b64encode(os.urandom(32)).decode())"`).'
+        )
+    return text.strip()
+
+
+def env_master_key(name: str) -> str:
+    """A base64 AES-256 master key, or "" when the variable is unset or empty."""
+    value = os.environ.get(name, "").strip()
+    return _master_key(value, source=name) if value else ""
+
+
+def local_master_key(path: os.PathLike[str] | str) -> str:
+    """The development master key kept in ``path`` (0600), generated on first use.
+
+    Only for a developer's machine: whoever can read this file can read every secret in the
+    database and storage beside it. Production passes the key in the environment instead."""
+    import base64
+    from pathlib import Path
+
+    file = Path(path)
+    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _master_key(file.read_text(), source=str(file))
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(base64.b64encode(os.urandom(MASTER_KEY_BYTES)).decode() + "\n")
+    return _master_key(file.read_text(), source=str(file))

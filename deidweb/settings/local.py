@@ -1,8 +1,8 @@
 """Local development: embedded SQLite database, filesystem broker, debug on."""
 
 from .base import *  # noqa: F403
-from .base import DEIDWEB_CSP_DIRECTIVES
-from .env import env_bool
+from .base import DEIDWEB_CSP_DIRECTIVES, DEIDWEB_MASTER_KEY, VAR_DIR
+from .env import env_bool, local_master_key
 
 DEBUG = env_bool("DEBUG", True)
 WHITENOISE_USE_FINDERS = True
@@ -12,3 +12,6 @@ WHITENOISE_AUTOREFRESH = True
 # pages use inline script.
 CONTENT_SECURITY_POLICY = None
 CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": DEIDWEB_CSP_DIRECTIVES}
+
+# Secrets at rest need a master key; a developer's machine keeps one beside its data.
+DEIDWEB_MASTER_KEY = DEIDWEB_MASTER_KEY or local_master_key(VAR_DIR / "master.key")

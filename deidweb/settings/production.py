@@ -6,7 +6,7 @@ TLS-terminating proxy, the proxy must set ``X-Forwarded-Proto``."""
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import SECRET_KEY
+from .base import DEIDWEB_MASTER_KEY, SECRET_KEY
 from .env import env_bool, env_int
 
 # Django's own check (security.W009) asks for 50 characters, five of them different.
@@ -14,6 +14,12 @@ if SECRET_KEY.startswith(("insecure-", "django-insecure-")) or len(SECRET_KEY) <
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 50 characters "
         '(e.g. python -c "import secrets; print(secrets.token_urlsafe(50))").'
+    )
+
+if not DEIDWEB_MASTER_KEY:
+    raise ImproperlyConfigured(
+        "DEIDWEB_MASTER_KEY must be set: 32 random bytes in base64 that encrypt the keys, "
+        "linking tables and signing passphrases kept at rest."
     )
 
 DEBUG = False

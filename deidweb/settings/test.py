@@ -45,6 +45,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
 
 SECRET_KEY = "test-secret-key-not-for-production-0123456789abcdef"
+# A fixed master key (32 bytes, base64), so sealed test values are reproducible; the
+# rotation tests set their own.
+DEIDWEB_MASTER_KEY = "ZGVpZHdlYi10ZXN0LW1hc3Rlci1rZXktMzItYnl0ZXM="
+DEIDWEB_MASTER_KEY_PREVIOUS = ""
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", tempfile.mkdtemp(prefix="deidweb-test-media-")))

@@ -9,9 +9,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from apps.accounts.models import Membership
+from apps.accounts.models import Membership, signing_passphrase_purpose
 from apps.audit.models import AuditEvent
 from apps.audit.services import audit_verify
+from apps.core import crypto
 
 pytestmark = pytest.mark.django_db
 
@@ -67,13 +68,17 @@ def superuser(db):  # type: ignore[no-untyped-def]
 
 
 def test_admin_site_changes_are_recorded_and_never_show_a_secret(custodian, analyst, superuser):
-    custodian.signing_passphrase = "very-secret-passphrase"
+    sealed = crypto.seal_text(
+        "very-secret-passphrase", purpose=signing_passphrase_purpose(custodian.id)
+    )
+    custodian.signing_passphrase_sealed = sealed
     custodian.save()
     client = Client()
     client.force_login(superuser)
     url = reverse("admin:accounts_organization_change", args=[custodian.id])
     page = client.get(url).content.decode()
     assert "very-secret-passphrase" not in page and "signing_passphrase" not in page
+    assert sealed not in page and sealed.split(".")[2] not in page
     membership = Membership.objects.get(user=analyst, organization=custodian)
     response = client.post(
         url,
@@ -102,7 +107,7 @@ def test_admin_site_changes_are_recorded_and_never_show_a_secret(custodian, anal
     assert changes["accounts.organization"]["reassessment_months"] == {"from": 12, "to": 6}
     assert changes["accounts.membership"]["role"] == {"from": "analyst", "to": "reviewer"}
     custodian.refresh_from_db()
-    assert custodian.signing_passphrase == "very-secret-passphrase"  # untouched, never shown
+    assert custodian.signing_passphrase_sealed == sealed  # untouched, never shown
 
 
 def test_a_data_set_cannot_be_moved_to_another_organization(ready_dataset, outsider, superuser):

@@ -32,6 +32,8 @@ def test_one_service_definition_is_reused_for_web_worker_and_migrate():
         assert env["DJANGO_SETTINGS_MODULE"] == "deidweb.settings.production"
         assert env["DATABASE_URL"].startswith("postgres://")
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379")
+        # no default master key: compose stops with a message when it is not set
+        assert env["DEIDWEB_MASTER_KEY"].startswith("${DEIDWEB_MASTER_KEY:?")
 
 
 def test_healthchecks_and_start_order():

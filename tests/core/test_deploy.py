@@ -3,6 +3,7 @@ the compose stack refuses to start without a SECRET_KEY."""
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import subprocess
@@ -37,6 +38,8 @@ def production(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPr
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "deid.example.org",
             "DEIDWEB_VAR_DIR": str(tmp_path),
+            # production refuses to start without a master key (docs/secrets-at-rest.md)
+            "DEIDWEB_MASTER_KEY": base64.b64encode(secrets.token_bytes(32)).decode(),
             **env,
         },
     )

@@ -14,6 +14,8 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from weasyprint import HTML
 
+from apps.accounts.models import signing_passphrase_purpose
+from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.reports import signing
 from apps.reports.services import organization_certificate, organization_signing_ensure
@@ -36,7 +38,10 @@ def _sign(pdf: bytes, organization) -> bytes:  # type: ignore[no-untyped-def]
     return signing.sign_pdf(
         pdf,
         bundle,
-        organization.signing_passphrase,
+        crypto.open_text(
+            organization.signing_passphrase_sealed,
+            purpose=signing_passphrase_purpose(organization.id),
+        ),
         reason="Step 9 report",
         location=organization.name,
         signer_name=organization.name,
@@ -77,7 +82,7 @@ def test_organization_identity_is_created_once_and_stored(custodian):
     pem = organization_signing_ensure(organization=custodian)
     custodian.refresh_from_db()
     assert custodian.signing_certificate_path == f"organizations/{custodian.id}/signing/signing.p12"
-    assert custodian.signing_passphrase
+    assert crypto.is_sealed(custodian.signing_passphrase_sealed)
     assert default_storage.exists(custodian.signing_certificate_path)
     assert organization_signing_ensure(organization=custodian) == pem
     assert organization_certificate(custodian) == pem
@@ -86,12 +91,15 @@ def test_organization_identity_is_created_once_and_stored(custodian):
 def test_an_unreadable_identity_is_an_error_not_a_new_certificate(custodian):
     organization_signing_ensure(organization=custodian)
     custodian.refresh_from_db()
-    path, passphrase = custodian.signing_certificate_path, custodian.signing_passphrase
+    path, passphrase = custodian.signing_certificate_path, custodian.signing_passphrase_sealed
     default_storage.delete(path)
     with pytest.raises(ApplicationError, match="cannot be read"):
         organization_certificate(custodian)
     custodian.refresh_from_db()
-    assert (custodian.signing_certificate_path, custodian.signing_passphrase) == (path, passphrase)
+    assert (custodian.signing_certificate_path, custodian.signing_passphrase_sealed) == (
+        path,
+        passphrase,
+    )
 
 
 def test_signed_pdf_is_valid_for_the_organization(custodian, small_pdf):

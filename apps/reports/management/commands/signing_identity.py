@@ -24,11 +24,11 @@ class Command(BaseCommand):
         org = Organization.objects.filter(slug=organization).first()
         if org is None:
             raise CommandError(f"No organization with the slug '{organization}'.")
-        before = (org.signing_certificate_path, org.signing_passphrase)
+        before = (org.signing_certificate_path, org.signing_passphrase_sealed)
         pem = organization_signing_ensure(organization=org)
         info = describe_certificate(pem)
         org.refresh_from_db()
-        after = (org.signing_certificate_path, org.signing_passphrase)
+        after = (org.signing_certificate_path, org.signing_passphrase_sealed)
         state = "existing" if before[0] and before == after else "created"
         self.stdout.write(f"Signing certificate of {org.name} ({state})")
         self.stdout.write(f"  subject: {info['subject']}")
