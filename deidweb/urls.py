@@ -140,6 +140,7 @@ org_patterns = [
     path("jobs/<uuid:job_id>/cancel/", job_views.job_cancel_view, name="job-cancel"),
     path("jobs/<uuid:job_id>/retry/", job_views.job_retry_view, name="job-retry"),
     path("reports/verify/", report_views.report_verify_view, name="report-verify"),
+    path("reports/signing/", report_views.signing_view, name="organization-signing"),
     path(
         "reports/<uuid:report_id>/download/",
         report_views.report_download,

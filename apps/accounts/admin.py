@@ -21,7 +21,11 @@ class OrganizationAdmin(AuditedAdmin):
 
     list_display = ("name", "slug", "keep_original_uploads", "require_two_approvals")
     prepopulated_fields = {"slug": ("name",)}
-    exclude = ("signing_certificate_path", "signing_passphrase_sealed")
+    exclude = (
+        "signing_certificate_path",
+        "signing_passphrase_sealed",
+        "signing_previous_certificates",
+    )
     inlines = [MembershipInline]
 
 

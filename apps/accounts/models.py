@@ -47,6 +47,14 @@ class Organization(BaseModel):
     signing_passphrase_sealed = models.TextField(
         blank=True, help_text="The PKCS#12 passphrase, sealed (apps.core.crypto); never shown."
     )
+    # Certificates (PEM) of identities the organization signed with before the current one:
+    # reports they signed still verify after a new identity is imported.
+    signing_previous_certificates = models.JSONField(default=list, blank=True)
+    signing_timestamp_url = models.URLField(
+        blank=True,
+        help_text="RFC 3161 timestamp authority that countersigns each report's signature "
+        "time; empty uses the site's DEIDWEB_TSA_URL, if any.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -125,6 +125,111 @@ def organization_signing_ensure(*, organization: Organization) -> bytes:
     return pem
 
 
+def organization_certificates(organization: Organization) -> list[bytes]:
+    """Every certificate the organization's reports may be signed with: the current one and
+    those of identities it replaced (their reports stay verifiable)."""
+    current = organization_signing_ensure(organization=organization)
+    previous = [pem.encode() for pem in organization.signing_previous_certificates or []]
+    return [current, *previous]
+
+
+def timestamp_url(organization: Organization) -> str:
+    """The timestamp authority that countersigns the organization's signatures, if any."""
+    return organization.signing_timestamp_url or str(getattr(settings, "DEIDWEB_TSA_URL", ""))
+
+
+@transaction.atomic
+def organization_signing_import(
+    *, organization: Organization, user: Any, bundle: bytes, passphrase: str
+) -> dict[str, str]:
+    """Replace the organization's signing identity by an imported PKCS#12 bundle (typically
+    issued by a certification authority). Administrators only; checked before use; the old
+    certificate is kept so that earlier reports still verify; audited with both
+    fingerprints. Returns the new certificate's description."""
+    from apps.accounts.selectors import membership_get
+    from apps.audit.services import audit_record
+
+    if not membership_get(user=user, organization=organization).is_admin:
+        raise ApplicationError("Only administrators change the signing certificate.", status=403)
+    try:
+        pem = signing.check_identity(bundle, passphrase)
+    except signing.IdentityError as exc:
+        raise ApplicationError(f"The signing certificate was not imported: {exc}") from None
+    locked = Organization.objects.select_for_update().get(id=organization.id)
+    previous_pem = b""
+    if _identity(locked) is not None:
+        previous_pem = signing.certificate_pem(*_identity(locked))  # type: ignore[misc]
+    name = default_storage.save(_signing_path(locked), ContentFile(bundle))
+    history = list(locked.signing_previous_certificates or [])
+    if previous_pem and previous_pem.decode() not in history and previous_pem != pem:
+        history.append(previous_pem.decode())
+    old_path = locked.signing_certificate_path
+    locked.signing_certificate_path = name
+    locked.signing_passphrase_sealed = crypto.seal_text(
+        passphrase, purpose=signing_passphrase_purpose(locked.id)
+    )
+    locked.signing_previous_certificates = history
+    locked.save(
+        update_fields=[
+            "signing_certificate_path",
+            "signing_passphrase_sealed",
+            "signing_previous_certificates",
+            "updated_at",
+        ]
+    )
+    for field in (
+        "signing_certificate_path",
+        "signing_passphrase_sealed",
+        "signing_previous_certificates",
+    ):
+        setattr(organization, field, getattr(locked, field))
+    described = signing.describe_certificate(pem)
+    audit_record(
+        organization=organization,
+        actor=user,
+        action="organization.signing_imported",
+        obj=organization,
+        details={
+            "subject": described["subject"],
+            "sha256": described["sha256"],
+            "replaced_sha256": signing.describe_certificate(previous_pem)["sha256"]
+            if previous_pem
+            else "",
+            "replaced_file": old_path,
+        },
+    )
+    return described
+
+
+@transaction.atomic
+def organization_timestamp_url_set(*, organization: Organization, user: Any, url: str) -> None:
+    """Set (or clear) the organization's timestamp authority; administrators only, audited."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import URLValidator
+
+    from apps.accounts.selectors import membership_get
+    from apps.audit.services import audit_record
+
+    if not membership_get(user=user, organization=organization).is_admin:
+        raise ApplicationError("Only administrators change the timestamp authority.", status=403)
+    url = url.strip()
+    if url:
+        try:
+            URLValidator(schemes=["http", "https"])(url)
+        except ValidationError:
+            raise ApplicationError(f"'{url}' is not an http(s) address.") from None
+    Organization.objects.filter(id=organization.id).update(signing_timestamp_url=url)
+    previous = organization.signing_timestamp_url
+    organization.signing_timestamp_url = url
+    audit_record(
+        organization=organization,
+        actor=user,
+        action="organization.timestamp_url",
+        obj=organization,
+        details={"from": previous, "to": url},
+    )
+
+
 def organization_certificate(organization: Organization) -> bytes:
     """The certificate (PEM) that the organization's reports are checked against.
 
@@ -541,6 +646,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "intruder_tests": intruder_tests,
         "digests": {**record.digests(), **(decision.digests or {})},
         "certificate": signing.describe_certificate(pem),
+        "timestamp_url": timestamp_url(organization),
         "people": {
             "created_by": _person(assessment.created_by) if assessment.created_by_id else "—",
             "submitted_by": ", ".join(
@@ -706,6 +812,7 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
         reason=SIGNING_REASON,
         location=organization.name,
         signer_name=organization.name,
+        timestamp_url=timestamp_url(organization),
     )
     digest = _sha256(signed)
     context.progress(90, "Storing the signed report", force=True)
@@ -772,8 +879,7 @@ def report_pdf(report: Report) -> bytes:
 
 def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
     """Is this the organization's signed report, unchanged, and of which release decision?"""
-    pem = organization_certificate(organization)
-    check = signing.verify_pdf(pdf, [pem])
+    check = signing.verify_pdf(pdf, organization_certificates(organization))
     digest = _sha256(pdf)
     decision = (
         ReviewDecision.objects.filter(organization=organization, report_sha256=digest)

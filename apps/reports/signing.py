@@ -3,8 +3,11 @@
 Each organization signs its reports with its own self-signed certificate. A reader checks a
 report against the certificates the organization holds: the signature must be intact (not
 one byte of the signed revision changed), cover the whole file (nothing appended), and come
-from a trusted certificate. No network is used: no timestamp authority, no revocation
-fetching.
+from a trusted certificate. An organization may replace its self-signed identity by a
+certificate issued by a certification authority (a PKCS#12 bundle it imports). When a
+timestamp authority (RFC 3161) is configured, each signature carries a token from it that
+proves when it was made (PAdES B-T); without one, the signing time is the server's clock and
+no network is used. No revocation is fetched.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class SignatureCheck:
     signer: str = ""
     signed_at: dt.datetime | None = None
     problem: str = ""
+    timestamped_at: dt.datetime | None = None  # from a timestamp authority's token, if any
 
 
 # --------------------------------------------------------------------------- identity
@@ -128,6 +132,7 @@ def describe_certificate(pem: bytes) -> dict[str, str]:
     fingerprint = certificate.fingerprint(hashes.SHA256()).hex().upper()
     return {
         "subject": certificate.subject.rfc4514_string(),
+        "issuer": certificate.issuer.rfc4514_string(),
         "sha256": ":".join(fingerprint[i : i + 2] for i in range(0, len(fingerprint), 2)),
         "not_before": certificate.not_valid_before_utc.isoformat(),
         "not_after": certificate.not_valid_after_utc.isoformat(),
@@ -135,6 +140,49 @@ def describe_certificate(pem: bytes) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- sign
+
+
+class IdentityError(ValueError):
+    """An imported PKCS#12 bundle that cannot sign reports (the message says why)."""
+
+
+def check_identity(
+    pkcs12_bytes: bytes, passphrase: str, *, now: dt.datetime | None = None
+) -> bytes:
+    """Check an organization's PKCS#12 bundle before it is used to sign: it opens with the
+    passphrase, holds a private key and its certificate, the certificate is valid now and
+    may sign documents. Returns the certificate (PEM)."""
+    try:
+        key, certificate, _ = pkcs12.load_key_and_certificates(
+            pkcs12_bytes, passphrase.encode() or None
+        )
+    except ValueError:
+        raise IdentityError(
+            "The file is not a PKCS#12 bundle (.p12 / .pfx), or the passphrase is wrong."
+        ) from None
+    if key is None or certificate is None:
+        raise IdentityError("The bundle must hold a private key and its certificate.")
+    public = certificate.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    mine = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    if public != mine:
+        raise IdentityError("The private key does not belong to the certificate in the bundle.")
+    moment = now or dt.datetime.now(dt.UTC)
+    if not certificate.not_valid_before_utc <= moment <= certificate.not_valid_after_utc:
+        raise IdentityError(
+            f"The certificate is valid from {certificate.not_valid_before_utc:%Y-%m-%d} to "
+            f"{certificate.not_valid_after_utc:%Y-%m-%d}, not today."
+        )
+    try:
+        usage = certificate.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        usage = None
+    if usage is not None and not (usage.digital_signature or usage.content_commitment):
+        raise IdentityError("The certificate's key usage does not allow signing documents.")
+    return certificate.public_bytes(serialization.Encoding.PEM)
 
 
 def sign_pdf(
@@ -145,15 +193,17 @@ def sign_pdf(
     reason: str,
     location: str,
     signer_name: str,
+    timestamp_url: str = "",
 ) -> bytes:
-    """Sign a PDF (PAdES baseline B-B, SHA-256) as an incremental update, in an invisible
-    field named ``deidweb-signature``."""
+    """Sign a PDF (PAdES baseline B-B, SHA-256; B-T with a token from ``timestamp_url``) as
+    an incremental update, in an invisible field named ``deidweb-signature``."""
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.sign import fields, signers
+    from pyhanko.sign import fields, signers, timestamps
 
     signer = signers.SimpleSigner.load_pkcs12_data(
         pkcs12, other_certs=[], passphrase=passphrase.encode()
     )
+    timestamper = timestamps.HTTPTimeStamper(timestamp_url) if timestamp_url else None
     writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
     metadata = signers.PdfSignatureMetadata(
         field_name=SIGNATURE_FIELD,
@@ -163,7 +213,7 @@ def sign_pdf(
         location=location,
         name=signer_name,
     )
-    output = _blocking(signers.sign_pdf, writer, metadata, signer=signer)
+    output = _blocking(signers.sign_pdf, writer, metadata, signer=signer, timestamper=timestamper)
     signed: bytes = output.getvalue()
     return signed
 
@@ -268,6 +318,7 @@ def _verify(pdf: bytes, trusted_certificates: Sequence[bytes]) -> SignatureCheck
         problem = "The document was changed after signing: content was added after the signature."
     elif not trusted:
         problem = "The report was signed by a certificate this organization does not hold."
+    stamp = getattr(status, "timestamp_validity", None)
     return SignatureCheck(
         signed=True,
         valid=intact and whole_file and trusted,
@@ -276,4 +327,5 @@ def _verify(pdf: bytes, trusted_certificates: Sequence[bytes]) -> SignatureCheck
         signer=signer,
         signed_at=signed_at,
         problem=problem,
+        timestamped_at=stamp.timestamp if stamp is not None and stamp.intact else None,
     )

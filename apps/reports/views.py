@@ -110,3 +110,77 @@ def report_view(request: HttpRequest, organization: Organization, report_id: UUI
     response = HttpResponse(html)
     response["Cache-Control"] = "no-store"
     return response
+
+
+@org_view()
+def signing_view(request: HttpRequest, organization: Organization) -> HttpResponse:
+    """The organization's signing certificate: what reports are signed with (fingerprint to
+    compare), those signed with before, the timestamp authority; administrators import a
+    certificate issued by a certification authority (PKCS#12) and set the authority."""
+    from django.contrib import messages
+    from django.shortcuts import redirect
+
+    from apps.accounts.decorators import membership_of, user_of
+    from apps.reports import signing
+    from apps.reports.services import (
+        organization_signing_ensure,
+        organization_signing_import,
+        organization_timestamp_url_set,
+        timestamp_url,
+    )
+
+    membership = membership_of(request)
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "import":
+                upload = request.FILES.get("bundle")
+                if upload is None:
+                    raise ApplicationError("Choose the PKCS#12 file (.p12 or .pfx) to import.")
+                if (upload.size or 0) > 1024 * 1024:
+                    raise ApplicationError(
+                        "A PKCS#12 bundle is a few kilobytes; this file is too large."
+                    )
+                described = organization_signing_import(
+                    organization=organization,
+                    user=user_of(request),
+                    bundle=upload.read(),
+                    passphrase=request.POST.get("passphrase", ""),
+                )
+                messages.success(
+                    request,
+                    f"Reports are now signed with {described['subject']} "
+                    f"(SHA-256 {described['sha256'][:23]}…).",
+                )
+            elif request.POST.get("action") == "timestamp":
+                organization_timestamp_url_set(
+                    organization=organization,
+                    user=user_of(request),
+                    url=request.POST.get("timestamp_url", ""),
+                )
+                messages.success(request, "Timestamp authority saved.")
+            else:
+                raise ApplicationError("Unknown action.")
+        except ApplicationError as exc:
+            if exc.status == 403:
+                from django.core.exceptions import PermissionDenied
+
+                raise PermissionDenied(exc.message) from None
+            messages.error(request, exc.message)
+        return redirect("organization-signing", org=organization.slug)
+    current = signing.describe_certificate(organization_signing_ensure(organization=organization))
+    previous = [
+        signing.describe_certificate(pem.encode())
+        for pem in organization.signing_previous_certificates or []
+    ]
+    return render(
+        request,
+        "reports/signing.html",
+        {
+            "current": current,
+            "previous": previous,
+            "timestamp_url": timestamp_url(organization),
+            "own_timestamp_url": organization.signing_timestamp_url,
+            "can_change": membership.is_admin,
+            "help_topic": "assessments",
+        },
+    )

@@ -133,6 +133,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # columns of any file, and what an .xlsx workbook may expand to (its reader holds a sheet in
 # memory; a 490 KB ZIP bomb expands to 168 MB). A Parquet file may expand to 20 times the
 # upload limit; a sheet may have Excel's own 1,048,576 rows.
+# An RFC 3161 timestamp authority for report signatures (an organization may set its own);
+# empty: no timestamp token, no network call when signing.
+DEIDWEB_TSA_URL = env_str("DEIDWEB_TSA_URL", "")
 DEIDWEB_MAX_COLUMNS = env_int("DEIDWEB_MAX_COLUMNS", 2000, minimum=1)
 DEIDWEB_MAX_EXPANDED_BYTES = env_size("DEIDWEB_MAX_EXPANDED_BYTES", 1024**3)
 # Stored files hold personal data, keys and signing material: readable by the service
