@@ -11,8 +11,10 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
 from apps.datasets.forms import DatasetUploadForm
+from apps.datasets.models import DatasetStatus
 from apps.datasets.selectors import dataset_get, datasets_of
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload, upload_limit_for
+from apps.jobs.selectors import job_refresh
 
 
 @org_view()
@@ -82,6 +84,11 @@ def dataset_detail(
     request: HttpRequest, organization: Organization, dataset_id: UUID
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    job = job_refresh(dataset.profile_job) if dataset.profile_job else None
+    if dataset.status == DatasetStatus.PROFILING and job is not None and job.is_finished:
+        # Its worker was lost: shown as failed, as the job is (a read does not write; the
+        # next worker or a retry marks both).
+        dataset.status = DatasetStatus.FAILED
     if dataset.profile and membership_of(request).can_see_raw_values:
         from apps.classification.services import identifier_values_shown
 
@@ -91,7 +98,7 @@ def dataset_detail(
         "datasets/detail.html",
         {
             "dataset": dataset,
-            "job": dataset.profile_job,
+            "job": job,
             "columns": (dataset.profile or {}).get("columns", []),
             "help_topic": "profile",
         },

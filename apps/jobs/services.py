@@ -20,6 +20,7 @@ import logging
 import time
 import traceback
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -172,6 +173,7 @@ def _terminate(job_id: str) -> None:
 
 def job_execute(*, job_id: str) -> bool:
     """Run a queued job to completion. Returns False if it was not ours to run."""
+    jobs_mark_lost()  # a live worker notices the jobs of dead ones
     now = timezone.now()
     claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
         status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, message="Started"
@@ -258,6 +260,8 @@ def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
 def job_cancel(*, job: Job, user: User | None = None) -> Job:
     _may_handle(job, user, "cancel")
     _guard(job, "cancel")
+    job.refresh_from_db()  # as stored, not as a page showed it
+    job = job_mark_lost(job)
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
     cancelled = Job.objects.filter(
@@ -284,6 +288,8 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     """A failed or cancelled job is re-run as a new job with the same inputs."""
     _may_handle(job, user, "retry")
     _guard(job, "retry")
+    job.refresh_from_db()  # as stored, not as a page showed it
+    job = job_mark_lost(job)
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
         raise ApplicationError("Only a failed or cancelled job can be retried.")
     with transaction.atomic():
@@ -300,31 +306,48 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     return new_job
 
 
-def job_refresh(job: Job) -> Job:
-    """Notice a job whose worker died: running, but no progress report for too long.
+def job_is_lost(job: Job) -> bool:
+    """Running, but no progress report for longer than ``DEIDWEB_JOB_STALE_SECONDS``.
 
     Handlers report progress at least every few seconds while they work, so silence past
-    ``DEIDWEB_JOB_STALE_SECONDS`` means the worker process is gone (killed, restarted, out of
-    memory). The job is marked failed with a plain explanation, so it can be run again."""
-    from datetime import timedelta
-
+    that means the worker process is gone (killed, restarted, out of memory)."""
     if job.status != JobStatus.RUNNING:
-        return job
+        return False
     last = job.heartbeat_at or job.started_at
     limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
-    if last is not None and timezone.now() - last > limit:
-        lost = Job.objects.filter(
-            id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(
-            status=JobStatus.FAILED,
-            message="Worker lost",
-            error=(
-                "The worker stopped while running this job (it was restarted, killed or ran out "
-                f"of memory): no progress for more than {int(limit.total_seconds())} s. Run it again."
-            ),
-            finished_at=timezone.now(),
-        )
-        job.refresh_from_db()
-        if lost:
-            _finished(job)
+    return last is not None and timezone.now() - last > limit
+
+
+def job_lost_error() -> str:
+    return (
+        "The worker stopped while running this job (it was restarted, killed or ran out "
+        f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} s. "
+        "Run it again."
+    )
+
+
+def job_mark_lost(job: Job) -> Job:
+    """Mark a lost job (``job_is_lost``) failed with a plain explanation, so it can be run
+    again. A write: called by workers before they claim a job and by cancel and retry,
+    never on a GET (pages show a lost job as failed through ``selectors.job_refresh``)."""
+    if not job_is_lost(job):
+        return job
+    lost = Job.objects.filter(
+        id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
+    ).update(
+        status=JobStatus.FAILED,
+        message="Worker lost",
+        error=job_lost_error(),
+        finished_at=timezone.now(),
+    )
+    job.refresh_from_db()
+    if lost:
+        _finished(job)
     return job
+
+
+def jobs_mark_lost() -> int:
+    """Mark every lost job failed (see ``job_mark_lost``); returns how many were."""
+    limit = timezone.now() - timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
+    stale = Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=limit)
+    return sum(job_mark_lost(job).status == JobStatus.FAILED for job in stale)

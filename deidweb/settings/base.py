@@ -126,6 +126,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # Where fanout exchanges (revoke, ping) live; kombu's default is ./control.
+        "control_folder": str(_broker_dir / "control"),
+        # Look for new jobs every 0.2 s (kombu's default of 1 s is most of a short job's wait).
+        "polling_interval": 0.2,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "deidweb")

@@ -13,7 +13,7 @@ from apps.datasets.services import dataset_upload
 from apps.datasets.storage import delete_quietly
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_cancel, job_execute
+from apps.jobs.services import job_cancel, job_create, job_execute
 
 CSV = b"name,age,sex\nAlice,34,F\nBob,51,M\n"
 
@@ -73,13 +73,22 @@ def test_a_failed_profile_says_why(client_for, analyst, dataset):
     assert "Profiling failed:" in text and 'data-testid="profile-again"' in text
 
 
-def test_a_profile_whose_worker_was_lost_leaves_the_data_set_failed(custodian, dataset, settings):
+def test_a_profile_whose_worker_was_lost_leaves_the_data_set_failed(
+    client_for, analyst, custodian, dataset, settings
+):
     settings.DEIDWEB_JOB_STALE_SECONDS = 60
     long_ago = timezone.now() - timedelta(seconds=61)
     Job.objects.filter(id=dataset.profile_job.id).update(
         status=JobStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago
     )
     assert job_get(organization=custodian, job_id=dataset.profile_job.id).status == "failed"
+    # Shown failed at once (a read writes nothing), with the button to profile again.
+    text = page(client_for(analyst), dataset)
+    assert 'data-testid="profile-again"' in text and "Worker lost" not in text
+    assert "Profiling failed: The worker stopped" in text and "hx-get" not in text
+    assert Dataset.objects.get(id=dataset.id).status == DatasetStatus.PROFILING
+    # The next job a worker claims marks it, and its data set, failed.
+    job_execute(job_id=str(job_create(organization=custodian, kind="profile", enqueue=False).id))
     assert Dataset.objects.get(id=dataset.id).status == DatasetStatus.FAILED
 
 
