@@ -14,6 +14,10 @@ COPY deidweb ./deidweb
 RUN pip install .
 COPY . .
 RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local python manage.py collectstatic --noinput
+# Compile the engine's numba kernels into /app/var/numba (NUMBA_CACHE_DIR, set by the
+# settings), owned below by the user the app runs as: the first search is then as fast as
+# the next. (A host whose CPU differs from the build machine's recompiles them once.)
+RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local python manage.py deid warmup
 
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
 USER deidweb

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 from pathlib import Path
 
 from .env import env_bool, env_broker_url, env_database, env_int, env_list, env_size, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
+# numba's on-disk cache of the engine's compiled kernels, filled by `manage.py deid warmup`
+# at install: under var/, which stays writable where the sources are not (the Docker image
+# runs as a user who does not own them, and numba refuses to compile a cached kernel it
+# cannot cache). Read by numba when the engine is first imported, after the settings.
+os.environ.setdefault("NUMBA_CACHE_DIR", str(VAR_DIR / "numba"))
 
 SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me")
 DEBUG = env_bool("DEBUG", False)
