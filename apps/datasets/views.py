@@ -59,7 +59,9 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
             except ApplicationError as exc:
                 form.add_error("file", exc.message)
             else:
-                messages.success(request, f"'{dataset.name}' was uploaded; profiling has started.")
+                messages.success(
+                    request, f"'{dataset.name}' was uploaded; reading and profiling have started."
+                )
                 return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)
         return render(
             request,
@@ -85,7 +87,8 @@ def dataset_detail(
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     job = job_refresh(dataset.profile_job) if dataset.profile_job else None
-    if dataset.status == DatasetStatus.PROFILING and job is not None and job.is_finished:
+    working = (DatasetStatus.CONVERTING, DatasetStatus.PROFILING)
+    if dataset.status in working and job is not None and job.is_finished:
         # Its worker was lost: shown as failed, as the job is (a read does not write; the
         # next worker or a retry marks both).
         dataset.status = DatasetStatus.FAILED

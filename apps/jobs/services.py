@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
@@ -61,10 +62,12 @@ JOB_GUARDS: dict[str, str] = {
 # kind → dotted path of ``hook(job: Job) -> None`` called once the job has ended in any way
 # (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
 JOB_FINISHED: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
 }
 
@@ -203,7 +206,9 @@ def job_execute(*, job_id: str) -> bool:
         )
         return True
     except ApplicationError as exc:
-        _finish(job, JobStatus.FAILED, message="Failed", error=exc.message)
+        # The details (an upload's error code, line, column) go with it, for the API.
+        details = {"error": exc.extra} if exc.extra else None
+        _finish(job, JobStatus.FAILED, message="Failed", error=exc.message, result=details)
         return True
     except Exception as exc:  # the worker must survive any handler bug and say so on the job
         logger.exception("job %s failed", job_id)
