@@ -20,6 +20,12 @@ RUN DJANGO_SETTINGS_MODULE=deidweb.settings.production \
     SECRET_KEY=build-time-only-collectstatic-key-never-used-at-run-time-0123456789 \
     DEIDWEB_MASTER_KEY=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= \
     python manage.py collectstatic --noinput
+# Compile the engine's numba kernels into /app/var/numba (NUMBA_CACHE_DIR, set by the
+# settings), owned below by the user the app runs as: the first search is then as fast as
+# the next. (A host whose CPU differs from the build machine's recompiles them once.)
+RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local \
+    DEIDWEB_MASTER_KEY=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= \
+    python manage.py deid warmup
 
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
 USER deidweb

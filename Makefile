@@ -24,7 +24,19 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install deidweb with its dependencies (idempotent)
+# The engine's numba kernels, compiled into var/numba once per change of their sources, so
+# that the first search after an install does not wait for the compiler (cli_warmup.py).
+KERNELS := $(sort $(wildcard apps/engine/*/kernels.py) apps/engine/search/preload.py)
+WARM := var/numba/.warm-$(shell cat $(KERNELS) pyproject.toml 2>/dev/null | sha256sum | cut -c1-12)
+
+$(WARM): $(STAMP) $(KERNELS)
+	@echo "Compiling the engine's kernels into var/numba (once per install, 1-2 minutes)"
+	@mkdir -p var/numba
+	$(BIN)/python manage.py deid warmup
+	@rm -f var/numba/.warm-*
+	@touch $(WARM)
+
+install: $(STAMP) $(WARM) ## Create .venv, install deidweb with its dependencies and compile the engine (idempotent)
 	@mkdir -p var/media var/broker/queue var/broker/processed && chmod 700 var var/media
 
 browser: ## Install Debian's Chromium for the browser tests if it is missing

@@ -110,13 +110,14 @@ def client_for(client):  # type: ignore[no-untyped-def]
 
 @contextlib.contextmanager
 def running_celery_worker(
-    pool: Sequence[str] = ("--pool=solo",),
+    pool: Sequence[str] = ("--pool=solo",), env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A `celery worker` subprocess on real Redis, using the test database and media root.
 
     The queue name is unique to this worker so a worker left over from elsewhere can never
     take its jobs; while it runs, new jobs go to its queue. `pool` chooses the pool (solo by
-    default; a cancel terminates a task only in a prefork pool)."""
+    default; a cancel terminates a task only in a prefork pool); `env` adds to its
+    environment (settings such as DEIDWEB_MAX_COLUMNS)."""
     from django.db import connection
 
     from deidweb.celery import app
@@ -125,8 +126,9 @@ def running_celery_worker(
         pytest.skip("a real worker needs PostgreSQL and Redis")
     db = connection.settings_dict
     queue = f"deidweb-test-{uuid.uuid4().hex[:8]}"
-    env = {
+    environment = {
         **os.environ,
+        **(env or {}),
         "DJANGO_SETTINGS_MODULE": "deidweb.settings.test",
         "TEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "TEST_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -152,7 +154,7 @@ def running_celery_worker(
             f"{queue}@%h",
         ],
         cwd=ROOT,
-        env=env,
+        env=environment,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -199,3 +201,15 @@ def wait_for_job(job_id: object, timeout: float = 60.0):  # type: ignore[no-unty
             return job
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} did not finish within {timeout} s (status {job.status})")
+
+
+def read_now(dataset):  # type: ignore[no-untyped-def]
+    """Run an uploaded data set's job here, as a worker would: read the file into Parquet and
+    profile it (for tests without a worker). Returns the data set, ready."""
+    from apps.jobs.models import Job
+    from apps.jobs.services import job_execute
+
+    job_execute(job_id=str(dataset.profile_job_id))
+    dataset.refresh_from_db()
+    assert dataset.status == "ready", Job.objects.get(id=dataset.profile_job_id).error
+    return dataset

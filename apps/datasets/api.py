@@ -70,7 +70,13 @@ class DatasetViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet[Dataset],
 ):
-    """Data sets of the caller's organizations. Upload with multipart/form-data."""
+    """Data sets of the caller's organizations. Upload with multipart/form-data.
+
+    An upload answers 201 once the file is stored, with ``status`` "converting" and the
+    ``profile_job`` that reads the file into Parquet and profiles it: poll that job. A file
+    the job cannot read fails it with the message in ``error`` and the details (``code``,
+    ``line``, ``column``) in ``result.error``; the data set's status is then "failed".
+    """
 
     serializer_class = DatasetSerializer
     permission_classes = [OrganizationRole]

@@ -150,7 +150,7 @@ _CHUNK_BYTES = 1 << 24
 _CHUNK_ROWS = 200_000
 _DELIMITERS = (",", ";", "\t", "|")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
-_TEXT_FORMATS = ("csv", "tsv")
+TEXT_FORMATS = _TEXT_FORMATS = ("csv", "tsv")
 _STAT_FORMATS = ("sas7bdat", "xpt", "sav", "zsav", "por", "dta")
 
 # Python's csv module refuses values over 128 KiB by default; clinical notes can be longer.
@@ -331,6 +331,16 @@ def _check_byte_order_mark(head: bytes, encoding: str) -> None:
         code="encoding",
         line=1,
     )
+
+
+def check_encoding_choice(path: Path, encoding: str | None) -> None:
+    """What can be said of a chosen encoding from the file's first bytes alone, before the
+    upload is accepted: the name is a character encoding, and UTF-16/UTF-32 start with their
+    byte-order mark. (The rest is checked during conversion, with the line of a bad byte.)"""
+    if not encoding:
+        return
+    chosen = _codec_name(encoding)
+    _check_byte_order_mark(_read_head(path, 4), chosen)
 
 
 def _detect_encoding(head: bytes) -> str:

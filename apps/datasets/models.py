@@ -7,6 +7,7 @@ from apps.core.models import OrganizationOwned
 
 
 class DatasetStatus(models.TextChoices):
+    CONVERTING = "converting", "Reading the file"
     PROFILING = "profiling", "Profiling"
     READY = "ready", "Ready"
     FAILED = "failed", "Profiling failed"

@@ -1,9 +1,9 @@
-"""Writes for data sets: upload (validate, convert once to Parquet, store) and profiling."""
+"""Writes for data sets: upload (store the file, start a job), reading it into Parquet and
+profiling it (job handlers), deletion."""
 
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,15 @@ from django.db import transaction
 from apps.accounts.models import Organization
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
-from apps.datasets.ingest import IngestError, IngestLimits, check_size, convert_to_parquet
+from apps.datasets.ingest import (
+    TEXT_FORMATS,
+    IngestError,
+    IngestLimits,
+    check_encoding_choice,
+    check_size,
+    convert_to_parquet,
+    detect_format,
+)
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.profiling import profile_parquet
 from apps.datasets.storage import delete_quietly, local_path, sha256_of, store
@@ -75,11 +83,13 @@ def dataset_upload(
     delimiter: str | None = None,
     sheet: str | None = None,
 ) -> Dataset:
-    """Validate an uploaded file, store it once as Parquet and start profiling.
+    """Store an uploaded file as it is and start the job that reads and profiles it.
 
-    Everything is checked and converted in a scratch directory first; the storage backend and
-    the database are touched only when the file is known to be good, and a failure after that
-    removes what this call stored — so a bad upload never disturbs what was saved before.
+    The request only checks what needs no reading of the content (the size, and that the
+    file's first bytes agree with its extension) and streams the file to storage; the
+    conversion to Parquet, the detection of encoding and delimiter, and profiling run in a
+    worker (``dataset_ingest_handler``), whose errors appear on the job and data set pages.
+    A failure here removes what this call stored, so nothing saved before is disturbed.
     """
     filename = Path(upload.name or "upload").name
     size = int(upload.size or 0)
@@ -89,83 +99,143 @@ def dataset_upload(
         raise ingest_error_to_application_error(exc, filename) from None
 
     with tempfile.TemporaryDirectory(prefix="deidweb-upload-") as scratch_dir:
-        scratch = Path(scratch_dir)
-        source = _materialize(upload, scratch / filename)
-        parquet = scratch / "data.parquet"
+        source = _materialize(upload, Path(scratch_dir) / filename)
         try:
-            result = convert_to_parquet(
-                source,
-                filename,
-                parquet,
-                encoding=encoding or None,
-                delimiter=delimiter or None,
-                sheet=sheet or None,
-                limits=ingest_limits_for(organization),
-            )
+            source_format = detect_format(source, filename)
+            if source_format in TEXT_FORMATS:
+                check_encoding_choice(source, encoding)
         except IngestError as exc:
             raise ingest_error_to_application_error(exc, filename) from None
-
         dataset = Dataset(
             organization=organization,
             name=name.strip() or Path(filename).stem,
             description=description,
             original_filename=filename,
-            source_format=result.format,
+            source_format=source_format,
             size_bytes=size,
-            sha256=sha256_of(source),
-            parquet_sha256=sha256_of(parquet),
-            rows=result.rows,
-            column_count=len(result.columns),
-            delimiter=result.delimiter or "",
-            encoding=result.encoding or "",
-            sheet=result.sheet or "",
-            ingest_warnings=list(result.warnings),
+            sha256="",  # the worker fills in what it reads (ingest)
+            parquet_sha256="",
+            parquet_path="",
+            rows=0,
+            column_count=0,
+            status=DatasetStatus.CONVERTING,
             uploaded_by=user,
         )
         prefix = f"organizations/{organization.id}/datasets/{dataset.id}"
-        stored: list[str] = []
-        try:
-            dataset.parquet_path = store(parquet, f"{prefix}/data.parquet")
-            stored.append(dataset.parquet_path)
-            if organization.keep_original_uploads:
-                dataset.original_path = store(source, f"{prefix}/original/{filename}")
-                stored.append(dataset.original_path)
-            with transaction.atomic():
-                dataset.save()
-                job = job_create(
-                    organization=organization,
-                    kind="profile",
-                    subject=f"datasets.dataset:{dataset.id}",
-                    params={"dataset_id": str(dataset.id)},
-                    created_by=user,
-                )
-                dataset.profile_job = job
-                dataset.save(update_fields=["profile_job"])
-                audit_record(
-                    organization=organization,
-                    actor=user,
-                    action="dataset.upload",
-                    obj=dataset,
-                    details={
-                        "file": filename,
-                        "sha256": dataset.sha256,
-                        "rows": dataset.rows,
-                        "columns": dataset.column_count,
-                        "original_kept": bool(dataset.original_path),
-                    },
-                )
-        except Exception:
-            delete_quietly(*stored)
-            raise
+        dataset.original_path = store(source, f"{prefix}/original/{filename}")
+    try:
+        with transaction.atomic():
+            dataset.save()
+            job = job_create(
+                organization=organization,
+                kind="ingest",
+                subject=f"datasets.dataset:{dataset.id}",
+                params={
+                    "dataset_id": str(dataset.id),
+                    "encoding": encoding or "",
+                    "delimiter": delimiter or "",
+                    "sheet": sheet or "",
+                },
+                created_by=user,
+            )
+            dataset.profile_job = job
+            dataset.save(update_fields=["profile_job"])
+            audit_record(
+                organization=organization,
+                actor=user,
+                action="dataset.upload",
+                obj=dataset,
+                details={"file": filename, "size": size, "format": source_format},
+            )
+    except Exception:
+        delete_quietly(dataset.original_path)
+        raise
     return dataset
 
 
+def dataset_ingest_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    """Job handler: read the uploaded file into Parquet (once), then profile it.
+
+    Safe to run again: a data set already converted is only profiled again. The upload is
+    kept until the conversion succeeds (so a failed one can be retried), then only where
+    the organization keeps original uploads.
+    """
+    dataset = Dataset.objects.get(id=job.params["dataset_id"], organization=job.organization)
+    if not dataset.parquet_path:
+        _ingest(dataset, job, context)
+        dataset.refresh_from_db()
+    return _profile(dataset, context, start=30)
+
+
+def _ingest(dataset: Dataset, job: Job, context: JobContext) -> None:
+    organization = dataset.organization
+    filename = dataset.original_filename
+    context.progress(2, "Reading the file", force=True)
+    with (
+        tempfile.TemporaryDirectory(prefix="deidweb-ingest-") as scratch,
+        local_path(dataset.original_path) as source,
+    ):
+        parquet = Path(scratch) / "data.parquet"
+        try:
+            result = convert_to_parquet(
+                source,
+                filename,
+                parquet,
+                encoding=job.params.get("encoding") or None,
+                delimiter=job.params.get("delimiter") or None,
+                sheet=job.params.get("sheet") or None,
+                limits=ingest_limits_for(organization),
+            )
+        except IngestError as exc:
+            raise ingest_error_to_application_error(exc, filename) from None
+        context.progress(25, "Storing the converted file", force=True)
+        digests = {"sha256": sha256_of(source), "parquet_sha256": sha256_of(parquet)}
+        prefix = f"organizations/{organization.id}/datasets/{dataset.id}"
+        parquet_path = store(parquet, f"{prefix}/data.parquet")
+    fields = {
+        **digests,
+        "parquet_path": parquet_path,
+        "source_format": result.format,
+        "rows": result.rows,
+        "column_count": len(result.columns),
+        "delimiter": result.delimiter or "",
+        "encoding": result.encoding or "",
+        "sheet": result.sheet or "",
+        "ingest_warnings": list(result.warnings),
+        "status": DatasetStatus.PROFILING,
+    }
+    keep = organization.keep_original_uploads
+    if not keep:
+        fields["original_path"] = ""
+    try:
+        with transaction.atomic():
+            Dataset.objects.filter(id=dataset.id).update(**fields)
+            audit_record(
+                organization=organization,
+                actor=job.created_by,
+                action="dataset.ingest",
+                obj=dataset,
+                details={
+                    "file": filename,
+                    "sha256": digests["sha256"],
+                    "rows": result.rows,
+                    "columns": len(result.columns),
+                    "original_kept": keep,
+                },
+            )
+    except Exception:
+        delete_quietly(parquet_path)
+        raise
+    if not keep:
+        delete_quietly(dataset.original_path)
+
+
 def _materialize(upload: UploadedFile[Any], target: Path) -> Path:
-    """The upload as a file on disk: moved if Django already spooled it, else written in chunks."""
+    """The upload as a file on disk: where Django already spooled it (no copy), else written
+    to `target` in chunks."""
     temporary = getattr(upload, "temporary_file_path", None)
     if temporary is not None:
-        shutil.copyfile(temporary(), target)
-        return target
+        return Path(temporary())
     with target.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
@@ -174,14 +244,20 @@ def _materialize(upload: UploadedFile[Any], target: Path) -> Path:
 
 def dataset_profile_handler(job: Job, context: JobContext) -> dict[str, Any]:
     """Job handler: profile the stored Parquet file, then suggest a role for every column."""
+    dataset = Dataset.objects.get(id=job.params["dataset_id"], organization=job.organization)
+    return _profile(dataset, context, start=2)
+
+
+def _profile(dataset: Dataset, context: JobContext, *, start: int) -> dict[str, Any]:
+    """Profile the data set's Parquet file (progress from `start` to 100)."""
     from apps.classification.services import variables_create_from_profile
 
-    dataset = Dataset.objects.get(id=job.params["dataset_id"], organization=job.organization)
-    context.progress(2, "Reading the data set", force=True)
+    span = 90 - start
+    context.progress(start, "Reading the data set", force=True)
     # A failure or a cancel leaves the data set "failed" through dataset_profile_finished.
     with local_path(dataset.parquet_path) as path:
         profile = profile_parquet(
-            path, progress=lambda pct, msg: context.progress(5 + pct * 0.85, msg)
+            path, progress=lambda pct, msg: context.progress(start + 3 + pct * span / 100, msg)
         )
         context.progress(92, "Suggesting variable roles", force=True)
         sample = _sample(path, profile.rows)
@@ -198,14 +274,16 @@ def dataset_profile_finished(job: Job) -> None:
     """Job hook: a profile that failed, was cancelled or lost its worker leaves its data set
     "failed", so the page offers to run it again or to delete the data set."""
     if job.status in (JobStatus.FAILED, JobStatus.CANCELLED):
-        Dataset.objects.filter(profile_job=job, status=DatasetStatus.PROFILING).update(
-            status=DatasetStatus.FAILED
-        )
+        Dataset.objects.filter(
+            profile_job=job, status__in=[DatasetStatus.CONVERTING, DatasetStatus.PROFILING]
+        ).update(status=DatasetStatus.FAILED)
 
 
 def dataset_profile_retried(old: Job, new: Job) -> None:
-    """Job hook: the data set follows the new profiling job."""
-    Dataset.objects.filter(profile_job=old).update(profile_job=new, status=DatasetStatus.PROFILING)
+    """Job hook: the data set follows the new job (reading its file again if it never was)."""
+    datasets = Dataset.objects.filter(profile_job=old)
+    datasets.filter(parquet_path="").update(profile_job=new, status=DatasetStatus.CONVERTING)
+    datasets.update(profile_job=new, status=DatasetStatus.PROFILING)
 
 
 def _sample(path: Path, rows: int) -> pl.DataFrame:

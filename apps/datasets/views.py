@@ -12,8 +12,10 @@ from apps.accounts.models import Organization
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.datasets.forms import DatasetUploadForm
+from apps.datasets.models import DatasetStatus
 from apps.datasets.selectors import dataset_get, datasets_of
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload, upload_limit_for
+from apps.jobs.selectors import job_refresh
 
 
 @org_view()
@@ -58,7 +60,9 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
             except ApplicationError as exc:
                 form.add_error("file", exc.message)
             else:
-                messages.success(request, f"'{dataset.name}' was uploaded; profiling has started.")
+                messages.success(
+                    request, f"'{dataset.name}' was uploaded; reading and profiling have started."
+                )
                 return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)
         return render(
             request,
@@ -83,6 +87,12 @@ def dataset_detail(
     request: HttpRequest, organization: Organization, dataset_id: UUID
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
+    job = job_refresh(dataset.profile_job) if dataset.profile_job else None
+    working = (DatasetStatus.CONVERTING, DatasetStatus.PROFILING)
+    if dataset.status in working and job is not None and job.is_finished:
+        # Its worker was lost: shown as failed, as the job is (a read does not write; the
+        # next worker or a retry marks both).
+        dataset.status = DatasetStatus.FAILED
     if dataset.profile and membership_of(request).can_see_raw_values:
         from apps.classification.services import identifier_values_shown
 
@@ -92,7 +102,7 @@ def dataset_detail(
         "datasets/detail.html",
         {
             "dataset": dataset,
-            "job": dataset.profile_job,
+            "job": job,
             "columns": (dataset.profile or {}).get("columns", []),
             "help_topic": "profile",
         },

@@ -47,7 +47,7 @@ from apps.engine.risk import (
 from apps.engine.threshold import LEVELS, PROFILES, RiskThreshold, custom_threshold, threshold_for
 
 PROG = "deid"
-SUBCOMMAND_MODULES: list[str] = ["apps.engine.cli_search"]
+SUBCOMMAND_MODULES: list[str] = ["apps.engine.cli_search", "apps.engine.cli_warmup"]
 Handler = Callable[[argparse.Namespace], int]
 
 

@@ -11,7 +11,8 @@ from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.core.api_permissions import OrganizationRole
 from apps.jobs.models import Job
-from apps.jobs.services import job_cancel, job_refresh, job_retry
+from apps.jobs.selectors import job_refresh
+from apps.jobs.services import job_cancel, job_retry
 
 
 class JobSerializer(serializers.ModelSerializer[Job]):
@@ -53,7 +54,7 @@ class JobViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.Gene
         ).select_related("organization")
 
     def get_object(self) -> Job:
-        # A job whose worker died is reported as failed here, as on the job page.
+        # A job whose worker died is reported as failed here, as on the job page (no write).
         return job_refresh(super().get_object())
 
     @extend_schema(request=None, responses=JobSerializer)

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from apps.core.models import OrganizationOwned
 
@@ -65,6 +66,15 @@ class Job(OrganizationOwned):
     @property
     def is_finished(self) -> bool:
         return self.status in FINISHED
+
+    @property
+    def poll_interval_ms(self) -> int:
+        """How soon a page showing this unfinished job asks again: a tenth of the time since
+        it was queued (or started), between 0.5 s and 5 s. A short job is seen ending within
+        half a second; a long one costs a request every 5 s."""
+        since = self.started_at or self.created_at
+        age = (timezone.now() - since).total_seconds() if since else 0.0
+        return int(1000 * round(min(5.0, max(0.5, age / 10)), 1))  # in steps of 0.1 s
 
     @property
     def duration_seconds(self) -> float | None:

@@ -1,14 +1,26 @@
 from __future__ import annotations
 
+import copy
 from uuid import UUID
 
 from django.http import Http404
 
 from apps.accounts.models import Organization
-from apps.jobs.models import Job
-from apps.jobs.services import job_refresh
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.services import job_is_lost, job_lost_error
 
 __all__ = ["job_get", "job_refresh", "job_subject_url"]
+
+
+def job_refresh(job: Job) -> Job:
+    """The job as pages and the API show it: a job whose worker was lost (``job_is_lost``)
+    reads as failed, with the explanation. Never writes (a GET must not change state): the
+    row is marked by the next worker that claims a job, or by a cancel or retry."""
+    if not job_is_lost(job):
+        return job
+    shown = copy.copy(job)  # the caller's instance stays as stored
+    shown.status, shown.message, shown.error = JobStatus.FAILED, "Worker lost", job_lost_error()
+    return shown
 
 
 def job_get(*, organization: Organization, job_id: UUID | str) -> Job:

@@ -20,6 +20,7 @@ import logging
 import time
 import traceback
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
@@ -60,10 +62,12 @@ JOB_GUARDS: dict[str, str] = {
 # kind → dotted path of ``hook(job: Job) -> None`` called once the job has ended in any way
 # (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
 JOB_FINISHED: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
+    "ingest": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
 }
 
@@ -172,6 +176,7 @@ def _terminate(job_id: str) -> None:
 
 def job_execute(*, job_id: str) -> bool:
     """Run a queued job to completion. Returns False if it was not ours to run."""
+    jobs_mark_lost()  # a live worker notices the jobs of dead ones
     now = timezone.now()
     claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
         status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, message="Started"
@@ -201,7 +206,9 @@ def job_execute(*, job_id: str) -> bool:
         )
         return True
     except ApplicationError as exc:
-        _finish(job, JobStatus.FAILED, message="Failed", error=exc.message)
+        # The details (an upload's error code, line, column) go with it, for the API.
+        details = {"error": exc.extra} if exc.extra else None
+        _finish(job, JobStatus.FAILED, message="Failed", error=exc.message, result=details)
         return True
     except Exception:  # the worker must survive any handler bug and say so on the job
         logger.exception("job %s failed", job_id)
@@ -270,6 +277,8 @@ def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
 def job_cancel(*, job: Job, user: User | None = None) -> Job:
     _may_handle(job, user, "cancel")
     _guard(job, "cancel")
+    job.refresh_from_db()  # as stored, not as a page showed it
+    job = job_mark_lost(job)
     if job.status in FINISHED:
         raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
     cancelled = Job.objects.filter(
@@ -296,6 +305,8 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     """A failed or cancelled job is re-run as a new job with the same inputs."""
     _may_handle(job, user, "retry")
     _guard(job, "retry")
+    job.refresh_from_db()  # as stored, not as a page showed it
+    job = job_mark_lost(job)
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
         raise ApplicationError("Only a failed or cancelled job can be retried.")
     with transaction.atomic():
@@ -312,31 +323,48 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     return new_job
 
 
-def job_refresh(job: Job) -> Job:
-    """Notice a job whose worker died: running, but no progress report for too long.
+def job_is_lost(job: Job) -> bool:
+    """Running, but no progress report for longer than ``DEIDWEB_JOB_STALE_SECONDS``.
 
     Handlers report progress at least every few seconds while they work, so silence past
-    ``DEIDWEB_JOB_STALE_SECONDS`` means the worker process is gone (killed, restarted, out of
-    memory). The job is marked failed with a plain explanation, so it can be run again."""
-    from datetime import timedelta
-
+    that means the worker process is gone (killed, restarted, out of memory)."""
     if job.status != JobStatus.RUNNING:
-        return job
+        return False
     last = job.heartbeat_at or job.started_at
     limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
-    if last is not None and timezone.now() - last > limit:
-        lost = Job.objects.filter(
-            id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(
-            status=JobStatus.FAILED,
-            message="Worker lost",
-            error=(
-                "The worker stopped while running this job (it was restarted, killed or ran out "
-                f"of memory): no progress for more than {int(limit.total_seconds())} s. Run it again."
-            ),
-            finished_at=timezone.now(),
-        )
-        job.refresh_from_db()
-        if lost:
-            _finished(job)
+    return last is not None and timezone.now() - last > limit
+
+
+def job_lost_error() -> str:
+    return (
+        "The worker stopped while running this job (it was restarted, killed or ran out "
+        f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} s. "
+        "Run it again."
+    )
+
+
+def job_mark_lost(job: Job) -> Job:
+    """Mark a lost job (``job_is_lost``) failed with a plain explanation, so it can be run
+    again. A write: called by workers before they claim a job and by cancel and retry,
+    never on a GET (pages show a lost job as failed through ``selectors.job_refresh``)."""
+    if not job_is_lost(job):
+        return job
+    lost = Job.objects.filter(
+        id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
+    ).update(
+        status=JobStatus.FAILED,
+        message="Worker lost",
+        error=job_lost_error(),
+        finished_at=timezone.now(),
+    )
+    job.refresh_from_db()
+    if lost:
+        _finished(job)
     return job
+
+
+def jobs_mark_lost() -> int:
+    """Mark every lost job failed (see ``job_mark_lost``); returns how many were."""
+    limit = timezone.now() - timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
+    stale = Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=limit)
+    return sum(job_mark_lost(job).status == JobStatus.FAILED for job in stale)

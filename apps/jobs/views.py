@@ -5,6 +5,7 @@ from uuid import UUID
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import org_view, user_of
@@ -14,6 +15,8 @@ from apps.jobs.selectors import job_get, job_subject_url
 from apps.jobs.services import job_cancel, job_retry
 
 
+# Job pages show live state: never from a cache (the browser's, a proxy's, back/forward).
+@never_cache
 @org_view()
 def job_detail(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
     job = job_get(organization=organization, job_id=job_id)
@@ -24,16 +27,25 @@ def job_detail(request: HttpRequest, organization: Organization, job_id: UUID) -
     )
 
 
+@never_cache
 @org_view()
 def job_progress(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
-    """The htmx fragment the page polls; once the job is finished the fragment stops polling."""
+    """The htmx fragment the page polls (a read: it never changes the job). Once the job is
+    finished the fragment stops polling; with ``reload`` it then reloads the page around it,
+    after showing the final state (not with HX-Refresh, which reloads before swapping and
+    leaves the old state on screen for as long as the page takes to render)."""
     job = job_get(organization=organization, job_id=job_id)
-    response = render(
-        request, "jobs/_progress.html", {"job": job, "subject_url": job_subject_url(job)}
+    reload = bool(request.GET.get("reload"))
+    return render(
+        request,
+        "jobs/_progress.html",
+        {
+            "job": job,
+            "subject_url": job_subject_url(job),
+            "reload": reload,
+            "reload_page": reload and job.is_finished and bool(request.headers.get("HX-Request")),
+        },
     )
-    if job.is_finished and request.headers.get("HX-Request") and request.GET.get("reload"):
-        response["HX-Refresh"] = "true"  # the page around the fragment shows the result
-    return response
 
 
 @require_POST

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +25,11 @@ from .env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
+# numba's on-disk cache of the engine's compiled kernels, filled by `manage.py deid warmup`
+# at install: under var/, which stays writable where the sources are not (the Docker image
+# runs as a user who does not own them, and numba refuses to compile a cached kernel it
+# cannot cache). Read by numba when the engine is first imported, after the settings.
+os.environ.setdefault("NUMBA_CACHE_DIR", str(VAR_DIR / "numba"))
 
 SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me")
 DEBUG = env_bool("DEBUG", False)
@@ -154,6 +160,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # Where fanout exchanges (revoke, ping) live; kombu's default is ./control.
+        "control_folder": str(_broker_dir / "control"),
+        # Look for new jobs every 0.2 s (kombu's default of 1 s is most of a short job's wait).
+        "polling_interval": 0.2,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "deidweb")

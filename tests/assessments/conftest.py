@@ -5,10 +5,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.assessments.services import assessment_create
-from apps.classification.services import variables_accept_suggestions, variables_create_from_profile
-from apps.datasets.models import DatasetStatus
-from apps.datasets.profiling import profile_parquet
+from apps.classification.services import variables_accept_suggestions
 from apps.engine.context import CONTROLS
+from tests.conftest import read_now
 
 # 10 people; quasi-identifiers age and sex; classes: (30,F)×3, (30,M)×2, (40,F)×4, (50,M)×1.
 PEOPLE = pl.DataFrame(
@@ -41,12 +40,7 @@ def ready_dataset(custodian, analyst, tmp_path):
         user=analyst,
         upload=SimpleUploadedFile("people.csv", PEOPLE.write_csv().encode()),
     )
-    path = tmp_path / "p.parquet"
-    PEOPLE.write_parquet(path)
-    variables_create_from_profile(dataset=dataset, profile=profile_parquet(path), sample=PEOPLE)
-    dataset.status = DatasetStatus.READY
-    dataset.save()
-    return dataset
+    return read_now(dataset)
 
 
 @pytest.fixture
@@ -123,16 +117,13 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     from apps.datasets.services import dataset_upload
 
     frame = trade_off_people()
-    dataset = dataset_upload(
-        organization=custodian,
-        user=analyst,
-        upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+    dataset = read_now(
+        dataset_upload(
+            organization=custodian,
+            user=analyst,
+            upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+        )
     )
-    path = tmp_path / "register.parquet"
-    frame.write_parquet(path)
-    variables_create_from_profile(dataset=dataset, profile=profile_parquet(path), sample=frame)
-    dataset.status = DatasetStatus.READY
-    dataset.save()
     variables_accept_suggestions(dataset=dataset, user=analyst)
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
     services.assessment_set_release(assessment=assessment, release_model="public")

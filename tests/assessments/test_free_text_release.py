@@ -19,12 +19,9 @@ from apps.classification.services import (
     RoleDecision,
     variables_accept_suggestions,
     variables_classify,
-    variables_create_from_profile,
 )
 from apps.core.errors import ApplicationError
 from apps.datasets.demo import generate_register
-from apps.datasets.models import DatasetStatus
-from apps.datasets.profiling import profile_parquet
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.reviews.services import assessment_submit, submission_blockers
@@ -45,19 +42,15 @@ def register() -> pl.DataFrame:
 
 def _dataset(custodian, analyst, frame: pl.DataFrame, tmp_path):  # type: ignore[no-untyped-def]
     from apps.datasets.services import dataset_upload
+    from tests.conftest import read_now
 
-    dataset = dataset_upload(
-        organization=custodian,
-        user=analyst,
-        upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+    dataset = read_now(
+        dataset_upload(
+            organization=custodian,
+            user=analyst,
+            upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
+        )
     )
-    path = tmp_path / "register.parquet"
-    frame.write_parquet(path)
-    variables_create_from_profile(
-        dataset=dataset, profile=profile_parquet(path), sample=frame.head(1000)
-    )
-    dataset.status = DatasetStatus.READY
-    dataset.save()
     variables_accept_suggestions(dataset=dataset, user=analyst)
     variables_classify(
         dataset=dataset,

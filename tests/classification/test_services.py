@@ -13,6 +13,7 @@ from apps.classification.services import (
 )
 from apps.core.errors import ApplicationError
 from apps.datasets.profiling import profile_parquet
+from tests.conftest import read_now
 
 FRAME = pl.DataFrame(
     {
@@ -34,10 +35,7 @@ def dataset(custodian, analyst, tmp_path):
     dataset = dataset_upload(
         organization=custodian, user=analyst, upload=SimpleUploadedFile("d.csv", content)
     )
-    path = tmp_path / "d.parquet"
-    FRAME.write_parquet(path)
-    variables_create_from_profile(dataset=dataset, profile=profile_parquet(path), sample=FRAME)
-    return dataset
+    return read_now(dataset)
 
 
 def roles(dataset):

@@ -71,7 +71,8 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
     )
     assert roles == {"demo-analyst": "analyst", "demo-reviewer": "reviewer", "demo-admin": "admin"}
     dataset = Dataset.objects.get(organization__slug="demo")
-    assert dataset.rows == 300
+    assert (dataset.status, dataset.original_filename) == ("converting", "demo_register.csv")
+    assert dataset.profile_job.kind == "ingest"  # the worker reads its 300 rows
     assert (tmp_path / "demo" / "demo_register.csv").exists()
     assert not Variable.objects.exists()  # profiling is the worker's job
     from django.contrib.auth import authenticate

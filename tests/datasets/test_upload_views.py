@@ -9,19 +9,25 @@ from django.urls import reverse
 
 from apps.datasets.models import Dataset
 from apps.jobs.models import Job
+from apps.jobs.services import job_execute
+from tests.conftest import read_now
 
 GOOD = b"name,age,sex\nAlice,34,F\nBob,51,M\n"
 
-BAD = [
+# Refused in the request: what needs no reading of the content.
+REFUSED = [
     ("empty.csv", b"", "empty_file", "empty"),
+    ("fake.xlsx", b"name,age\nA,1\n", "format_mismatch", "xlsx"),
+    ("fake.parquet", b"name,age\nA,1\n", "format_mismatch", "parquet"),
+    ("notes.docx", b"PK\x03\x04whatever", "unsupported_format", "docx"),
+]
+# Found by the worker reading the file: the same messages, on the job and the data set.
+BAD = [
     ("header_only.csv", b"name,age\n", "no_data_rows", "no data rows"),
     ("ragged.csv", b"a,b,c\n1,2,3\n4,5\n6,7,8\n", "ragged_rows", "line 3"),
     ("dupes.csv", b"age,sex,age\n1,F,2\n", "duplicate_columns", "age"),
     ("blank_name.csv", b"age,,sex\n1,2,F\n", "empty_column_name", "2"),
     ("latin.csv", "nom,ville\nRené,Montréal\n".encode("cp1252"), "encoding", "line 2"),
-    ("fake.xlsx", b"name,age\nA,1\n", "format_mismatch", "xlsx"),
-    ("fake.parquet", b"name,age\nA,1\n", "format_mismatch", "parquet"),
-    ("notes.docx", b"PK\x03\x04whatever", "unsupported_format", "docx"),
 ]
 
 
@@ -29,8 +35,10 @@ BAD = [
 def existing(custodian, analyst):
     from apps.datasets.services import dataset_upload
 
-    return dataset_upload(
-        organization=custodian, user=analyst, upload=SimpleUploadedFile("keep.csv", GOOD)
+    return read_now(
+        dataset_upload(
+            organization=custodian, user=analyst, upload=SimpleUploadedFile("keep.csv", GOOD)
+        )
     )
 
 
@@ -39,18 +47,15 @@ def stored_files() -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize(("filename", "content", "code", "fragment"), BAD)
-def test_api_refuses_bad_input_with_a_clear_message_and_keeps_what_was_saved(
+@pytest.mark.parametrize(("filename", "content", "code", "fragment"), REFUSED)
+def test_api_refuses_what_is_not_a_data_file_at_once_and_keeps_what_was_saved(
     client_for, analyst, custodian, existing, filename, content, code, fragment
 ):
     before_files = stored_files()
     before = Dataset.objects.count(), Job.objects.count()
-    kwargs = {}
-    if filename == "latin.csv":
-        kwargs["encoding"] = "utf-8"  # declared wrongly: the bytes are Windows-1252
     response = client_for(analyst).post(
         "/api/v1/datasets/",
-        {"organization": custodian.slug, "file": SimpleUploadedFile(filename, content), **kwargs},
+        {"organization": custodian.slug, "file": SimpleUploadedFile(filename, content)},
     )
     assert response.status_code == 400, response.content
     body = response.json()
@@ -63,14 +68,59 @@ def test_api_refuses_bad_input_with_a_clear_message_and_keeps_what_was_saved(
     assert existing.rows == 2
 
 
+@pytest.mark.parametrize(("filename", "content", "code", "fragment"), BAD)
+def test_the_worker_reports_bad_content_with_a_clear_message_and_keeps_what_was_saved(
+    client_for,
+    analyst,
+    custodian,
+    existing,
+    filename,
+    content,
+    code,
+    fragment,
+    django_capture_on_commit_callbacks,
+):
+    before_files = stored_files()
+    kwargs = {}
+    if filename == "latin.csv":
+        kwargs["encoding"] = "utf-8"  # declared wrongly: the bytes are Windows-1252
+    client = client_for(analyst)
+    response = client.post(
+        "/api/v1/datasets/",
+        {"organization": custodian.slug, "file": SimpleUploadedFile(filename, content), **kwargs},
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["status"], body["rows"]) == ("converting", 0)
+    job_execute(job_id=body["profile_job"])  # as the worker does
+
+    job = client.get(f"/api/v1/jobs/{body['profile_job']}/").json()
+    assert job["status"] == "failed"
+    details = job["result"]["error"]
+    assert (details["code"], details["file"]) == (code, filename)
+    assert fragment.lower() in (job["error"] + " " + details["where"]).lower()
+    dataset = client.get(f"/api/v1/datasets/{body['id']}/").json()
+    assert dataset["status"] == "failed"
+    page = client.get(
+        reverse("dataset-detail", kwargs={"org": custodian.slug, "dataset_id": body["id"]})
+    ).content.decode()
+    assert "The file could not be read:" in page
+    existing.refresh_from_db()
+    assert existing.rows == 2
+    # Deleting the failed data set removes its upload: storage is as it was.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.delete(f"/api/v1/datasets/{body['id']}/").status_code == 204
+    assert stored_files() == before_files
+
+
 def test_page_shows_the_message_next_to_the_file_field(client_for, analyst, custodian):
     url = reverse("dataset-upload", kwargs={"org": custodian.slug})
     response = client_for(analyst).post(
-        url, {"file": SimpleUploadedFile("ragged.csv", b"a,b\n1,2\n3\n")}
+        url, {"file": SimpleUploadedFile("table.xlsx", b"a,b\n1,2\n3\n")}
     )
     assert response.status_code == 400
     text = response.content.decode()
-    assert "line 3" in text.lower()
+    assert "named like an Excel workbook (.xlsx), but its content is plain text" in text
     assert 'role="alert"' in text
     assert not Dataset.objects.exists()
 
@@ -108,32 +158,42 @@ def test_site_wide_limit_stops_the_stream(client_for, analyst, custodian, settin
     assert not Dataset.objects.exists()
 
 
-def test_good_upload_is_stored_once_as_parquet_with_digests(client_for, analyst, custodian):
+def test_good_upload_is_stored_then_read_by_the_worker_into_parquet_with_digests(
+    client_for, analyst, custodian
+):
     import hashlib
 
     import polars as pl
 
+    content = b"name;postal\nA;01234\nB;K1A 0B1\n"
     response = client_for(analyst).post(
         reverse("dataset-upload", kwargs={"org": custodian.slug}),
-        {
-            "file": SimpleUploadedFile("people.csv", b"name;postal\nA;01234\nB;K1A 0B1\n"),
-            "name": "People",
-        },
+        {"file": SimpleUploadedFile("people.csv", content), "name": "People"},
     )
     assert response.status_code == 302
+    assert response["Location"].endswith(f"/datasets/{Dataset.objects.get().id}/")
     dataset = Dataset.objects.get()
+    # The request only stored the file as it came, and queued the job that reads it.
+    assert (dataset.status, dataset.parquet_path, dataset.source_format) == (
+        "converting",
+        "",
+        "csv",
+    )
+    assert (Path(settings.MEDIA_ROOT) / dataset.original_path).read_bytes() == content
+    assert dataset.profile_job.kind == "ingest" and dataset.profile_job.status == "queued"
+
+    dataset = read_now(dataset)
     assert (dataset.name, dataset.rows, dataset.column_count, dataset.delimiter) == (
         "People",
         2,
         2,
         ";",
     )
-    assert dataset.sha256 == hashlib.sha256(b"name;postal\nA;01234\nB;K1A 0B1\n").hexdigest()
+    assert dataset.sha256 == hashlib.sha256(content).hexdigest()
     assert dataset.original_path == ""  # the organization did not ask to keep originals
+    assert not list(Path(settings.MEDIA_ROOT).rglob("people.csv"))
     path = Path(settings.MEDIA_ROOT) / dataset.parquet_path
     assert pl.read_parquet(path)["postal"].to_list() == ["01234", "K1A 0B1"]  # exact strings
-    assert dataset.profile_job.kind == "profile" and dataset.profile_job.status == "queued"
-    assert response["Location"].endswith(f"/datasets/{dataset.id}/")
 
 
 def test_original_is_kept_when_the_organization_says_so(client_for, analyst, custodian):
@@ -143,7 +203,7 @@ def test_original_is_kept_when_the_organization_says_so(client_for, analyst, cus
         "/api/v1/datasets/",
         {"organization": custodian.slug, "file": SimpleUploadedFile("k.csv", GOOD)},
     )
-    dataset = Dataset.objects.get()
+    dataset = read_now(Dataset.objects.get())
     assert dataset.original_path.endswith("k.csv")
     assert (Path(settings.MEDIA_ROOT) / dataset.original_path).read_bytes() == GOOD
 
@@ -165,31 +225,32 @@ def test_the_limits_come_from_the_settings(client_for, analyst, custodian, exist
 
     import xlsxwriter
 
-    def post(filename, content):
-        return client_for(analyst).post(
+    def error_of(filename, content):
+        response = client_for(analyst).post(
             "/api/v1/datasets/",
             {"organization": custodian.slug, "file": SimpleUploadedFile(filename, content)},
         )
+        assert response.status_code == 201, response.content
+        job_execute(job_id=response.json()["profile_job"])
+        job = Job.objects.get(id=response.json()["profile_job"])
+        return job.result["error"]["code"], job.error
 
     wide = (",".join(f"c{i}" for i in range(10_000)) + "\n" + "1," * 9_999 + "1\n").encode()
-    response = post("wide.csv", wide)
-    assert response.status_code == 400
-    assert response.json()["extra"]["code"] == "too_many_columns"
-    assert "10,000 columns; the limit is 2,000" in response.json()["message"]
+    code, message = error_of("wide.csv", wide)
+    assert code == "too_many_columns"
+    assert "10,000 columns; the limit is 2,000" in message
 
     settings.DEIDWEB_MAX_COLUMNS = 2
-    response = post("three.csv", GOOD)
-    assert "3 columns; the limit is 2" in response.json()["message"]
+    assert "3 columns; the limit is 2" in error_of("three.csv", GOOD)[1]
 
     settings.DEIDWEB_MAX_COLUMNS = 2000
     settings.DEIDWEB_MAX_EXPANDED_BYTES = 1024
     buffer = io.BytesIO()
     with xlsxwriter.Workbook(buffer) as workbook:
         workbook.add_worksheet().write_row(0, 0, ["name", "age"])
-    response = post("book.xlsx", buffer.getvalue())
-    assert response.json()["extra"]["code"] == "expands_too_much"
-    assert "the limit is 1 KB" in response.json()["message"]
-    assert Dataset.objects.count() == 1
+    code, message = error_of("book.xlsx", buffer.getvalue())
+    assert code == "expands_too_much" and "the limit is 1 KB" in message
+    assert Dataset.objects.filter(status="ready").count() == 1
 
 
 LATIN = "nom,ville\nRené,Montréal\nÉlise,Québec\n".encode("latin-1")
@@ -244,4 +305,5 @@ def test_a_utf16_file_with_its_byte_order_mark_is_read(client_for, analyst, cust
         },
     )
     assert response.status_code == 201, response.content
-    assert (response.json()["rows"], response.json()["encoding"]) == (2, "utf-16")
+    dataset = read_now(Dataset.objects.get(id=response.json()["id"]))
+    assert (dataset.rows, dataset.encoding) == (2, "utf-16")

@@ -1,4 +1,4 @@
-"""A profiling job executed by a real Celery worker against real Redis and PostgreSQL."""
+"""An upload read and profiled by a real Celery worker against real Redis and PostgreSQL."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -29,7 +29,8 @@ def test_upload_is_profiled_by_the_worker_and_suggestions_are_created(
     )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert (body["rows"], body["column_count"], body["status"]) == (4, 6, "profiling")
+    # The request only stored the file; the worker reads it, then profiles it.
+    assert (body["rows"], body["column_count"], body["status"]) == (0, 0, "converting")
 
     job = wait_for_job(body["profile_job"], timeout=90)
     assert job.status == JobStatus.SUCCEEDED, job.error
@@ -38,6 +39,7 @@ def test_upload_is_profiled_by_the_worker_and_suggestions_are_created(
 
     dataset = Dataset.objects.get(id=body["id"])
     assert dataset.status == DatasetStatus.READY
+    assert (dataset.rows, dataset.column_count, dataset.source_format) == (4, 6, "csv")
     columns = {c["name"]: c for c in dataset.profile["columns"]}
     assert columns["age"]["missing"] == 1
     assert columns["age"]["distinct"] == 2  # 34 and 51 (the missing value is not counted)

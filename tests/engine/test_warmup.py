@@ -1,0 +1,73 @@
+"""`warmup` compiles the numba kernels into the on-disk cache at install, so that a new
+process (a web or worker process after `make install`) loads them and compiles nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from apps.engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# In a fresh process: a search (and one judging sensitive attributes), then the kernels'
+# numba statistics: how many specializations came from the cache, how many were compiled.
+SEARCH_AND_COUNT = """
+import json
+from numba.core.registry import CPUDispatcher
+from apps.engine.loss import kernels as loss_kernels
+from apps.engine.search import kernels as search_kernels
+from apps.engine.sensitive import kernels as sensitive_kernels
+from apps.engine.search.preload import load_compiled_code, load_sensitive_code
+
+load_compiled_code()
+load_sensitive_code()
+hits = misses = loaded = 0
+for module in (search_kernels, loss_kernels, sensitive_kernels):
+    for kernel in vars(module).values():
+        if isinstance(kernel, CPUDispatcher):
+            hits += sum(kernel.stats.cache_hits.values())
+            misses += sum(kernel.stats.cache_misses.values())
+            loaded += len(kernel.signatures)
+print(json.dumps({"hits": hits, "misses": misses, "loaded": loaded}))
+"""
+
+
+def run(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def test_after_warmup_a_new_process_compiles_nothing() -> None:
+    # The cache the app uses (settings: var/numba); warm already after `make install`.
+    cache = Path(os.environ["NUMBA_CACHE_DIR"])
+    warm = run(["-m", "apps.engine", "warmup"], cache)
+    assert warm.returncode == 0, warm.stderr
+    assert "numba kernels compiled and cached in" in warm.stdout and str(cache) in warm.stdout
+    counted = run(["-c", SEARCH_AND_COUNT], cache)
+    assert counted.returncode == 0, counted.stderr
+    stats = json.loads(counted.stdout.strip().splitlines()[-1])
+    # Every specialization the process holds came from the cache; none was compiled.
+    assert stats["misses"] == 0 and stats["hits"] == stats["loaded"] > 10, stats
+
+
+def test_an_unwritable_cache_is_named(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker / "numba"))
+    assert main(["warmup"]) == 2
+    error = capsys.readouterr().err
+    assert f"numba's cache folder {blocker / 'numba'} (NUMBA_CACHE_DIR) is not writable" in error
+
+
+def test_the_settings_put_the_cache_under_var(settings) -> None:  # type: ignore[no-untyped-def]
+    if "NUMBA_CACHE_DIR" in os.environ and not os.environ["NUMBA_CACHE_DIR"].startswith(
+        str(settings.VAR_DIR)
+    ):
+        return  # chosen by whoever runs the tests
+    assert os.environ["NUMBA_CACHE_DIR"] == str(settings.VAR_DIR / "numba")
