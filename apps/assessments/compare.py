@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.assessments.hierarchies import hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import alternatives_rows
 from apps.core.errors import ApplicationError
@@ -20,11 +19,11 @@ MAX_VALUES = 20
 
 def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> dict[str, Any]:
     """The two alternatives (positions in the stored set) with their released distributions."""
-    from apps.assessments.deidentify import search_target
+    from apps.assessments.deidentify import deid_config, search_target
+    from apps.assessments.privacy_models import search_inputs
     from apps.engine.criteria import criterion_for_release
     from apps.engine.errors import EngineError
-    from apps.engine.frame import encode, read_table
-    from apps.engine.search import problem_from_encoded
+    from apps.engine.frame import read_table
     from apps.engine.search.report import variable_distributions
 
     search = assessment.search_result
@@ -43,12 +42,9 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
         raise ApplicationError(f"No hierarchy for {', '.join(missing)}: run the search again.")
     target = search_target(assessment)
     with local_path(assessment.dataset.parquet_path) as path:
-        encoded = encode(read_table(path), quasi)
+        built = search_inputs(read_table(path), quasi, specs, deid_config(assessment))
+    problem, table = built.problem, built.sensitive
     try:
-        lookups = [
-            hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
-        ]
-        problem = problem_from_encoded(encoded, lookups)
         criterion = criterion_for_release(
             target["release_model"], target["threshold"], target["context_risk"]
         )
@@ -58,8 +54,15 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
     per_alternative = []
     for alt in chosen:
         levels = tuple(alt["levels"][q] for q in quasi)
+        # with privacy models, groups failing them are suppressed too
+        dropped = table.tuple_suppressed(problem, levels, criterion) if table is not None else None
         per_alternative.append(
-            {d.column: d for d in variable_distributions(problem, levels, criterion.release_size)}
+            {
+                d.column: d
+                for d in variable_distributions(
+                    problem, levels, criterion.release_size, suppressed=dropped
+                )
+            }
         )
     variables = []
     for q in quasi:

@@ -16,15 +16,15 @@ from typing import Any
 
 from django.core.cache import cache
 
-from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_of
+from apps.assessments.hierarchies import hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import Criterion, criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import read_table
 from apps.engine.lattice import MAX_NODES
-from apps.engine.search import SearchProblem, problem_from_encoded
+from apps.engine.search import SearchProblem
 from apps.engine.search.feasibility import check_feasibility
 
 CACHE_SECONDS = 3600
@@ -45,18 +45,15 @@ def search_inputs(assessment: Assessment, specs: dict[str, HierarchySpec]) -> Se
     """The problem a search of this assessment solves: the data encoded on its
     quasi-identifiers, the hierarchies' lookups, the criterion for the release's target."""
     from apps.assessments.deidentify import deid_config, search_target
+    from apps.assessments.privacy_models import search_inputs as encode_for_search
     from apps.assessments.services import quasi_identifiers
 
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     target = search_target(assessment)
     with local_path(assessment.dataset.parquet_path) as path:
-        encoded = encode(read_table(path), quasi)
+        built = encode_for_search(read_table(path), quasi, specs, config)
     try:
-        lookups = [
-            hierarchy_of(specs[q]).lookup(encoded.dictionaries[j]) for j, q in enumerate(quasi)
-        ]
-        problem = problem_from_encoded(encoded, lookups)
         criterion = criterion_for_release(
             target["release_model"], target["threshold"], target["context_risk"]
         )
@@ -64,12 +61,12 @@ def search_inputs(assessment: Assessment, specs: dict[str, HierarchySpec]) -> Se
         raise ApplicationError(f"Step 7 cannot start: {exc}") from None
     return SearchInputs(
         quasi=quasi,
-        problem=problem,
+        problem=built.problem,
         criterion=criterion,
         config=config,
         target=target,
-        rows=encoded.rows,
-        distinct_tuples=encoded.distinct_tuples,
+        rows=built.rows,
+        distinct_tuples=built.distinct_tuples,
     )
 
 
