@@ -7,7 +7,12 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission
@@ -97,7 +102,15 @@ FILTER_PARAMS = [
 ]
 
 
-@extend_schema_view(list=extend_schema(parameters=FILTER_PARAMS))
+# ?organization= names one organization: 404 when the caller is not a member of it.
+NOT_A_MEMBER = {404: OpenApiResponse(description="You are not a member of that organization.")}
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=FILTER_PARAMS, responses={200: AuditEventSerializer(many=True), **NOT_A_MEMBER}
+    )
+)
 class AuditEventViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[AuditEvent]
 ):
@@ -140,7 +153,9 @@ class AuditEventViewSet(
             q=params.get("q") or None,
         )
 
-    @extend_schema(parameters=[ORGANIZATION_PARAM], responses=AuditVerifySerializer)
+    @extend_schema(
+        parameters=[ORGANIZATION_PARAM], responses={200: AuditVerifySerializer, **NOT_A_MEMBER}
+    )
     @action(detail=False, methods=["get"])
     def verify(self, request: Request) -> Response:
         """Check the hash chains of one organization (or all the caller may read).

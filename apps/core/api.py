@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -34,3 +35,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"message": str(response.data["detail"]), "extra": {}}
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 404 for a path no view answers (``handler404``): JSON under ``/api/``."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"message": "Not found.", "extra": {}}, status=404)
+    return defaults.page_not_found(request, exception)
