@@ -49,6 +49,7 @@ from apps.assessments.models import (
 )
 from apps.assessments.selectors import overall_risk
 from apps.core import fields as strict
+from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context
@@ -744,7 +745,7 @@ class AssessmentViewSet(
         if self.action != "list":
             return queryset
         # A plain dict: DRF reads an empty form value as absent, "?dataset=" is bad input.
-        filters = AssessmentFilterSerializer(data=self.request.query_params.dict())
+        filters = AssessmentFilterSerializer(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         if "organization" in filters.validated_data:
             queryset = queryset.filter(organization__slug=filters.validated_data["organization"])

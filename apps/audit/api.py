@@ -25,6 +25,7 @@ from apps.accounts.selectors import membership_get
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import audit_events
 from apps.audit.services import audit_verify
+from apps.core.api import query_values
 
 
 class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):
@@ -125,7 +126,7 @@ class AuditEventViewSet(
         """The organizations whose trail the caller may read, or the one asked for: 404 for
         a non-member, 403 for a member who is not a reviewer or administrator."""
         user = user_of(self.request)
-        slug = self.request.query_params.get("organization")
+        slug = query_values(self.request).get("organization")
         if slug:
             membership = membership_get(user=user, slug=slug)
             if not membership.can_review:
@@ -142,7 +143,7 @@ class AuditEventViewSet(
             return AuditEvent.objects.filter(
                 organization__memberships__user=user_of(self.request)
             ).select_related("organization")
-        params = self.request.query_params
+        params = query_values(self.request)
         return audit_events(
             organization=self._organizations(),
             action=params.get("action") or None,

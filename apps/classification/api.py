@@ -25,6 +25,7 @@ from apps.classification.services import (
     variables_classify,
 )
 from apps.core import fields as strict
+from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
 from apps.datasets.models import Dataset
 
@@ -136,7 +137,7 @@ class VariableViewSet(
         queryset = Variable.objects.filter(organization__memberships__user=user_of(self.request))
         if self.action != "list":
             return queryset
-        filters = VariableFilterSerializer(data=self.request.query_params.dict())
+        filters = VariableFilterSerializer(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         dataset = filters.validated_data.get("dataset")
         return queryset.filter(dataset_id=dataset) if dataset else queryset

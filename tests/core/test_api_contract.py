@@ -13,6 +13,7 @@ every run). Marked ``contract``: ``make test`` runs it, ``make test-fast`` leave
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -40,7 +41,11 @@ from deidweb.wsgi import application
 
 pytestmark = [pytest.mark.contract, pytest.mark.django_db]
 
-MAX_EXAMPLES = 12
+# A longer or random hunt, by hand: DEIDWEB_CONTRACT_EXAMPLES=200 DEIDWEB_CONTRACT_RANDOM=1
+# DEIDWEB_CONTRACT_ROLE=admin pytest tests/core/test_api_contract.py
+MAX_EXAMPLES = int(os.environ.get("DEIDWEB_CONTRACT_EXAMPLES", "12"))
+DETERMINISTIC = not os.environ.get("DEIDWEB_CONTRACT_RANDOM")
+ROLE = os.environ.get("DEIDWEB_CONTRACT_ROLE", "analyst")
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -61,7 +66,7 @@ def _config() -> SchemathesisConfig:
             "generation": {
                 "mode": "all",
                 "max-examples": MAX_EXAMPLES,
-                "deterministic": True,
+                "deterministic": DETERMINISTIC,
                 "database": "none",
                 # The session cookie is ours; random Authorization headers test nothing here.
                 "with-security-parameters": False,
@@ -71,8 +76,8 @@ def _config() -> SchemathesisConfig:
 
 
 @pytest.fixture
-def seeded(analyst, assessment) -> Iterator[dict[str, dict[str, str]]]:  # type: ignore[no-untyped-def]
-    """An analyst's session, and the ids of what their organization holds."""
+def seeded(analyst, assessment, user_factory) -> Iterator[dict[str, dict[str, str]]]:  # type: ignore[no-untyped-def]
+    """An analyst's session (or ROLE's), and the ids of what their organization holds."""
     from apps.audit.models import AuditEvent
     from apps.classification.models import Variable
 
@@ -89,8 +94,11 @@ def seeded(analyst, assessment) -> Iterator[dict[str, dict[str, str]]]:  # type:
             "column": "age",
         }
     )
+    user = analyst
+    if ROLE != "analyst":
+        user = user_factory(f"contract-{ROLE}", assessment.organization, ROLE)
     client = Client()
-    client.force_login(analyst)
+    client.force_login(user)
     token = get_random_string(32)
     # The requests go through the real WSGI handler, which closes the database connection
     # when a request ends; the test's transaction lives on that connection (Django's own
