@@ -78,9 +78,17 @@ def _config() -> SchemathesisConfig:
 @pytest.fixture
 def seeded(analyst, assessment, user_factory) -> Iterator[dict[str, dict[str, str]]]:  # type: ignore[no-untyped-def]
     """An analyst's session (or ROLE's), and the ids of what their organization holds."""
+    from apps.assessments import services
     from apps.audit.models import AuditEvent
     from apps.classification.models import Variable
+    from tests.assessments.conftest import LOW_ANSWERS
 
+    # Steps 1, 3 and 5 done, so that Step 7 (hierarchies, settings, search) answers too.
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
     dataset = assessment.dataset
     REAL.clear()
     REAL.update(
