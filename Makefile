@@ -63,8 +63,8 @@ worker: install ## Start a Celery worker only
 test: install browser ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
 
-test-fast: install ## Run the tests without the browser and worker tests
-	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services"
+test-fast: install ## Run the tests without the browser, worker and API-contract tests
+	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract"
 
 lint: install ## Ruff (lint + format check) and mypy
 	$(BIN)/ruff check .

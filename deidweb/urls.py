@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import (
     SpectacularAPIView,
@@ -164,10 +165,23 @@ urlpatterns = [
     path("help/", core_views.help_page, name="help-index"),
     path("help/<slug:topic>/", core_views.help_page, name="help"),
     path("health/", core_views.health, name="health"),
+    # The schema and its readers are for signed-in users (SERVE_PERMISSIONS): the pages send
+    # a visitor to the sign-in page, the schema answers 401/403 like the API.
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script.
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
+    path(
+        "api/redoc/",
+        login_required(SpectacularRedocView.as_view(url_name="api-schema")),
+        name="api-redoc",
+    ),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),
 ]
+
+# An unknown path under /api/ answers in the API's error format, not with an HTML page.
+handler404 = "apps.core.api.not_found"

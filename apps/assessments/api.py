@@ -47,6 +47,8 @@ from apps.assessments.models import (
     ThresholdMode,
 )
 from apps.assessments.selectors import overall_risk
+from apps.core import fields as strict
+from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download, no_store
 from apps.datasets.models import Dataset, ReleaseModel
@@ -97,6 +99,10 @@ def _questionnaire(
 ThresholdAnswersSerializer = _questionnaire(
     "ThresholdAnswersSerializer", list(engine_threshold.INVASION_FACTORS)
 )
+# As read back: null answers until the questionnaire is filled in (the request needs them all).
+ThresholdAnswersStateSerializer = _questionnaire(
+    "ThresholdAnswersStateSerializer", list(engine_threshold.INVASION_FACTORS), allow_null=True
+)
 ControlsSerializer = _questionnaire(
     "ControlsSerializer",
     [(key, label, ("yes", "partial", "no")) for key, label in engine_context.CONTROLS],
@@ -112,7 +118,7 @@ def _with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serialize
     """The response to a save: the step as saved, and the later steps it made stale."""
     name = serializer.__name__.removesuffix("Serializer")
     stale = serializers.ListField(
-        child=serializers.CharField(),
+        child=strict.CharField(),
         read_only=True,
         help_text="Slugs of the later steps whose results must be recomputed.",
     )
@@ -126,15 +132,15 @@ class ReleaseSerializer(serializers.Serializer[Any]):
     """Step 1: the release model and the recipient."""
 
     release_model = serializers.ChoiceField(choices=RELEASE_MODELS)
-    recipient_organization = serializers.CharField(max_length=200, allow_blank=True, default="")
-    recipient_contact = serializers.CharField(max_length=200, allow_blank=True, default="")
-    purpose = serializers.CharField(allow_blank=True, default="")
+    recipient_organization = strict.CharField(max_length=200, allow_blank=True, default="")
+    recipient_contact = strict.CharField(max_length=200, allow_blank=True, default="")
+    purpose = strict.CharField(allow_blank=True, default="")
     agreement_kind = serializers.ChoiceField(
         choices=AgreementKind.choices, allow_blank=True, default=""
     )
-    agreement_reference = serializers.CharField(max_length=300, allow_blank=True, default="")
+    agreement_reference = strict.CharField(max_length=300, allow_blank=True, default="")
     agreement_date = serializers.DateField(allow_null=True, default=None)
-    effective_release_model = serializers.CharField(
+    effective_release_model = strict.CharField(
         read_only=True,
         help_text="How the release is handled: a non-public release without a data sharing "
         "agreement counts as semi-public.",
@@ -156,15 +162,29 @@ class ThresholdSerializer(serializers.Serializer[Any]):
         default="",
         help_text="With mode = preset (needs a justification).",
     )
-    custom_value = serializers.FloatField(
+    custom_value = strict.FloatField(
         min_value=0.000001,
         max_value=1,
         allow_null=True,
         default=None,
         help_text="With mode = custom: a probability (needs a justification).",
     )
-    justification = serializers.CharField(allow_blank=True, default="")
+    justification = strict.CharField(allow_blank=True, default="")
     result = serializers.JSONField(read_only=True, allow_null=True)
+
+
+class ThresholdStateSerializer(ThresholdSerializer):
+    """Step 3 as saved; before it is, the answers are null."""
+
+    answers = ThresholdAnswersStateSerializer()
+
+
+class ReleaseStateSerializer(ReleaseSerializer):
+    """Step 1 as saved; before it is, the release model is empty."""
+
+    release_model = serializers.ChoiceField(
+        choices=RELEASE_MODELS, allow_blank=True, help_text="Empty until Step 1 is saved."
+    )
 
 
 class ContextSerializer(serializers.Serializer[Any]):
@@ -173,30 +193,30 @@ class ContextSerializer(serializers.Serializer[Any]):
 
     controls = ControlsSerializer(required=False, default=dict)
     motives = MotivesSerializer(required=False, default=dict)
-    prevalence = serializers.FloatField(
+    prevalence = strict.FloatField(
         min_value=0,
         max_value=1,
         allow_null=True,
         default=None,
         help_text="Share of the population with the data set's condition (1: anyone could be in it).",
     )
-    prevalence_source = serializers.CharField(max_length=300, allow_blank=True, default="")
-    acquaintances = serializers.IntegerField(
+    prevalence_source = strict.CharField(max_length=300, allow_blank=True, default="")
+    acquaintances = strict.IntegerField(
         min_value=engine_context.ACQUAINTANCES_RANGE[0],
         max_value=engine_context.ACQUAINTANCES_RANGE[1],
         default=engine_context.DEFAULT_ACQUAINTANCES,
     )
-    single_sex = serializers.BooleanField(default=False)
-    breach_rate = serializers.FloatField(
+    single_sex = strict.BooleanField(default=False)
+    breach_rate = strict.FloatField(
         min_value=0, max_value=1, default=engine_context.DEFAULT_BREACH_RATE
     )
-    breach_source = serializers.CharField(
+    breach_source = strict.CharField(
         max_length=400,
         allow_blank=True,
         default="",
         help_text="Required when the rate differs from the default.",
     )
-    release_model = serializers.CharField(read_only=True, help_text="The effective release model.")
+    release_model = strict.CharField(read_only=True, help_text="The effective release model.")
     result = serializers.JSONField(read_only=True, allow_null=True)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -227,19 +247,19 @@ class ContextSerializer(serializers.Serializer[Any]):
 
 class MaskingSerializer(serializers.Serializer[Any]):
     method = serializers.ChoiceField(choices=deidentify.MASKING_METHODS)
-    length = serializers.IntegerField(
+    length = strict.IntegerField(
         min_value=deidentify.PSEUDONYM_LENGTHS[0],
         max_value=deidentify.PSEUDONYM_LENGTHS[1],
         required=False,
         help_text="Hex characters of a keyed (hmac) or random pseudonym (default 32).",
     )
-    keep_leading = serializers.IntegerField(
+    keep_leading = strict.IntegerField(
         min_value=0,
         max_value=deidentify.MAX_KEPT_CHARACTERS,
         default=0,
         help_text="For character masking.",
     )
-    keep_trailing = serializers.IntegerField(
+    keep_trailing = strict.IntegerField(
         min_value=0,
         max_value=deidentify.MAX_KEPT_CHARACTERS,
         default=0,
@@ -248,8 +268,8 @@ class MaskingSerializer(serializers.Serializer[Any]):
 
 
 class PrivacyModelSerializer(serializers.Serializer[Any]):
-    column = serializers.CharField(help_text="A sensitive variable.")
-    spec = serializers.CharField(
+    column = strict.CharField(help_text="A sensitive variable.")
+    spec = strict.CharField(
         help_text="distinct-l=L, entropy-l=L, recursive-cl=C,L, equal-t=T or ordered-t=T "
         "(ARX's definitions)."
     )
@@ -264,7 +284,7 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         default=dict,
         help_text="Direct identifier → masking; a direct identifier left out is removed.",
     )
-    suppression_limit = serializers.FloatField(
+    suppression_limit = strict.FloatField(
         min_value=0,
         max_value=1,
         default=deidentify.DEFAULT_SUPPRESSION_LIMIT,
@@ -272,7 +292,7 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
     )
     metric = serializers.ChoiceField(choices=deidentify.METRICS, default="loss")
     max_levels = serializers.DictField(
-        child=serializers.IntegerField(min_value=0),
+        child=strict.IntegerField(min_value=0),
         default=dict,
         help_text="Quasi-identifier → highest generalization level the search may use.",
     )
@@ -282,7 +302,7 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         help_text="Privacy models every released group must also meet, one per sensitive "
         "variable; left out = unchanged, [] = none.",
     )
-    csv_formula_guard = serializers.BooleanField(
+    csv_formula_guard = strict.BooleanField(
         default=True,
         help_text="Prefix with ' every text cell of the released CSV that starts with =, +, "
         "-, @, a tab or a carriage return, so that a spreadsheet shows it as text instead of "
@@ -290,14 +310,14 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         "(-5, +3.25) and the Parquet file are never altered. Turn off only for analysis "
         "pipelines that need the raw values.",
     )
-    direct_identifiers = serializers.ListField(child=serializers.CharField(), read_only=True)
+    direct_identifiers = serializers.ListField(child=strict.CharField(), read_only=True)
 
 
 class UtilitySerializer(serializers.Serializer[Any]):
     """Step 8: why the remaining utility is acceptable for the purpose (saving accepts it)."""
 
-    note = serializers.CharField(allow_blank=True)
-    accepted = serializers.BooleanField(read_only=True)
+    note = strict.CharField(allow_blank=True)
+    accepted = strict.BooleanField(read_only=True)
 
 
 class JobBlockSerializer(serializers.Serializer[Any]):
@@ -316,8 +336,8 @@ class RiskSerializer(JobBlockSerializer):
 
 
 class PopulationSerializer(serializers.Serializer[Any]):
-    region = serializers.CharField(required=False, allow_blank=True, help_text="A preset key.")
-    size = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    region = strict.CharField(required=False, allow_blank=True, help_text="A preset key.")
+    size = strict.IntegerField(required=False, allow_null=True, min_value=1)
 
 
 class RiskRunSerializer(serializers.Serializer[Any]):
@@ -331,7 +351,7 @@ class SearchSerializer(JobBlockSerializer):
     """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
 
     chosen_levels = serializers.DictField(
-        child=serializers.IntegerField(), read_only=True, allow_null=True
+        child=strict.IntegerField(), read_only=True, allow_null=True
     )
 
 
@@ -341,14 +361,14 @@ class ApplySerializer(JobBlockSerializer):
 
 class ChooseSerializer(serializers.Serializer[Any]):
     levels = serializers.DictField(
-        child=serializers.IntegerField(min_value=0),
+        child=strict.IntegerField(min_value=0),
         help_text="Quasi-identifier → level: the optimum or one of the search's alternatives.",
     )
 
 
 class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
-    column = serializers.CharField(help_text="A released column in which identifiers were found.")
-    reason = serializers.CharField(
+    column = strict.CharField(help_text="A released column in which identifiers were found.")
+    reason = strict.CharField(
         allow_blank=True,
         help_text="Why what the detectors found is not identifying (at least 6 words); empty "
         "withdraws an earlier explanation.",
@@ -356,33 +376,33 @@ class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
 
 
 class IdentifierFindingSerializer(serializers.Serializer[Any]):
-    column = serializers.CharField()
-    role = serializers.CharField()
-    values = serializers.IntegerField(help_text="Non-missing released values scanned.")
-    rows_with_spans = serializers.IntegerField()
-    spans = serializers.DictField(child=serializers.IntegerField(), help_text="Type → spans.")
-    in_words = serializers.CharField()
+    column = strict.CharField()
+    role = strict.CharField()
+    values = strict.IntegerField(help_text="Non-missing released values scanned.")
+    rows_with_spans = strict.IntegerField()
+    spans = serializers.DictField(child=strict.IntegerField(), help_text="Type → spans.")
+    in_words = strict.CharField()
     examples = serializers.ListField(
-        child=serializers.CharField(), help_text="Values with spans, detected spans masked."
+        child=strict.CharField(), help_text="Values with spans, detected spans masked."
     )
-    reviewed = serializers.CharField(help_text="The analyst's explanation, if any.")
-    reviewed_by = serializers.CharField()
+    reviewed = strict.CharField(help_text="The analyst's explanation, if any.")
+    reviewed_by = strict.CharField()
 
 
 class OverallSerializer(serializers.Serializer[Any]):
     """Step 6: data risk × context risk against the threshold, and Step 7's target."""
 
-    release_model = serializers.CharField()
-    threshold = serializers.FloatField()
-    context_risk = serializers.FloatField()
-    data_risk_target = serializers.FloatField()
-    risk_measure = serializers.CharField()
-    target_class_size = serializers.IntegerField(allow_null=True)
-    strict_average_cap = serializers.FloatField(allow_null=True)
-    data_risk = serializers.FloatField(allow_null=True)
-    value = serializers.FloatField(allow_null=True)
-    passes = serializers.BooleanField(allow_null=True)
-    explanation = serializers.CharField(allow_blank=True)
+    release_model = strict.CharField()
+    threshold = strict.FloatField()
+    context_risk = strict.FloatField()
+    data_risk_target = strict.FloatField()
+    risk_measure = strict.CharField()
+    target_class_size = strict.IntegerField(allow_null=True)
+    strict_average_cap = strict.FloatField(allow_null=True)
+    data_risk = strict.FloatField(allow_null=True)
+    value = strict.FloatField(allow_null=True)
+    passes = strict.BooleanField(allow_null=True)
+    explanation = strict.CharField(allow_blank=True)
 
 
 class OverallBlockSerializer(serializers.Serializer[Any]):
@@ -392,19 +412,19 @@ class OverallBlockSerializer(serializers.Serializer[Any]):
 class HierarchySerializer(serializers.Serializer[Any]):
     """How one quasi-identifier is generalized, with the groups at every level."""
 
-    column = serializers.CharField(read_only=True)
+    column = strict.CharField(read_only=True)
     kind = serializers.ChoiceField(choices=HierarchySpec.Kind.choices)
     params = serializers.DictField(
         default=dict,
         help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
         "prefix: lengths; categorical: levels (list of {group: [values]}), keep_ungrouped.",
     )
-    arx_text = serializers.CharField(
+    arx_text = strict.CharField(
         write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"
     )
-    arx_csv = serializers.CharField(read_only=True)
-    height = serializers.IntegerField(read_only=True)
-    level_labels = serializers.ListField(child=serializers.CharField(), read_only=True)
+    arx_csv = strict.CharField(read_only=True)
+    height = strict.IntegerField(read_only=True)
+    level_labels = serializers.ListField(child=strict.CharField(), read_only=True)
     preview = serializers.ListField(
         child=serializers.DictField(),
         read_only=True,
@@ -413,23 +433,23 @@ class HierarchySerializer(serializers.Serializer[Any]):
 
 
 class StepStateSerializer(serializers.Serializer[Any]):
-    number = serializers.IntegerField()
-    slug = serializers.CharField()
-    title = serializers.CharField()
-    guideline = serializers.CharField()
-    summary = serializers.CharField()
+    number = strict.IntegerField()
+    slug = strict.CharField()
+    title = strict.CharField()
+    guideline = strict.CharField()
+    summary = strict.CharField()
     state = serializers.ChoiceField(choices=["done", "stale", "to do"])
-    done = serializers.BooleanField()
-    stale = serializers.BooleanField()
+    done = strict.BooleanField()
+    stale = strict.BooleanField()
 
 
 class PreviewSerializer(serializers.Serializer[Any]):
-    columns = serializers.ListField(child=serializers.CharField())
+    columns = serializers.ListField(child=strict.CharField())
     rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
 
 
-ReleaseSavedSerializer = _with_stale(ReleaseSerializer)
-ThresholdSavedSerializer = _with_stale(ThresholdSerializer)
+ReleaseSavedSerializer = _with_stale(ReleaseStateSerializer)
+ThresholdSavedSerializer = _with_stale(ThresholdStateSerializer)
 ContextSavedSerializer = _with_stale(ContextSerializer)
 DeidConfigSavedSerializer = _with_stale(DeidConfigSerializer)
 UtilitySavedSerializer = _with_stale(UtilitySerializer)
@@ -455,12 +475,12 @@ def release_data(assessment: Assessment) -> dict[str, Any]:
         "agreement_date",
         "effective_release_model",
     )
-    return ReleaseSerializer({f: getattr(assessment, f) for f in fields}).data
+    return ReleaseStateSerializer({f: getattr(assessment, f) for f in fields}).data
 
 
 def threshold_data(assessment: Assessment) -> dict[str, Any]:
     answers = assessment.threshold_answers or {}
-    return ThresholdSerializer(
+    return ThresholdStateSerializer(
         {
             "profile": assessment.threshold_profile,
             "mode": assessment.threshold_mode,
@@ -584,13 +604,11 @@ class AssessmentSummarySerializer(serializers.ModelSerializer[Assessment]):
     dataset: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(
         read_only=True
     )
-    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
-    status = serializers.CharField(
-        read_only=True, help_text="draft, submitted, approved or rejected."
-    )
-    release_model = serializers.CharField(read_only=True, help_text="As declared in Step 1.")
-    effective_release_model = serializers.CharField(read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    dataset_name = strict.CharField(source="dataset.name", read_only=True)
+    status = strict.CharField(read_only=True, help_text="draft, submitted, approved or rejected.")
+    release_model = strict.CharField(read_only=True, help_text="As declared in Step 1.")
+    effective_release_model = strict.CharField(read_only=True)
+    created_by = strict.CharField(source="created_by.username", read_only=True, default=None)
 
     class Meta:
         model = Assessment
@@ -646,11 +664,11 @@ class AssessmentSerializer(AssessmentSummarySerializer):
     def get_steps(self, obj: Assessment) -> list[dict[str, Any]]:
         return steps_data(obj)
 
-    @extend_schema_field(ReleaseSerializer)
+    @extend_schema_field(ReleaseStateSerializer)
     def get_release(self, obj: Assessment) -> dict[str, Any]:
         return release_data(obj)
 
-    @extend_schema_field(ThresholdSerializer)
+    @extend_schema_field(ThresholdStateSerializer)
     def get_threshold(self, obj: Assessment) -> dict[str, Any]:
         return threshold_data(obj)
 
@@ -684,8 +702,8 @@ class AssessmentSerializer(AssessmentSummarySerializer):
 
 
 class AssessmentCreateSerializer(serializers.Serializer[Any]):
-    dataset = serializers.UUIDField(help_text="A profiled data set of one of your organizations.")
-    title = serializers.CharField(
+    dataset = strict.UUIDField(help_text="A profiled data set of one of your organizations.")
+    title = strict.CharField(
         max_length=200,
         allow_blank=True,
         default="",
@@ -694,10 +712,10 @@ class AssessmentCreateSerializer(serializers.Serializer[Any]):
 
 
 class AssessmentFilterSerializer(serializers.Serializer[Any]):
-    organization = serializers.SlugField(
+    organization = strict.SlugField(
         required=False, help_text="Short name (slug) of the organization."
     )
-    dataset = serializers.UUIDField(required=False)
+    dataset = strict.UUIDField(required=False)
 
 
 class DownloadSerializer(serializers.Serializer[Any]):
@@ -748,7 +766,8 @@ class AssessmentViewSet(
         )
         if self.action != "list":
             return queryset
-        filters = AssessmentFilterSerializer(data=self.request.query_params)
+        # A plain dict: DRF reads an empty form value as absent, "?dataset=" is bad input.
+        filters = AssessmentFilterSerializer(data=query_values(self.request))
         filters.is_valid(raise_exception=True)
         if "organization" in filters.validated_data:
             queryset = queryset.filter(organization__slug=filters.validated_data["organization"])
@@ -845,7 +864,7 @@ class AssessmentViewSet(
 
     # ----------------------------------------------------------------------- Step 1
 
-    @extend_schema(methods=["GET"], responses=ReleaseSerializer)
+    @extend_schema(methods=["GET"], responses=ReleaseStateSerializer)
     @extend_schema(methods=["PUT"], request=ReleaseSerializer, responses=ReleaseSavedSerializer)
     @action(detail=True, methods=["get", "put"])
     def release(self, request: Request, pk: str | None = None) -> Response:
@@ -861,7 +880,7 @@ class AssessmentViewSet(
 
     # ----------------------------------------------------------------------- Step 3
 
-    @extend_schema(methods=["GET"], responses=ThresholdSerializer)
+    @extend_schema(methods=["GET"], responses=ThresholdStateSerializer)
     @extend_schema(methods=["PUT"], request=ThresholdSerializer, responses=ThresholdSavedSerializer)
     @action(detail=True, methods=["get", "put"])
     def threshold(self, request: Request, pk: str | None = None) -> Response:
@@ -972,7 +991,7 @@ class AssessmentViewSet(
         return Response({**deid_config_data(assessment), "stale": stale})
 
     @extend_schema(responses=HierarchySerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def hierarchies(self, request: Request, pk: str | None = None) -> Response:
         """Step 7: the generalization hierarchy of every quasi-identifier with its groups per
         level. For a draft, a quasi-identifier without a saved hierarchy shows the default
@@ -1057,6 +1076,7 @@ class AssessmentViewSet(
         methods=["get", "post"],
         url_path="deidentify/identifiers",
         url_name="deidentify-identifiers",
+        pagination_class=None,
     )
     def identifiers(self, request: Request, pk: str | None = None) -> Response:
         """Step 7: released columns in which the free-text detectors still find identifiers.

@@ -7,7 +7,12 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission
@@ -20,6 +25,7 @@ from apps.accounts.selectors import membership_get
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import audit_events
 from apps.audit.services import audit_verify
+from apps.core.api import query_values
 
 
 class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):
@@ -97,7 +103,15 @@ FILTER_PARAMS = [
 ]
 
 
-@extend_schema_view(list=extend_schema(parameters=FILTER_PARAMS))
+# ?organization= names one organization: 404 when the caller is not a member of it.
+NOT_A_MEMBER = {404: OpenApiResponse(description="You are not a member of that organization.")}
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=FILTER_PARAMS, responses={200: AuditEventSerializer(many=True), **NOT_A_MEMBER}
+    )
+)
 class AuditEventViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[AuditEvent]
 ):
@@ -112,7 +126,7 @@ class AuditEventViewSet(
         """The organizations whose trail the caller may read, or the one asked for: 404 for
         a non-member, 403 for a member who is not a reviewer or administrator."""
         user = user_of(self.request)
-        slug = self.request.query_params.get("organization")
+        slug = query_values(self.request).get("organization")
         if slug:
             membership = membership_get(user=user, slug=slug)
             if not membership.can_review:
@@ -129,7 +143,7 @@ class AuditEventViewSet(
             return AuditEvent.objects.filter(
                 organization__memberships__user=user_of(self.request)
             ).select_related("organization")
-        params = self.request.query_params
+        params = query_values(self.request)
         return audit_events(
             organization=self._organizations(),
             action=params.get("action") or None,
@@ -140,7 +154,9 @@ class AuditEventViewSet(
             q=params.get("q") or None,
         )
 
-    @extend_schema(parameters=[ORGANIZATION_PARAM], responses=AuditVerifySerializer)
+    @extend_schema(
+        parameters=[ORGANIZATION_PARAM], responses={200: AuditVerifySerializer, **NOT_A_MEMBER}
+    )
     @action(detail=False, methods=["get"])
     def verify(self, request: Request) -> Response:
         """Check the hash chains of one organization (or all the caller may read).

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -24,6 +24,8 @@ from apps.classification.services import (
     variables_accept_suggestions,
     variables_classify,
 )
+from apps.core import fields as strict
+from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
 from apps.datasets.models import Dataset
 
@@ -86,17 +88,17 @@ def _record_shown(request: Request, variables: list[Variable]) -> None:
 
 class RoleDecisionSerializer(serializers.Serializer[RoleDecision]):
     role = serializers.ChoiceField(choices=VariableRole.choices)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
-    keep_for_analysis = serializers.BooleanField(required=False, default=False)
+    reason = strict.CharField(required=False, allow_blank=True, default="")
+    keep_for_analysis = strict.BooleanField(required=False, default=False)
 
 
 class BulkDecisionSerializer(RoleDecisionSerializer):
-    variable = serializers.UUIDField()
+    variable = strict.UUIDField()
 
 
 class ClassificationChangeSerializer(serializers.ModelSerializer[ClassificationChange]):
-    variable_name = serializers.CharField(source="variable.name", read_only=True)
-    changed_by = serializers.CharField(source="changed_by.username", read_only=True, default=None)
+    variable_name = strict.CharField(source="variable.name", read_only=True)
+    changed_by = strict.CharField(source="changed_by.username", read_only=True, default=None)
 
     class Meta:
         model = ClassificationChange
@@ -114,6 +116,11 @@ class ClassificationChangeSerializer(serializers.ModelSerializer[ClassificationC
         read_only_fields = fields
 
 
+class VariableFilterSerializer(serializers.Serializer[Any]):
+    dataset = strict.UUIDField(required=False, help_text="Only this data set.")
+
+
+@extend_schema_view(list=extend_schema(parameters=[VariableFilterSerializer]))
 class VariableViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Variable]
 ):
@@ -128,7 +135,11 @@ class VariableViewSet(
 
     def get_queryset(self) -> QuerySet[Variable]:
         queryset = Variable.objects.filter(organization__memberships__user=user_of(self.request))
-        dataset = self.request.query_params.get("dataset")
+        if self.action != "list":
+            return queryset
+        filters = VariableFilterSerializer(data=query_values(self.request))
+        filters.is_valid(raise_exception=True)
+        dataset = filters.validated_data.get("dataset")
         return queryset.filter(dataset_id=dataset) if dataset else queryset
 
     def get_serializer_context(self) -> dict[str, Any]:
@@ -191,6 +202,9 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
 
     permission_classes = [OrganizationRole]
     queryset = Dataset.objects.none()
+    # What OPTIONS describes for the writes (the bulk decisions); the lists are not paged.
+    serializer_class = BulkDecisionSerializer  # type: ignore[assignment]  # not a Dataset serializer
+    pagination_class = None
 
     def get_queryset(self) -> QuerySet[Dataset]:
         return Dataset.objects.filter(organization__memberships__user=user_of(self.request))

@@ -8,6 +8,8 @@ from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 
+from apps.core.api import query_values
+
 MAX_LIMIT = 1000
 
 
@@ -26,11 +28,12 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
 
     def _query(self, request: Request) -> dict[str, int]:
+        values = query_values(request)
         query = _PageQuery(
             data={
-                name: request.query_params[name]
+                name: values[name]
                 for name in (self.limit_query_param, self.offset_query_param)
-                if name in request.query_params
+                if name in values
             }
         )
         query.is_valid(raise_exception=True)

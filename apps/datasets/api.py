@@ -1,21 +1,23 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
+from apps.core import fields as strict
 from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
-from apps.datasets.models import Dataset
+from apps.core.schema import DESCRIPTIONS, ORGANIZATION_FILTER
+from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
 from apps.jobs.models import Job
 
@@ -26,6 +28,12 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
     )
     profile_job: serializers.PrimaryKeyRelatedField[Job] = serializers.PrimaryKeyRelatedField(
         read_only=True
+    )
+    intended_release_model = serializers.ChoiceField(
+        choices=ReleaseModel.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="As said in Step 2; empty until then.",
     )
 
     class Meta:
@@ -55,15 +63,16 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
 
 
 class DatasetUploadSerializer(serializers.Serializer[Dataset]):
-    organization = serializers.SlugField(help_text="Short name (slug) of the organization.")
+    organization = strict.SlugField(help_text="Short name (slug) of the organization.")
     file = serializers.FileField(allow_empty_file=True)
-    name = serializers.CharField(required=False, allow_blank=True, default="")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    delimiter = serializers.CharField(required=False, allow_blank=True, default="", max_length=4)
-    encoding = serializers.CharField(required=False, allow_blank=True, default="", max_length=40)
-    sheet = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    name = strict.CharField(required=False, allow_blank=True, default="")
+    description = strict.CharField(required=False, allow_blank=True, default="")
+    delimiter = strict.CharField(required=False, allow_blank=True, default="", max_length=4)
+    encoding = strict.CharField(required=False, allow_blank=True, default="", max_length=40)
+    sheet = strict.CharField(required=False, allow_blank=True, default="", max_length=100)
 
 
+@extend_schema_view(list=extend_schema(parameters=[ORGANIZATION_FILTER]))
 class DatasetViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -81,7 +90,7 @@ class DatasetViewSet(
     serializer_class = DatasetSerializer
     permission_classes = [OrganizationRole]
     queryset = Dataset.objects.none()  # for the schema; get_queryset scopes every request
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser]  # an upload is a file
 
     def get_queryset(self) -> QuerySet[Dataset]:
         queryset = Dataset.objects.filter(
@@ -91,7 +100,8 @@ class DatasetViewSet(
         return queryset.filter(organization__slug=org) if org else queryset
 
     @extend_schema(
-        request={"multipart/form-data": DatasetUploadSerializer}, responses={201: DatasetSerializer}
+        request={"multipart/form-data": DatasetUploadSerializer},
+        responses={201: DatasetSerializer, 413: OpenApiResponse(description=DESCRIPTIONS["413"])},
     )
     def create(self, request: Request) -> Response:
         request.data  # noqa: B018  # parse the body: the upload handler may refuse the file

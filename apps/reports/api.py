@@ -9,7 +9,7 @@ from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
@@ -22,8 +22,10 @@ from rest_framework.response import Response
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
+from apps.core import fields as strict
 from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download
+from apps.core.schema import ORGANIZATION_FILTER
 from apps.reports.forms import MAX_REPORT_BYTES
 from apps.reports.models import Report
 from apps.reports.selectors import report_filename
@@ -34,9 +36,9 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
     organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
     )
-    assessment_title = serializers.CharField(source="assessment.title", read_only=True)
-    version = serializers.IntegerField(source="decision.version", read_only=True)
-    decision_outcome = serializers.CharField(source="decision.decision", read_only=True)
+    assessment_title = strict.CharField(source="assessment.title", read_only=True)
+    version = strict.IntegerField(source="decision.version", read_only=True)
+    decision_outcome = strict.CharField(source="decision.decision", read_only=True)
 
     class Meta:
         model = Report
@@ -58,7 +60,7 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 
 
 class ReportVerifyRequestSerializer(serializers.Serializer[dict[str, object]]):
-    organization = serializers.SlugField(help_text="Short name (slug) of the organization.")
+    organization = strict.SlugField(help_text="Short name (slug) of the organization.")
     file = serializers.FileField(help_text="The signed report (PDF) to check.")
 
     def validate_file(self, value):  # type: ignore[no-untyped-def]
@@ -68,35 +70,35 @@ class ReportVerifyRequestSerializer(serializers.Serializer[dict[str, object]]):
 
 
 class MatchedDecisionSerializer(serializers.Serializer[dict[str, object]]):
-    decision_id = serializers.UUIDField()
-    assessment_id = serializers.UUIDField()
-    assessment_title = serializers.CharField()
-    version = serializers.IntegerField()
-    decision = serializers.CharField()
-    decision_label = serializers.CharField()
-    final = serializers.BooleanField()
-    reviewer = serializers.CharField()
+    decision_id = strict.UUIDField()
+    assessment_id = strict.UUIDField()
+    assessment_title = strict.CharField()
+    version = strict.IntegerField()
+    decision = strict.CharField()
+    decision_label = strict.CharField()
+    final = strict.BooleanField()
+    reviewer = strict.CharField()
     decided_at = serializers.DateTimeField()
-    report_id = serializers.UUIDField(allow_null=True)
+    report_id = strict.UUIDField(allow_null=True)
 
 
 class ReportVerifyResultSerializer(serializers.Serializer[dict[str, object]]):
-    valid = serializers.BooleanField(
+    valid = strict.BooleanField(
         help_text="Intact, covering the whole file, and signed with the organization's certificate."
     )
-    signed = serializers.BooleanField()
-    intact = serializers.BooleanField(help_text="Not one byte changed since signing.")
-    trusted = serializers.BooleanField(help_text="Signed with the organization's certificate.")
-    signer = serializers.CharField()
+    signed = strict.BooleanField()
+    intact = strict.BooleanField(help_text="Not one byte changed since signing.")
+    trusted = strict.BooleanField(help_text="Signed with the organization's certificate.")
+    signer = strict.CharField()
     signed_at = serializers.DateTimeField(allow_null=True)
-    problem = serializers.CharField(help_text="Why the report is not valid; empty when it is.")
-    sha256 = serializers.CharField()
-    size_bytes = serializers.IntegerField()
+    problem = strict.CharField(help_text="Why the report is not valid; empty when it is.")
+    sha256 = strict.CharField()
+    size_bytes = strict.IntegerField()
     decision = MatchedDecisionSerializer(
         allow_null=True,
         help_text="The organization's release decision whose report has exactly this content.",
     )
-    summary = serializers.CharField()
+    summary = strict.CharField()
 
 
 class AnyAcceptNegotiation(DefaultContentNegotiation):
@@ -109,6 +111,7 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
         return renderer, renderer.media_type
 
 
+@extend_schema_view(list=extend_schema(parameters=[ORGANIZATION_FILTER]))
 class ReportViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Report]
 ):

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from apps.accounts.decorators import user_of
 from apps.assessments.models import Assessment
+from apps.core import fields as strict
 from apps.core.api_permissions import OrganizationMember
 from apps.jobs.api import JobSerializer
 from apps.reports.models import Report
@@ -46,12 +47,12 @@ class VersionSerializer(serializers.ModelSerializer[Assessment]):
 
 
 class SubmitSerializer(serializers.Serializer[Any]):
-    note = serializers.CharField(help_text="A note for the reviewer.")
+    note = strict.CharField(help_text="A note for the reviewer.")
 
 
 class CommentSerializer(serializers.ModelSerializer[StepComment]):
-    author = serializers.CharField(source="author.username", read_only=True, default=None)
-    version = serializers.IntegerField(source="assessment.version", read_only=True)
+    author = strict.CharField(source="author.username", read_only=True, default=None)
+    version = strict.IntegerField(source="assessment.version", read_only=True)
 
     class Meta:
         model = StepComment
@@ -60,19 +61,19 @@ class CommentSerializer(serializers.ModelSerializer[StepComment]):
 
 
 class CommentCreateSerializer(serializers.Serializer[Any]):
-    step = serializers.CharField(
+    step = strict.CharField(
         default="general", help_text="A step's slug (e.g. 'threshold') or 'general'."
     )
-    text = serializers.CharField()
+    text = strict.CharField()
 
 
 class DecideSerializer(serializers.Serializer[Any]):
     decision = serializers.ChoiceField(choices=Decision.choices)
-    reasons = serializers.CharField(help_text="The reasons; they go into the signed report.")
+    reasons = strict.CharField(help_text="The reasons; they go into the signed report.")
 
 
 class DecisionSerializer(serializers.ModelSerializer[ReviewDecision]):
-    reviewer = serializers.CharField(source="reviewer.username", read_only=True, default=None)
+    reviewer = strict.CharField(source="reviewer.username", read_only=True, default=None)
     report = serializers.SerializerMethodField()
 
     class Meta:
@@ -101,9 +102,9 @@ class DecisionSerializer(serializers.ModelSerializer[ReviewDecision]):
 
 
 class RecordSerializer(serializers.Serializer[Any]):
-    frozen = serializers.BooleanField(help_text="False for a draft: the live rows.")
-    snapshot = serializers.UUIDField(allow_null=True)
-    sha256 = serializers.CharField(allow_blank=True, help_text="SHA-256 of the frozen record.")
+    frozen = strict.BooleanField(help_text="False for a draft: the live rows.")
+    snapshot = strict.UUIDField(allow_null=True)
+    sha256 = strict.CharField(allow_blank=True, help_text="SHA-256 of the frozen record.")
     taken_at = serializers.DateTimeField(allow_null=True)
     variables = serializers.ListField(child=serializers.DictField())
     hierarchies = serializers.ListField(child=serializers.DictField())
@@ -140,7 +141,12 @@ class ReviewActions:
         request=CommentCreateSerializer,
         responses={201: CommentSerializer, **ERRORS},
     )
-    @action(detail=True, methods=["get", "post"], permission_classes=[OrganizationMember])
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        permission_classes=[OrganizationMember],
+        pagination_class=None,
+    )
     def comments(self, request: Request, pk: str | None = None) -> Response:
         """Reviewers' comments on this version and the versions before it; POST adds one
         (reviewers and administrators, while the version is under review)."""
@@ -175,7 +181,9 @@ class ReviewActions:
         return Response(VersionSerializer(new).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: DecisionSerializer(many=True), 404: ERRORS[404]})
-    @action(detail=True, methods=["get"], permission_classes=[OrganizationMember])
+    @action(
+        detail=True, methods=["get"], permission_classes=[OrganizationMember], pagination_class=None
+    )
     def decisions(self, request: Request, pk: str | None = None) -> Response:
         """The review decisions on this version, with what each rested on."""
         assessment = self.get_object()

@@ -228,6 +228,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
     "NUM_PROXIES": DEIDWEB_PROXY_COUNT or None,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: nested inputs (masking, answers, population) have no form encoding, and a
+    # form would silently drop them. Uploads declare their multipart parsers themselves.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.StrictLimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -241,6 +244,12 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema maps every endpoint and rule: for signed-in users, like the API itself.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.schema.document_errors",
+    ],
     "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -69,3 +69,14 @@ def test_the_schema_states_the_bounds(client_for, admin_user):
     parameters = {p["name"]: p for p in schema["paths"]["/api/v1/datasets/"]["get"]["parameters"]}
     assert parameters["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 1000}
     assert parameters["offset"]["schema"] == {"type": "integer", "minimum": 0}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["offset=-1&offset=0", "limit=5&limit=6", "organization=a&organization=b"],
+)
+def test_a_parameter_given_twice_is_a_400(client_for, admin_user, query):
+    response = client_for(admin_user).get(f"/api/v1/audit/?{query}")
+    assert response.status_code == 400
+    name = query.split("=")[0]
+    assert response.json()["extra"]["fields"] == {name: ["Give this parameter once."]}

@@ -1,0 +1,207 @@
+"""The API keeps its contract: schemathesis sends generated requests, valid and invalid, to
+every operation of ``/api/schema/`` and checks each answer against the schema (issue 15).
+
+No answer is a server error; every status code, content type and body is the documented one;
+invalid input is refused. The caller is an analyst of an organization with a profiled data
+set and an assessment, and generated ids are mixed with the real ones, so that the paths
+behind a successful lookup are exercised, not only the 404s.
+
+Bounded and repeatable: ``MAX_EXAMPLES`` per operation, derandomized (the same requests on
+every run). Marked ``contract``: ``make test`` runs it, ``make test-fast`` leaves it out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+import schemathesis
+import yaml
+from django.core import signals
+from django.db import close_old_connections
+from django.test import Client
+from django.utils.crypto import get_random_string
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from deidweb.wsgi import application
+
+pytestmark = [pytest.mark.contract, pytest.mark.django_db]
+
+# A longer or random hunt, by hand: DEIDWEB_CONTRACT_EXAMPLES=200 DEIDWEB_CONTRACT_RANDOM=1
+# DEIDWEB_CONTRACT_ROLE=admin pytest tests/core/test_api_contract.py
+MAX_EXAMPLES = int(os.environ.get("DEIDWEB_CONTRACT_EXAMPLES", "12"))
+DETERMINISTIC = not os.environ.get("DEIDWEB_CONTRACT_RANDOM")
+ROLE = os.environ.get("DEIDWEB_CONTRACT_ROLE", "analyst")
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+    negative_data_rejection,
+]
+
+# The seeded objects of the running test, by the kind of id a path takes (see `seeded`).
+REAL: dict[str, str] = {}
+CALLS: dict[str, int] = {}
+
+
+def _config() -> SchemathesisConfig:
+    return SchemathesisConfig.from_dict(
+        {
+            "generation": {
+                "mode": "all",
+                "max-examples": MAX_EXAMPLES,
+                "deterministic": DETERMINISTIC,
+                "database": "none",
+                # The session cookie is ours; random Authorization headers test nothing here.
+                "with-security-parameters": False,
+            },
+        }
+    )
+
+
+@pytest.fixture
+def seeded(analyst, assessment, user_factory) -> Iterator[dict[str, dict[str, str]]]:  # type: ignore[no-untyped-def]
+    """An analyst's session (or ROLE's), and the ids of what their organization holds."""
+    from apps.assessments import services
+    from apps.audit.models import AuditEvent
+    from apps.classification.models import Variable
+    from tests.assessments.conftest import LOW_ANSWERS
+
+    # Steps 1, 3 and 5 done, so that Step 7 (hierarchies, settings, search) answers too.
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    dataset = assessment.dataset
+    REAL.clear()
+    REAL.update(
+        {
+            "assessment": str(assessment.id),
+            "dataset": str(dataset.id),
+            "variable": str(Variable.objects.filter(dataset=dataset).order_by("position")[0].id),
+            "job": str(dataset.profile_job_id),
+            "audit": str(AuditEvent.objects.filter(organization=assessment.organization)[0].id),
+            "organization": assessment.organization.slug,
+            "column": "age",
+        }
+    )
+    user = analyst
+    if ROLE != "analyst":
+        user = user_factory(f"contract-{ROLE}", assessment.organization, ROLE)
+    client = Client()
+    client.force_login(user)
+    token = get_random_string(32)
+    # The requests go through the real WSGI handler, which closes the database connection
+    # when a request ends; the test's transaction lives on that connection (Django's own
+    # test client disconnects the same handlers).
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield {
+        "cookies": {"sessionid": client.cookies["sessionid"].value, "csrftoken": token},
+        "headers": {"X-CSRFToken": token},
+    }
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+def _served_schema() -> dict[str, Any]:
+    """The schema ``/api/schema/`` serves, built as its view builds it (collection runs
+    before any database exists, so not over HTTP; `test_the_served_schema_is_the_one_tested`
+    checks the two agree)."""
+    from drf_spectacular.generators import SchemaGenerator
+    from drf_spectacular.renderers import OpenApiJsonRenderer
+
+    document = SchemaGenerator().get_schema(request=None, public=True)
+    return json.loads(OpenApiJsonRenderer().render(document))
+
+
+def _kind_of(path: str) -> str:
+    for prefix, kind in (
+        ("/api/v1/assessments/", "assessment"),
+        ("/api/v1/datasets/", "dataset"),
+        ("/api/v1/classification/", "dataset"),
+        ("/api/v1/variables/", "variable"),
+        ("/api/v1/jobs/", "job"),
+        ("/api/v1/audit/", "audit"),
+    ):
+        if path.startswith(prefix):
+            return kind
+    return ""
+
+
+def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> Any:
+    """Half the time, the generated ids; half the time, those of the seeded objects."""
+    if not path_parameters or context.operation is None:
+        return st.just(path_parameters)
+    real = dict(path_parameters)
+    kind = _kind_of(context.operation.path)
+    if "id" in real and kind:
+        real["id"] = REAL[kind]
+    if "slug" in real:
+        real["slug"] = REAL["organization"]
+    if "column" in real:
+        real["column"] = REAL["column"]
+    return st.sampled_from([path_parameters, real])
+
+
+schema = schemathesis.openapi.from_dict(_served_schema(), config=_config())
+schema.app = application
+schema.hook(flatmap_path_parameters)
+
+
+@schema.parametrize()
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_every_answer_keeps_the_contract(case, seeded):  # type: ignore[no-untyped-def]
+    # The seeded objects are shared by the examples of one operation on purpose: a DELETE
+    # or a state change is seen by the requests after it, as a real client would see it.
+    CALLS[case.operation.label] = CALLS.get(case.operation.label, 0) + 1
+    case.call_and_validate(checks=CHECKS, **seeded)
+
+
+def test_the_served_schema_is_the_one_tested(client_for, analyst):  # type: ignore[no-untyped-def]
+    served = client_for(analyst).get("/api/schema/?format=json")
+    assert served.status_code == 200
+    assert served.json() == _served_schema()
+    operations = sum(
+        method in ("get", "post", "put", "patch", "delete")
+        for methods in served.json()["paths"].values()
+        for method in methods
+    )
+    assert operations == 63
+
+
+def test_the_schema_and_docs_are_for_signed_in_users_only(client, analyst):  # type: ignore[no-untyped-def]
+    for path in ("/api/schema/", "/api/schema/?format=json"):
+        response = client.get(path)
+        assert response.status_code in (401, 403), path
+        assert yaml.safe_load(response.content)["message"]  # YAML, or JSON (a subset)
+        assert b"/api/v1/" not in response.content
+    for path in ("/api/docs/", "/api/redoc/"):
+        response = client.get(path)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+    client.force_login(analyst)
+    assert client.get("/api/schema/").status_code == 200
+
+
+def test_an_unknown_api_path_answers_json(client_for, analyst):  # type: ignore[no-untyped-def]
+    response = client_for(analyst).get(f"/api/v1/datasets/{uuid.uuid4()}/not-here/")
+    assert response.status_code == 404
+    assert response.json() == {"message": "Not found.", "extra": {}}
