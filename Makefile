@@ -58,7 +58,7 @@ web: install ## Serve the web app only
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: install ## Start a Celery worker only
-	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
+	$(BIN)/celery -A deidweb worker -Q interactive,heavy --loglevel=INFO --concurrency=2
 
 test: install browser ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest

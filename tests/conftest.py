@@ -110,14 +110,18 @@ def client_for(client):  # type: ignore[no-untyped-def]
 
 @contextlib.contextmanager
 def running_celery_worker(
-    pool: Sequence[str] = ("--pool=solo",), env: dict[str, str] | None = None
+    pool: Sequence[str] = ("--pool=solo",),
+    env: dict[str, str] | None = None,
+    queue: str | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A `celery worker` subprocess on real Redis, using the test database and media root.
 
     The queue name is unique to this worker so a worker left over from elsewhere can never
     take its jobs; while it runs, new jobs go to its queue. `pool` chooses the pool (solo by
     default; a cancel terminates a task only in a prefork pool); `env` adds to its
-    environment (settings such as DEIDWEB_MAX_COLUMNS)."""
+    environment (settings such as DEIDWEB_MAX_COLUMNS). Jobs go to the queue's interactive and
+    heavy queues (``<queue>-interactive``, ``<queue>-heavy``); give ``queue`` to start a
+    second worker on the queues of a first one. The process leads its own process group."""
     from django.db import connection
 
     from deidweb.celery import app
@@ -125,7 +129,9 @@ def running_celery_worker(
     if not (settings.DEIDWEB_SERVICES["redis"] and settings.DEIDWEB_SERVICES["postgres"]):
         pytest.skip("a real worker needs PostgreSQL and Redis")
     db = connection.settings_dict
-    queue = f"deidweb-test-{uuid.uuid4().hex[:8]}"
+    queue = queue or f"deidweb-test-{uuid.uuid4().hex[:8]}"
+    queues = {"interactive": f"{queue}-interactive", "heavy": f"{queue}-heavy"}
+    node = f"{queue}-{uuid.uuid4().hex[:4]}"
     environment = {
         **os.environ,
         **(env or {}),
@@ -134,8 +140,10 @@ def running_celery_worker(
         "TEST_BROKER_URL": settings.CELERY_BROKER_URL,
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "DEIDWEB_INTERACTIVE_QUEUE": queues["interactive"],
+        "DEIDWEB_HEAVY_QUEUE": queues["heavy"],
     }
-    log = open(Path(settings.MEDIA_ROOT).parent / f"{queue}.log", "wb")  # noqa: SIM115
+    log = open(Path(settings.MEDIA_ROOT).parent / f"{node}.log", "wb")  # noqa: SIM115
     process = subprocess.Popen(
         [
             sys.executable,
@@ -149,24 +157,30 @@ def running_celery_worker(
             "--without-gossip",
             "--without-mingle",
             "-Q",
-            queue,
+            ",".join([queue, *queues.values()]),
             "-n",
-            f"{queue}@%h",
+            f"{node}@%h",
         ],
         cwd=ROOT,
         env=environment,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
-    previous = settings.CELERY_TASK_DEFAULT_QUEUE, app.conf.task_default_queue
+    previous = (
+        settings.CELERY_TASK_DEFAULT_QUEUE,
+        app.conf.task_default_queue,
+        settings.DEIDWEB_JOB_QUEUES,
+    )
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     app.conf.task_default_queue = queue
+    settings.DEIDWEB_JOB_QUEUES = queues
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError(f"the Celery worker exited early; see {log.name}")
-            destination = [f"{queue}@{os.uname().nodename}"]
+            destination = [f"{node}@{os.uname().nodename}"]
             if app.control.ping(destination=destination, timeout=1.0):
                 break
         else:
@@ -174,8 +188,13 @@ def running_celery_worker(
         process.log_path = Path(log.name)  # type: ignore[attr-defined]  # for tests to read
         yield process
     finally:
-        settings.CELERY_TASK_DEFAULT_QUEUE, app.conf.task_default_queue = previous
-        process.terminate()
+        (
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+            app.conf.task_default_queue,
+            settings.DEIDWEB_JOB_QUEUES,
+        ) = previous
+        if process.poll() is None:
+            process.terminate()
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:

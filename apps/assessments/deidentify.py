@@ -26,7 +26,7 @@ from apps.engine.lattice import MAX_NODES
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
-from apps.jobs.models import Job
+from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext, job_create
 
 logger = logging.getLogger(__name__)
@@ -503,13 +503,20 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
+    done = assessment.apply_result or {}
+    if done.get("job") == str(job.id):
+        # Delivered again after its worker died between writing the result and ending the
+        # job: the release is in place; nothing to do again.
+        return _apply_summary(done)
+    # Files of an earlier attempt of this job (its worker died before they were swapped in).
+    _discard_unreferenced(assessment, job)
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
-    prefix = f"organizations/{assessment.organization_id}/assessments/{assessment.id}/v{assessment.version}"
+    release_folder, secrets_folder = _apply_folders(assessment, job)
     stored: list[str] = []
     with (
         local_path(assessment.dataset.parquet_path) as path,
@@ -596,9 +603,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         measure = applied.measure
         try:
-            parquet_name = store(applied.path, f"{prefix}/release/deidentified.parquet")
+            parquet_name = store(applied.path, f"{release_folder}/deidentified.parquet")
             stored.append(parquet_name)
-            csv_name = store(csv_path, f"{prefix}/release/deidentified.csv")
+            csv_name = store(csv_path, f"{release_folder}/deidentified.csv")
             stored.append(csv_name)
             secrets_name = wrapped_key = ""
             if applied.secrets.keys or applied.secrets.linking_tables:
@@ -620,9 +627,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 )
                 bundle = Path(scratch) / "secrets.sealed"
                 bundle.write_bytes(sealed)
-                secrets_name = store(bundle, f"{prefix}/secrets/keys-and-linking-tables.sealed")
+                secrets_name = store(bundle, f"{secrets_folder}/keys-and-linking-tables.sealed")
                 stored.append(secrets_name)
             result = {
+                "job": str(job.id),
                 "levels": levels,
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
@@ -699,11 +707,62 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         except Exception:
             delete_quietly(*stored)
             raise
+    return _apply_summary(result)
+
+
+def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "rows_out": result["rows_out"],
         "suppressed_rows": result["suppressed_rows"],
         "passes": result["passes"],
     }
+
+
+def _apply_folders(assessment: Assessment, job: Job) -> tuple[str, str]:
+    """Where an apply job stores its files: folders of its own, so that a re-run of the job
+    (its worker died) finds and replaces exactly the files of its earlier attempt."""
+    prefix = (
+        f"organizations/{assessment.organization_id}/assessments/{assessment.id}"
+        f"/v{assessment.version}"
+    )
+    return f"{prefix}/release/{job.id}", f"{prefix}/secrets/{job.id}"
+
+
+def _discard_unreferenced(assessment: Assessment, job: Job) -> list[str]:
+    """Delete the files in an apply job's folders that no assessment refers to (left by an
+    attempt whose worker died, or by a job that failed); returns their names."""
+    from django.core.files.storage import default_storage
+
+    from apps.datasets.storage import delete_quietly
+
+    discarded = []
+    for folder in _apply_folders(assessment, job):
+        try:
+            _, files = default_storage.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError, NotImplementedError):
+            continue
+        for file in files:
+            name = f"{folder}/{file}"
+            if not _referenced_elsewhere(name, None):
+                delete_quietly(name)
+                discarded.append(name)
+    return discarded
+
+
+def assessment_apply_finished(job: Job) -> None:
+    """An apply job that did not succeed (failed, cancelled, its worker lost) leaves no
+    files behind. Never raises."""
+    assessment_id = (job.params or {}).get("assessment_id")
+    if job.status == JobStatus.SUCCEEDED or not assessment_id:
+        return
+    try:
+        assessment = Assessment.objects.filter(
+            id=str(assessment_id), organization_id=job.organization_id
+        ).first()
+        if assessment is not None:
+            _discard_unreferenced(assessment, job)
+    except Exception:
+        logger.exception("could not clean up the files of apply job %s", job.id)
 
 
 def _apply_with_techniques(
@@ -840,11 +899,13 @@ def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list
     return out
 
 
-def _referenced_elsewhere(name: str, assessment: Assessment) -> bool:
+def _referenced_elsewhere(name: str, assessment: Assessment | None) -> bool:
+    """Whether an assessment other than ``assessment`` (any, if None) refers to a file."""
     from django.db.models import Q
 
-    return (
-        Assessment.objects.exclude(id=assessment.id)
-        .filter(Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name))
-        .exists()
-    )
+    others = Assessment.objects.all()
+    if assessment is not None:
+        others = others.exclude(id=assessment.id)
+    return others.filter(
+        Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name)
+    ).exists()

@@ -51,6 +51,10 @@ class Job(OrganizationOwned):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Who runs it: "<Celery node name> <pid of the process running the handler>", set when a
+    # worker claims the job, so that a re-delivery of its task can tell whether that worker
+    # is gone (apps.jobs.services.job_execute).
+    worker = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,8 +1,19 @@
 """Creating, claiming, running and cancelling jobs.
 
-A job is claimed with a conditional update (queued → running): if the update touches no row,
-another worker already has it, so delivering the same message twice is harmless. Progress is
-written at most about once a second, and each write also notices a cancellation.
+A job is claimed with a conditional update (queued → running) that records the worker
+("<node> <host> <pid>"): if the update touches no row, another worker already has it, so
+delivering the same message twice is harmless. Tasks are acknowledged late (after the job
+ends) and rejected when their worker process dies, so a job whose worker was killed is
+delivered again: if the worker that claimed it is gone (its process is no longer there, or
+its node does not list the task as active), the job is taken over and run again once; lost a
+second time, it fails with a message and can be retried. Handlers are idempotent: they write
+their results under a row lock, and files under names of their own that a re-run replaces.
+Progress is written at most about once a second, and each write also notices a cancellation
+(or that another worker took the job over).
+
+Jobs go to a queue by kind (``job_queue``): short interactive ones (risk, search) to
+``interactive``, long ones (ingest, profile, apply, report) to ``heavy``, so a worker can be
+kept for the interactive queue and a newcomer's search never waits behind a 2 GB upload.
 
 Cancelling is certain and quick: the row turns cancelled at once (the handler notices on its
 next progress report), and the Celery task, whose id is the job's id, is revoked with
@@ -17,6 +28,8 @@ subject learns it through `JOB_FINISHED`/`JOB_RETRIED`, so that a data set never
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 import traceback
 from collections.abc import Callable
@@ -27,6 +40,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -64,12 +78,30 @@ JOB_GUARDS: dict[str, str] = {
 JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
+    "assessment-apply": "apps.assessments.deidentify.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
 }
+
+
+# kind → the class of queue its task goes to (``settings.DEIDWEB_JOB_QUEUES``).
+JOB_QUEUE_CLASSES: dict[str, str] = {
+    "ingest": "heavy",
+    "profile": "heavy",
+    "assessment-risk": "interactive",
+    "assessment-search": "interactive",
+    "assessment-apply": "heavy",
+    "report": "heavy",
+}
+
+
+def job_queue(kind: str) -> str:
+    """The Celery queue of a job of this kind."""
+    queues: dict[str, str] = settings.DEIDWEB_JOB_QUEUES
+    return queues[JOB_QUEUE_CLASSES.get(kind, "heavy")]
 
 
 def _finished(job: Job) -> None:
@@ -109,6 +141,7 @@ class JobContext:
 
     def __init__(self, job: Job, *, min_interval: float = 1.0) -> None:
         self.job = job
+        self.worker = job.worker
         self._min_interval = min_interval
         self._last_write = 0.0
 
@@ -117,7 +150,11 @@ class JobContext:
         if not force and now - self._last_write < self._min_interval:
             return
         self._last_write = now
-        updated = Job.objects.filter(id=self.job.id, status=JobStatus.RUNNING).update(
+        # Only while this worker has it: cancelled, or taken over by another worker after
+        # this one was thought lost, the work stops here.
+        updated = Job.objects.filter(
+            id=self.job.id, status=JobStatus.RUNNING, worker=self.worker
+        ).update(
             progress=max(0, min(100, int(percent))),
             message=message[:300],
             heartbeat_at=timezone.now(),
@@ -160,7 +197,8 @@ def job_enqueue(*, job: Job) -> None:
     job_id = str(job.id)
     # Only after the row is committed, or the worker could look for a job that is not there.
     # The task id is the job id, so that a cancel can revoke the task (job_cancel).
-    transaction.on_commit(lambda: run_job.apply_async((job_id,), task_id=job_id))
+    queue = job_queue(job.kind)
+    transaction.on_commit(lambda: run_job.apply_async((job_id,), task_id=job_id, queue=queue))
 
 
 def _terminate(job_id: str) -> None:
@@ -174,20 +212,116 @@ def _terminate(job_id: str) -> None:
         logger.warning("could not revoke the task of job %s", job_id, exc_info=True)
 
 
-def job_execute(*, job_id: str) -> bool:
-    """Run a queued job to completion. Returns False if it was not ours to run."""
+def _worker_id(node: str) -> str:
+    """Who runs a job: the Celery node, this machine and this process."""
+    return f"{node or 'local'} {socket.gethostname()} {os.getpid()}"
+
+
+def _worker_alive(worker: str, job_id: str) -> bool:
+    """Whether the worker that claimed a job may still be running it. On this machine, its
+    process must exist; elsewhere, its Celery node must answer and list the task as active.
+    A job claimed before workers were recorded is taken as alive (``job_is_lost`` then)."""
+    parts = worker.split(" ")
+    if len(parts) != 3 or not parts[2].isdigit():
+        return True
+    node, host, pid = parts[0], parts[1], int(parts[2])
+    if host == socket.gethostname():
+        if pid == os.getpid():
+            return False  # this process runs one job at a time: it is not running it now
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return not _zombie(pid)
+    if node == "local":
+        return True
+    from deidweb.celery import app
+
+    try:
+        replies = app.control.inspect(destination=[node], timeout=2.0).active()
+    except Exception:  # the broker cannot tell: leave it to the stale check
+        logger.warning("could not ask worker %s about job %s", node, job_id, exc_info=True)
+        return True
+    if not replies:
+        return False
+    active = {str(task.get("id")) for tasks in replies.values() for task in tasks or []}
+    return job_id in active
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process that nobody has reaped yet (a container without an init) is gone."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()  # noqa: SIM115, PTH123
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
+
+
+def _take_over_lost(job_id: str, me: str) -> bool:
+    """A running job delivered again: take it over if its worker is gone (once; lost a
+    second time, it fails and can be retried). False if it is not ours to run."""
+    job = Job.objects.filter(id=job_id).first()
+    if job is None or job.status != JobStatus.RUNNING:
+        return False
+    if _worker_alive(job.worker, job_id):
+        return False
+    lost_worker = job.worker
+    if job.attempts >= int(settings.DEIDWEB_JOB_MAX_ATTEMPTS):
+        failed = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=lost_worker).update(
+            status=JobStatus.FAILED,
+            message="Worker lost",
+            error=job_lost_again_error(job.attempts),
+            finished_at=timezone.now(),
+        )
+        if failed:
+            job.refresh_from_db()
+            _audit(job, "job.finish", {"status": job.status, "error": job.error[:500]})
+            _finished(job)
+        return False
+    now = timezone.now()
+    taken = Job.objects.filter(
+        id=job.id, status=JobStatus.RUNNING, worker=lost_worker, attempts=job.attempts
+    ).update(
+        worker=me,
+        heartbeat_at=now,
+        progress=0,
+        message="Started again: the worker running it was lost",
+        attempts=F("attempts") + 1,
+    )
+    if not taken:
+        return False
+    job.refresh_from_db()
+    _audit(job, "job.restart", {"attempt": job.attempts, "lost_worker": lost_worker})
+    logger.warning("job %s: worker %s lost, running it again", job_id, lost_worker)
+    return True
+
+
+def job_execute(*, job_id: str, worker: str = "") -> bool:
+    """Run a queued job to completion (or a running one whose worker is gone, once more).
+    Returns False if it was not ours to run. ``worker`` is the Celery node name."""
     jobs_mark_lost()  # a live worker notices the jobs of dead ones
+    me = _worker_id(worker)
     now = timezone.now()
     claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, message="Started"
+        status=JobStatus.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        message="Started",
+        worker=me,
+        attempts=F("attempts") + 1,
     )
-    if not claimed:
-        logger.info("job %s not claimed: missing, already running or finished", job_id)
+    if claimed:
+        job = Job.objects.get(id=job_id)
+        _audit(job, "job.start", {})
+    elif _take_over_lost(job_id, me):
+        job = Job.objects.get(id=job_id)
+    else:
+        logger.info("job %s not claimed: missing, running or finished", job_id)
         return False
-    job = Job.objects.get(id=job_id)
-    Job.objects.filter(id=job.id).update(attempts=job.attempts + 1)
-    _audit(job, "job.start", {})
-    handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(JOB_HANDLERS[job.kind])
+    path = settings.DEIDWEB_JOB_HANDLERS.get(job.kind) or JOB_HANDLERS[job.kind]
+    handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(path)
     context = JobContext(job)
     try:
         _guard(job, "run")
@@ -254,9 +388,15 @@ def _finish(
         fields["result"] = result
     if progress is not None:
         fields["progress"] = progress
-    # A cancellation that raced the end of the work wins: the user asked for it.
-    updated = Job.objects.filter(id=job.id, status=JobStatus.RUNNING).update(**fields)
-    job.refresh_from_db(fields=["status", "message", "error"])
+    # A cancellation that raced the end of the work wins: the user asked for it. A job taken
+    # over by another worker (this one was thought lost) is that worker's to finish.
+    updated = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=job.worker).update(
+        **fields
+    )
+    mine = job.worker
+    job.refresh_from_db(fields=["status", "message", "error", "worker"])
+    if not updated and job.worker != mine:
+        return
     _audit(job, "job.finish", {"status": job.status, "error": error[:500]})
     if updated:  # else job_cancel already told the subject
         _finished(job)
@@ -340,6 +480,13 @@ def job_lost_error() -> str:
         "The worker stopped while running this job (it was restarted, killed or ran out "
         f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} s. "
         "Run it again."
+    )
+
+
+def job_lost_again_error(attempts: int) -> str:
+    return (
+        f"The worker stopped while running this job, {attempts} times (it was restarted, "
+        "killed or ran out of memory). Run it again."
     )
 
 

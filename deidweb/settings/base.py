@@ -119,13 +119,52 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "/media-not-served/"  # files are only ever streamed through permission-checked views
-STORAGES = {
-    "default": {
+# Files (uploads, Parquet, releases, reports) live on the local disk under MEDIA_ROOT, or in
+# S3-compatible object storage when DEIDWEB_S3_BUCKET is set (SeaweedFS in docker-compose,
+# any S3 in production): then web and workers share no disk, and a worker reads a stored
+# file through a temporary local copy (apps.datasets.storage.local_path).
+DEIDWEB_S3_BUCKET = env_str("DEIDWEB_S3_BUCKET", "")
+DEIDWEB_S3_ENDPOINT_URL = env_str("DEIDWEB_S3_ENDPOINT_URL", "")
+DEIDWEB_S3_ACCESS_KEY = env_str("DEIDWEB_S3_ACCESS_KEY", "")
+DEIDWEB_S3_SECRET_KEY = env_str("DEIDWEB_S3_SECRET_KEY", "")
+DEIDWEB_S3_REGION = env_str("DEIDWEB_S3_REGION", "us-east-1")
+DEIDWEB_S3_PREFIX = env_str("DEIDWEB_S3_PREFIX", "")
+DEIDWEB_S3_ADDRESSING_STYLE = env_str("DEIDWEB_S3_ADDRESSING_STYLE", "path")
+
+
+def s3_storage_options() -> dict[str, object]:
+    """django-storages' S3 backend options: private objects, never overwritten (a name that
+    is taken gets a suffix, as on disk), no public URLs (files are streamed by the views)."""
+    return {
+        "bucket_name": DEIDWEB_S3_BUCKET,
+        "endpoint_url": DEIDWEB_S3_ENDPOINT_URL or None,
+        "access_key": DEIDWEB_S3_ACCESS_KEY or None,
+        "secret_key": DEIDWEB_S3_SECRET_KEY or None,
+        "region_name": DEIDWEB_S3_REGION or None,
+        "location": DEIDWEB_S3_PREFIX,
+        "addressing_style": DEIDWEB_S3_ADDRESSING_STYLE or None,
+        "signature_version": "s3v4",
+        "default_acl": None,
+        "file_overwrite": False,
+        "querystring_auth": True,
+    }
+
+
+S3_STORAGE_BACKEND = "storages.backends.s3.S3Storage"
+if DEIDWEB_S3_BUCKET:
+    _default_storage: dict[str, object] = {
+        "BACKEND": env_str("DEIDWEB_STORAGE_BACKEND", S3_STORAGE_BACKEND),
+        "OPTIONS": s3_storage_options(),
+    }
+else:
+    _default_storage = {
         "BACKEND": env_str(
             "DEIDWEB_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"
         ),
         "OPTIONS": {"location": str(MEDIA_ROOT)},
-    },
+    }
+STORAGES = {
+    "default": _default_storage,
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
@@ -176,6 +215,41 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 DEIDWEB_JOB_TIME_LIMIT = env_int("DEIDWEB_JOB_TIME_LIMIT", 6 * 3600, minimum=60)
 CELERY_TASK_SOFT_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT + 60
+# Tasks are acknowledged only when the job has ended, and given back to the broker when the
+# worker process running them dies, so another worker runs the job again (job_execute
+# decides: once, if the worker that claimed it is gone). Each worker process takes one job
+# at a time and reserves no other. Redis gives an unacknowledged task to another worker
+# after the visibility timeout: it must be longer than the longest job, or a job still
+# running would be delivered again (job_execute would see its worker alive and skip it).
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+DEIDWEB_BROKER_VISIBILITY_TIMEOUT = env_int(
+    "DEIDWEB_BROKER_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT + 3600, minimum=1
+)
+# How often a worker looks for tasks whose visibility timeout has passed (seconds).
+DEIDWEB_BROKER_RESTORE_INTERVAL = env_int("DEIDWEB_BROKER_RESTORE_INTERVAL", 10, minimum=1)
+
+
+def redis_transport_options() -> dict[str, object]:
+    return {
+        "visibility_timeout": DEIDWEB_BROKER_VISIBILITY_TIMEOUT,
+        "unacked_restore_interval": DEIDWEB_BROKER_RESTORE_INTERVAL,
+        "unacked_restore_throttle": 1,
+    }
+
+
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options()
+# A job whose worker was lost is run again until it has been started this many times.
+DEIDWEB_JOB_MAX_ATTEMPTS = env_int("DEIDWEB_JOB_MAX_ATTEMPTS", 2, minimum=1)
+# Queues by kind of job (apps.jobs.services.job_queue): risk and search are interactive,
+# ingest, profile, apply and report heavy. `make worker` consumes both; a deployment can
+# keep some workers for the interactive queue alone (`celery worker -Q interactive`).
+DEIDWEB_JOB_QUEUES = {
+    "interactive": env_str("DEIDWEB_INTERACTIVE_QUEUE", "interactive"),
+    "heavy": env_str("DEIDWEB_HEAVY_QUEUE", "heavy"),
+}
+# kind → dotted path of a handler replacing the built-in one (the tests slow some down).
+DEIDWEB_JOB_HANDLERS: dict[str, str] = {}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # The server secret that seals the audit trail (HMAC-SHA-256 of every event and of each

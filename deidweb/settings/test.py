@@ -41,7 +41,11 @@ else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 
 CELERY_BROKER_URL = TEST_BROKER_URL if DEIDWEB_SERVICES["redis"] else "memory://"
-CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options() if DEIDWEB_SERVICES["redis"] else {}  # noqa: F405
+# Handlers replaced in a worker started by a test: "kind=dotted.path,..." (tests/slow_jobs.py).
+DEIDWEB_JOB_HANDLERS = dict(
+    item.split("=", 1) for item in env_str("DEIDWEB_TEST_JOB_HANDLERS", "").split(",") if item
+)
 CELERY_TASK_ALWAYS_EAGER = False
 
 SECRET_KEY = "test-secret-key-not-for-production-0123456789abcdef"

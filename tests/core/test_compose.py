@@ -13,12 +13,30 @@ def load():
 
 def test_services_and_their_commands():
     services = load()["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert set(services) == {"postgres", "redis", "seaweedfs", "migrate", "web", "worker"}
     assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
     assert services["migrate"]["restart"] == "no"
     assert services["web"]["command"][0] == "gunicorn"
     assert services["web"]["command"][1] == "deidweb.wsgi:application"
     assert services["worker"]["command"][:4] == ["celery", "-A", "deidweb", "worker"]
+    # one worker service consumes both queues of jobs
+    command = services["worker"]["command"]
+    assert command[command.index("-Q") + 1] == "interactive,heavy"
+
+
+def test_files_live_in_the_seaweedfs_object_store():
+    services = load()["services"]
+    store = services["seaweedfs"]
+    assert store["image"].startswith("chrislusf/seaweedfs")
+    assert store["command"][0] == "server" and "-s3" in store["command"]
+    assert "-s3.port=8333" in store["command"]
+    for name in ("web", "worker", "migrate"):
+        env = services[name]["environment"]
+        assert env["DEIDWEB_S3_ENDPOINT_URL"].endswith("http://seaweedfs:8333}")
+        assert env["DEIDWEB_S3_BUCKET"]
+        assert env["DEIDWEB_S3_SECRET_KEY"].startswith("${DEIDWEB_S3_SECRET_KEY:?")
+        assert "volumes" not in services[name]  # no shared disk between web and workers
+    assert "media" not in load()["volumes"]
 
 
 def test_one_service_definition_is_reused_for_web_worker_and_migrate():
