@@ -11,6 +11,7 @@ this postprocessing hook adds them by rule, from what the operation takes:
 - 400 where the operation takes input (query, body) or runs a rule of the method (every
   action beyond reading one object): ``extra.fields`` names each bad field.
 - 409 where an assessment or a job is changed: a submitted or decided version is frozen.
+- 429 everywhere once the API is throttled (``DEFAULT_THROTTLE_CLASSES``).
 
 An operation's own ``extend_schema(responses=...)`` wins over the rules: a rule only fills in
 what the view left out. ``tests/core/test_api_contract.py`` keeps the rules honest.
@@ -23,6 +24,7 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.settings import api_settings
 
 ORGANIZATION_FILTER = OpenApiParameter(
     "organization", OpenApiTypes.STR, description="Only this organization (its short name)."
@@ -52,6 +54,7 @@ DESCRIPTIONS = {
     "409": "The state of the assessment or job does not allow it (a submitted or decided "
     "version is frozen).",
     "413": "The file is larger than the upload limit; nothing was saved.",
+    "429": "Too many requests: wait as long as `Retry-After` says.",
 }
 
 _UNSAFE = {"post", "put", "patch", "delete"}
@@ -96,6 +99,8 @@ def statuses_for(
         statuses.append("404")
     if _FROZEN.match(path) and method in _UNSAFE:
         statuses.append("409")
+    if api_settings.DEFAULT_THROTTLE_CLASSES:
+        statuses.append("429")
     return sorted(statuses)
 
 

@@ -46,6 +46,8 @@ pytestmark = [pytest.mark.contract, pytest.mark.django_db]
 MAX_EXAMPLES = int(os.environ.get("DEIDWEB_CONTRACT_EXAMPLES", "12"))
 DETERMINISTIC = not os.environ.get("DEIDWEB_CONTRACT_RANDOM")
 ROLE = os.environ.get("DEIDWEB_CONTRACT_ROLE", "analyst")
+# Of 63 operations, 52 answer 2xx at 12 examples; the other 11 refuse what an analyst sends.
+MIN_SUCCEEDED = 48
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -57,7 +59,8 @@ CHECKS = [
 
 # The seeded objects of the running test, by the kind of id a path takes (see `seeded`).
 REAL: dict[str, str] = {}
-CALLS: dict[str, int] = {}
+# Status codes each operation answered with, for the check that lookups succeeded too.
+STATUSES: dict[str, set[int]] = {}
 
 
 def _config() -> SchemathesisConfig:
@@ -171,8 +174,17 @@ schema.hook(flatmap_path_parameters)
 def test_every_answer_keeps_the_contract(case, seeded):  # type: ignore[no-untyped-def]
     # The seeded objects are shared by the examples of one operation on purpose: a DELETE
     # or a state change is seen by the requests after it, as a real client would see it.
-    CALLS[case.operation.label] = CALLS.get(case.operation.label, 0) + 1
-    case.call_and_validate(checks=CHECKS, **seeded)
+    response = case.call_and_validate(checks=CHECKS, **seeded)
+    STATUSES.setdefault(case.operation.label, set()).add(response.status_code)
+
+
+def test_the_requests_reached_past_the_lookups():  # type: ignore[no-untyped-def]
+    """Most operations answered 2xx at least once: the run tested what they do, not only
+    their 404s and 400s (runs after the operations, in file order)."""
+    if len(STATUSES) < len(list(schema.get_all_operations())):
+        pytest.skip("run with the whole of test_every_answer_keeps_the_contract")
+    succeeded = sorted(op for op, codes in STATUSES.items() if any(200 <= c < 300 for c in codes))
+    assert len(succeeded) >= MIN_SUCCEEDED, sorted(set(STATUSES) - set(succeeded))
 
 
 def test_the_served_schema_is_the_one_tested(client_for, analyst):  # type: ignore[no-untyped-def]
@@ -184,7 +196,7 @@ def test_the_served_schema_is_the_one_tested(client_for, analyst):  # type: igno
         for methods in served.json()["paths"].values()
         for method in methods
     )
-    assert operations == 63
+    assert operations >= 63  # as many as the issue's probe found, and more since
 
 
 def test_the_schema_and_docs_are_for_signed_in_users_only(client, analyst):  # type: ignore[no-untyped-def]
