@@ -15,8 +15,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.assessments import deidentify
 from apps.classification.models import Variable
-from apps.datasets.models import DatasetStatus
-from apps.datasets.profiling import profile_parquet
 from tests.reports.helpers import compute
 
 NOTES = [
@@ -44,20 +42,15 @@ PEOPLE = pl.DataFrame(
 
 @pytest.fixture
 def ready_dataset(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
-    from apps.classification.services import variables_create_from_profile
     from apps.datasets.services import dataset_upload
+    from tests.conftest import read_now
 
     dataset = dataset_upload(
         organization=custodian,
         user=analyst,
         upload=SimpleUploadedFile("notes.csv", PEOPLE.write_csv().encode()),
     )
-    path = tmp_path / "p.parquet"
-    PEOPLE.write_parquet(path)
-    variables_create_from_profile(dataset=dataset, profile=profile_parquet(path), sample=PEOPLE)
-    dataset.status = DatasetStatus.READY
-    dataset.save()
-    return dataset
+    return read_now(dataset)
 
 
 @pytest.fixture

@@ -191,7 +191,10 @@ def test_good_upload_is_stored_then_read_by_the_worker_into_parquet_with_digests
     )
     assert dataset.sha256 == hashlib.sha256(content).hexdigest()
     assert dataset.original_path == ""  # the organization did not ask to keep originals
-    assert not list(Path(settings.MEDIA_ROOT).rglob("people.csv"))
+    folder = (
+        Path(settings.MEDIA_ROOT) / f"organizations/{dataset.organization_id}/datasets/{dataset.id}"
+    )
+    assert not list(folder.rglob("people.csv"))  # the uploaded file is gone once read
     path = Path(settings.MEDIA_ROOT) / dataset.parquet_path
     assert pl.read_parquet(path)["postal"].to_list() == ["01234", "K1A 0B1"]  # exact strings
 

@@ -55,13 +55,12 @@ def test_the_final_state_is_swapped_in_before_the_page_reloads(client_for, analy
     polled = client.get(url("job-progress", job, "?reload=1"), headers={"HX-Request": "true"})
     assert "HX-Refresh" not in polled  # that reloads before the swap, keeping the old state
     text = polled.content.decode()
-    assert 'data-status="succeeded"' in text and "location.reload()" in text
+    assert 'data-status="succeeded"' in text and "data-reload-page" in text
     # Rendered in a page (not polled), it does not reload again.
     assert (
-        "location.reload()"
-        not in client.get(url("job-progress", job, "?reload=1")).content.decode()
+        "data-reload-page" not in client.get(url("job-progress", job, "?reload=1")).content.decode()
     )
-    assert "location.reload()" not in client.get(url("job-detail", job)).content.decode()
+    assert "data-reload-page" not in client.get(url("job-detail", job)).content.decode()
 
 
 def test_reading_a_lost_job_writes_nothing(client_for, analyst, job, settings):
