@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= deidweb.settings.local
 
-.PHONY: help install browser run web worker migrate demo test test-fast lint format bench up down schema clean
+.PHONY: help install browser run web worker migrate demo test test-fast lint format bench bench-scale bench-load up down schema clean
 
 help: ## List the targets
 	@echo "deidweb make targets:"
@@ -77,6 +77,15 @@ format: install ## Format the code with ruff
 
 bench: install ## Run the benchmarks and write docs/benchmarks.md
 	$(BIN)/python bench/run.py
+
+ROWS ?= 100000000
+bench-scale: install ## Profile, measure, search and apply ROWS (default 100 M) synthetic rows in bounded memory; times and peak memory into docs/benchmarks.md
+	$(BIN)/python bench/bench_scale.py --rows $(ROWS)
+	$(BIN)/python bench/run.py --assemble-only
+
+bench-load: install ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md
+	$(BIN)/python bench/bench_load.py
+	$(BIN)/python bench/run.py --assemble-only
 
 schema: install ## Write the OpenAPI schema to docs/openapi.yaml
 	$(BIN)/python manage.py spectacular --file docs/openapi.yaml

@@ -45,7 +45,8 @@ def main() -> int:
         "`docs/bench/`; each section names the machine and the date it was measured on.",
         "",
     ]
-    for name, _ in BENCHMARKS:
+    # scale and load have their own targets (make bench-scale, make bench-load): only joined.
+    for name in [*(name for name, _ in BENCHMARKS), "scale", "load"]:
         fragment = FRAGMENTS / f"{name}.md"
         if fragment.exists():
             parts += [fragment.read_text().strip(), ""]

@@ -15,6 +15,7 @@ frequencies (entropy) and row count (suppressed rows = input rows - output rows)
 from __future__ import annotations
 
 import secrets
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,60 @@ def _generalize_expr(
     return pl.when(col.is_null()).then(pl.lit(null_label, dtype=pl.String)).otherwise(mapped)
 
 
+def _release_frame(
+    data: pl.LazyFrame | pl.DataFrame,
+    *,
+    lookups: Sequence[GeneralizationLookup],
+    dictionaries: Sequence[pl.Series],
+    levels: Mapping[str, int],
+    release_size: int,
+    direct: Mapping[str, MaskSpec | MaskMethod] | None,
+    suppressed_classes: pl.DataFrame | None,
+    streaming: bool,
+) -> tuple[pl.LazyFrame, MaskingSecrets]:
+    """The release as a lazy query (masked, generalized, suppressed; not shuffled).
+
+    In memory, a class's size is a window over the generalized rows (every row held).
+    Streaming, the classes are counted first by one streaming group-by (memory follows
+    the number of generalized classes, not of rows), then the rows of classes that are
+    large enough are kept by a semi-join: same rows, bounded memory.
+    """
+    frame = data.lazy()
+    quasi = [lk.column for lk in lookups]
+    check_columns(frame.collect_schema().names(), quasi, "quasi-identifier")
+    secret = MaskingSecrets()
+    if direct:
+        masked = mask_direct_identifiers(frame, direct)
+        frame, secret = masked.data, masked.secrets
+    generalized = frame.with_columns(
+        _generalize_expr(lk, d.to_list(), levels[lk.column]).alias(lk.column)
+        for lk, d in zip(lookups, dictionaries, strict=True)
+    )
+    failing = (
+        suppressed_classes.lazy().select(pl.col(q).cast(pl.String) for q in quasi)
+        if quasi and suppressed_classes is not None and suppressed_classes.height
+        else None
+    )
+    if not quasi:
+        return (generalized if release_size <= 1 else generalized.head(0)), secret
+    if not streaming:
+        kept = generalized.filter(pl.len().over(quasi) >= release_size)
+        if failing is not None:
+            kept = kept.join(failing, on=quasi, how="anti", nulls_equal=True)
+        return kept, secret
+    classes = (
+        generalized.select(quasi)
+        .group_by(quasi)
+        .agg(pl.len().alias("__size"))
+        .filter(pl.col("__size") >= release_size)
+        .drop("__size")
+    )
+    if failing is not None:
+        classes = classes.join(failing, on=quasi, how="anti", nulls_equal=True)
+    large = classes.collect(engine="streaming")
+    return generalized.join(large.lazy(), on=quasi, how="semi", nulls_equal=True), secret
+
+
 def apply_levels(
     data: pl.LazyFrame | pl.DataFrame,
     *,
@@ -94,32 +149,120 @@ def apply_levels(
 
     ``suppressed_classes`` (generalized labels of the quasi-identifiers, one row per
     class) are suppressed as well: classes failing a privacy model on a sensitive column.
+    Everything is held in memory: for large data, `apply_levels_to_file` streams.
     """
-    frame = data.lazy()
-    quasi = [lk.column for lk in lookups]
-    check_columns(frame.collect_schema().names(), quasi, "quasi-identifier")
-    secret = MaskingSecrets()
-    if direct:
-        masked = mask_direct_identifiers(frame, direct)
-        frame, secret = masked.data, masked.secrets
-    generalized = frame.with_columns(
-        _generalize_expr(lk, d.to_list(), levels[lk.column]).alias(lk.column)
-        for lk, d in zip(lookups, dictionaries, strict=True)
+    kept, secret = _release_frame(
+        data,
+        lookups=lookups,
+        dictionaries=dictionaries,
+        levels=levels,
+        release_size=release_size,
+        direct=direct,
+        suppressed_classes=suppressed_classes,
+        streaming=False,
     )
-    if quasi and suppressed_classes is not None and suppressed_classes.height:
-        kept = generalized.filter(pl.len().over(quasi) >= release_size).join(
-            suppressed_classes.lazy().select(pl.col(q).cast(pl.String) for q in quasi),
-            on=quasi,
-            how="anti",
-            nulls_equal=True,
-        )
-    elif quasi:
-        kept = generalized.filter(pl.len().over(quasi) >= release_size)
-    else:
-        kept = generalized if release_size <= 1 else generalized.head(0)
     out = kept.collect()
     rng_seed = seed if seed is not None else secrets.randbits(63)
     return out.sample(fraction=1.0, shuffle=True, seed=rng_seed), secret
+
+
+# Above this many input rows apply_solution streams (apply_levels_to_file).
+STREAMING_ROWS = 5_000_000
+# Rows per bucket of the out-of-core shuffle: one bucket is held in memory at a time.
+SHUFFLE_BUCKET_ROWS = 2_000_000
+
+
+def _shuffled(part: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
+    return part.sample(fraction=1.0, shuffle=True, seed=int(rng.integers(2**62)))
+
+
+def apply_levels_to_file(
+    data: pl.LazyFrame | pl.DataFrame,
+    out: str | Path,
+    *,
+    lookups: Sequence[GeneralizationLookup],
+    dictionaries: Sequence[pl.Series],
+    levels: Mapping[str, int],
+    release_size: int,
+    rows: int,
+    direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
+    seed: int | None = None,
+    suppressed_classes: pl.DataFrame | None = None,
+    bucket_rows: int = SHUFFLE_BUCKET_ROWS,
+) -> tuple[Path, MaskingSecrets]:
+    """`apply_levels` + `write_release` in bounded memory, for data of any number of rows.
+
+    The same rows as `apply_levels`, shuffled out of core: the kept rows stream once
+    into ``ceil(rows / bucket_rows)`` temporary Parquet buckets, each row to a random
+    bucket; then each bucket in turn is read, shuffled and appended to ``out``. Every
+    row is equally likely to land anywhere; memory holds one bucket, not the data.
+    ``rows`` is the input's row count (an upper bound of the release's).
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in OUTPUT_FORMATS:
+        raise EngineInputError(f"output format {suffix!r} not supported: use .parquet or .csv")
+    kept, secret = _release_frame(
+        data,
+        lookups=lookups,
+        dictionaries=dictionaries,
+        levels=levels,
+        release_size=release_size,
+        direct=direct,
+        suppressed_classes=suppressed_classes,
+        streaming=True,
+    )
+    rng_seed = seed if seed is not None else secrets.randbits(63)
+    rng = np.random.default_rng(rng_seed)
+    buckets = max(1, -(-rows // max(bucket_rows, 1)))
+    schema = kept.collect_schema()
+    with tempfile.TemporaryDirectory(prefix=".shuffle-", dir=path.parent) as scratch:
+        files = [Path(scratch) / f"{b}.parquet" for b in range(buckets)]
+        writers: list[Any] = [None] * buckets
+        try:
+            for batch in kept.collect_batches(
+                chunk_size=262_144, maintain_order=seed is not None, engine="streaming"
+            ):
+                if not batch.height:
+                    continue
+                chosen = pl.Series("__bucket", rng.integers(0, buckets, batch.height))
+                for (b,), part in (
+                    batch.with_columns(chosen)
+                    .partition_by("__bucket", as_dict=True, include_key=False)
+                    .items()
+                ):
+                    table = part.to_arrow()
+                    if writers[b] is None:
+                        writers[b] = pq.ParquetWriter(files[b], table.schema)
+                    writers[b].write_table(table)
+        finally:
+            for writer in writers:
+                if writer is not None:
+                    writer.close()
+        empty = pl.DataFrame(schema=schema)
+        parts = (pl.read_parquet(file) if file.exists() else empty for file in files)
+        if suffix == ".csv":
+            with path.open("wb") as handle:
+                for number, part in enumerate(parts):
+                    if number == 0 or part.height:
+                        _shuffled(part, rng).write_csv(handle, include_header=number == 0)
+        else:
+            sink: Any = None
+            try:
+                for number, part in enumerate(parts):
+                    if number and not part.height:
+                        continue
+                    table = _shuffled(part, rng).to_arrow()
+                    if sink is None:
+                        sink = pq.ParquetWriter(path, table.schema)
+                    sink.write_table(table)
+                    del part, table
+            finally:
+                if sink is not None:
+                    sink.close()
+    return path, secret
 
 
 def write_release(frame: pl.DataFrame, out: str | Path) -> Path:
@@ -287,12 +430,15 @@ def apply_solution(
     direct: Mapping[str, MaskSpec | MaskMethod] | None = None,
     seed: int | None = None,
     sensitive: SensitiveTable | None = None,
+    streaming: bool | None = None,
 ) -> ApplyResult:
     """Write the release for ``levels`` to ``out`` (.parquet or .csv) and re-measure it.
 
     ``problem`` must be the encoding of the same ``data`` (input rows and marginals).
     ``sensitive``: privacy models on sensitive columns; classes failing them are
     suppressed too (the sensitive columns themselves are released unchanged).
+    ``streaming`` (default: above `STREAMING_ROWS` input rows) writes the release in
+    bounded memory (`apply_levels_to_file`) instead of holding it whole.
     """
     missing = [lk.column for lk in lookups if lk.column not in levels]
     if missing:
@@ -309,17 +455,31 @@ def apply_solution(
     if sensitive is not None:
         release_size = sensitive.release_size(criterion)
         failing = _failing_classes(problem, lookups, levels, criterion, sensitive)
-    frame, secret = apply_levels(
-        data,
-        lookups=lookups,
-        dictionaries=dictionaries,
-        levels=levels,
-        release_size=release_size,
-        direct=direct,
-        seed=seed,
-        suppressed_classes=failing,
-    )
-    path = write_release(frame, out)
+    if streaming if streaming is not None else problem.rows >= STREAMING_ROWS:
+        path, secret = apply_levels_to_file(
+            data,
+            out,
+            lookups=lookups,
+            dictionaries=dictionaries,
+            levels=levels,
+            release_size=release_size,
+            rows=problem.rows,
+            direct=direct,
+            seed=seed,
+            suppressed_classes=failing,
+        )
+    else:
+        frame, secret = apply_levels(
+            data,
+            lookups=lookups,
+            dictionaries=dictionaries,
+            levels=levels,
+            release_size=release_size,
+            direct=direct,
+            seed=seed,
+            suppressed_classes=failing,
+        )
+        path = write_release(frame, out)
     measure = measure_release(
         path,
         problem=problem,
@@ -337,6 +497,7 @@ __all__ = [
     "ApplyResult",
     "ReleaseMeasure",
     "apply_levels",
+    "apply_levels_to_file",
     "apply_solution",
     "measure_release",
     "write_release",
