@@ -32,11 +32,9 @@ def _field_with_nul(request: HttpRequest) -> str | None:
     for name, values in request.GET.lists():
         if "\x00" in name or any("\x00" in v for v in values):
             return name.replace("\x00", "")
-    content_type = request.content_type or ""
-    if request.method == "POST" and content_type in (
-        "application/x-www-form-urlencoded",
-        "multipart/form-data",
-    ):
+    # Form posts, but not multipart ones: reading those here would parse the upload before
+    # the upload view has set its size limit (apps.datasets.uploads).
+    if request.method == "POST" and request.content_type == "application/x-www-form-urlencoded":
         for name, values in request.POST.lists():
             if "\x00" in name or any("\x00" in v for v in values):
                 return name.replace("\x00", "")

@@ -19,7 +19,13 @@ def test_api_and_pages_refuse_nul_characters(client_for, analyst, admin_user, cu
     }
     listed = client.get("/api/v1/datasets/", {"organization": custodian.slug, "q": "\x00"})
     assert listed.status_code == 400 and listed.json()["extra"]["field"] == "q"
-    page = client.post(reverse("login"), {"username": "a\x00", "password": "x"})
+    from urllib.parse import urlencode
+
+    page = client.post(
+        reverse("login"),
+        urlencode({"username": "a\x00", "password": "x"}),
+        content_type="application/x-www-form-urlencoded",  # as a browser posts the form
+    )
     assert page.status_code == 400
     assert b"'username' contains a NUL character" in page.content
     # Without one, the same call answers normally.
