@@ -347,6 +347,23 @@ def test_pair_suppression_bounds_match_the_oracle(problem: Any, k: int) -> None:
     assert np.array_equal(suppression_lower_bounds(problem, lattice, k), expected)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(), raw_problems()), st.integers(2, 5), st.integers(0, 6), st.data())
+def test_capped_pair_suppression_bounds(problem: Any, k: int, cap: int, data: Any) -> None:
+    """With a cap (and maximum levels below the heights): a node's bound is exact up to
+    the cap, and above it still exceeds the cap without exceeding the exact bound."""
+    from apps.engine.search.bounds import suppression_lower_bounds
+
+    tops = [data.draw(st.integers(0, h)) for h in problem.heights]
+    lattice = Lattice(tops)
+    full = suppression_lower_bounds(problem, lattice, k)
+    assert np.array_equal(full, _pair_bound_oracle(problem, lattice, k))
+    capped = suppression_lower_bounds(problem, lattice, k, cap)
+    assert np.array_equal(capped[full <= cap], full[full <= cap])
+    assert (capped[full > cap] > cap).all()
+    assert (capped <= full).all()
+
+
 def test_pair_suppression_bounds_on_wide_domains() -> None:
     """Two QIs of 400 values (a pair key range of 160,000, beyond the dense count: the
     cells are hashed) and a third of 3; 500 tuples of random counts."""

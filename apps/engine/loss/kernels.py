@@ -65,3 +65,22 @@ def entropy_suppression_bound(
         rest_log = rest * math.log2(rest) if rest > 0 else 0.0
         total += max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
     return total
+
+
+@njit(cache=True, nogil=True)
+def entropy_suppression_bounds(
+    levels: NDArray[np.int16],
+    suppressed: NDArray[np.int64],
+    by_level: NDArray[np.float64],
+    cum: NDArray[np.float64],
+    cum_flogf: NDArray[np.float64],
+    start: NDArray[np.int64],
+    length: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """:func:`entropy_suppression_bound` for every node (rows of ``levels``)."""
+    out = np.empty(len(levels), dtype=np.float64)
+    for i in range(len(levels)):
+        out[i] = entropy_suppression_bound(
+            levels[i], suppressed[i], by_level, cum, cum_flogf, start, length
+        )
+    return out

@@ -110,6 +110,36 @@ class Metric(ABC):
         """Scalar form of :meth:`suppression_bounds` for one node (-inf: no bound)."""
         return -math.inf
 
+    #: True when :meth:`suppression_bounds` of a node suppressing nothing is exactly its
+    #: static bound (:meth:`lower_bounds`): then :meth:`suppression_keys` computes the
+    #: suppression bounds of the nodes known to suppress rows only.
+    static_at_zero: bool = False
+
+    def suppression_keys(
+        self,
+        levels: NDArray[np.int16],
+        bounds: NDArray[np.float64],
+        suppressed: NDArray[np.int64],
+        k: int,
+    ) -> NDArray[np.float64]:
+        """The search's key of every node: the larger of its static bound (``bounds``,
+        :meth:`lower_bounds`) and its bound knowing it suppresses ``suppressed`` rows."""
+        if not self.static_at_zero:
+            return np.maximum(bounds, self.suppression_bounds(levels, suppressed, k))
+        keys = bounds.copy()
+        at = np.flatnonzero(suppressed > 0)
+        if len(at):
+            keys[at] = np.maximum(
+                bounds[at], self._suppression_bounds_of(levels[at], suppressed[at], k)
+            )
+        return keys
+
+    def _suppression_bounds_of(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """:meth:`suppression_bounds` of nodes that suppress rows (for the keys)."""
+        return self.suppression_bounds(levels, suppressed, k)
+
     #: True when the value with nothing suppressed equals the static bound exactly.
     exact_bound: bool = False
 
@@ -167,27 +197,12 @@ class LossMetric(Metric):
     name: MetricName = "loss"
     exact_bound = True
     reads_codes = True
+    static_at_zero = True  # (no suppressed row: the same truncated shares, same product)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        # weighted[j][L] = sum over all rows of leaves covered at level L (= S_j |H_j|)
-        self.weighted = tuple(
-            tuple(int((f * lv).sum()) for f, lv in zip(fr, lk.leaves, strict=True))
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
-        )
-        self.by_level = tuple(
-            np.array(
-                [loss_of_dimension(w, problem.rows, lk.domain_size) for w in ws], dtype=np.float64
-            )
-            for ws, lk in zip(self.weighted, problem.lookups, strict=True)
-        )
-        # penalty[j][L]: least increase of S_j |H_j| per suppressed row at level L
-        self.penalty = tuple(
-            [
-                lk.domain_size - (int(lv[f > 0].max()) if (f > 0).any() else lk.domain_size)
-                for f, lv in zip(fr, lk.leaves, strict=True)
-            ]
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+        self.weighted, self.by_level, self.penalty = problem.memoized(
+            ("metric", self.name), lambda: _loss_tables(problem)
         )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
@@ -253,35 +268,43 @@ class LossMetric(Metric):
         return geometric_mean_loss(dims)
 
 
+def _loss_tables(
+    problem: SearchProblem,
+) -> tuple[tuple[tuple[int, ...], ...], tuple[NDArray[np.float64], ...], tuple[list[int], ...]]:
+    """:class:`LossMetric`'s ``weighted``, ``by_level`` and ``penalty`` (per problem)."""
+    # weighted[j][L] = sum over all rows of leaves covered at level L (= S_j |H_j|)
+    weighted = tuple(
+        tuple(int((f * lv).sum()) for f, lv in zip(fr, lk.leaves, strict=True))
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    by_level = tuple(
+        np.array([loss_of_dimension(w, problem.rows, lk.domain_size) for w in ws], dtype=np.float64)
+        for ws, lk in zip(weighted, problem.lookups, strict=True)
+    )
+    # penalty[j][L]: least increase of S_j |H_j| per suppressed row at level L
+    penalty = tuple(
+        [
+            lk.domain_size - (int(lv[f > 0].max()) if (f > 0).any() else lk.domain_size)
+            for f, lv in zip(fr, lk.leaves, strict=True)
+        ]
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    return weighted, by_level, penalty
+
+
 class EntropyMetric(Metric):
     """Non-uniform entropy, non-monotonic variant (El Emam et al. 2009), summed over QIs."""
 
     name: MetricName = "entropy"
     exact_bound = True
     reads_codes = True
+    static_at_zero = True  # (no suppressed row: nothing added to the static bound)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.by_level = tuple(
-            np.array(
-                [
-                    generalization_entropy(fr[0], fr[level], lk.maps[level])
-                    for level in range(lk.height + 1)
-                ],
-                dtype=np.float64,
-            )
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+        self.by_level, self._cum = problem.memoized(
+            ("metric", self.name), lambda: _entropy_tables(problem)
         )
-
-        # Per QI and level, the value frequencies in decreasing order, their running
-        # sums and the running sums of f log2 f (for the least suppression entropy).
-        self._cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
-        for fr in problem.frequencies:
-            per_level = []
-            for f in fr:
-                desc = np.sort(f[f > 0].astype(np.float64))[::-1]
-                per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
-            self._cum.append(per_level)
 
     def maximum(self) -> float:
         """Entropy at the top node of the hierarchies, nothing suppressed (the 100 %)."""
@@ -339,6 +362,18 @@ class EntropyMetric(Metric):
                 np.asarray(levels, dtype=np.int16), suppressed, *self._bound_arrays
             )
         )
+
+    def _suppression_bounds_of(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """Compiled (:func:`kernels.entropy_suppression_bounds`): the same bound as
+        :meth:`suppression_bounds` up to the order of its float additions."""
+        out: NDArray[np.float64] = kernels.entropy_suppression_bounds(
+            np.ascontiguousarray(levels, dtype=np.int16),
+            np.ascontiguousarray(suppressed, dtype=np.int64),
+            *self._bound_arrays,
+        )
+        return out
 
     @cached_property
     def _bound_arrays(
@@ -398,11 +433,40 @@ class EntropyMetric(Metric):
         return total
 
 
+def _entropy_tables(
+    problem: SearchProblem,
+) -> tuple[
+    tuple[NDArray[np.float64], ...], list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]
+]:
+    """:class:`EntropyMetric`'s ``by_level`` and ``_cum`` (per problem)."""
+    by_level = tuple(
+        np.array(
+            [
+                generalization_entropy(fr[0], fr[level], lk.maps[level])
+                for level in range(lk.height + 1)
+            ],
+            dtype=np.float64,
+        )
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    # Per QI and level, the value frequencies in decreasing order, their running
+    # sums and the running sums of f log2 f (for the least suppression entropy).
+    cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
+    for fr in problem.frequencies:
+        per_level = []
+        for f in fr:
+            desc = np.sort(f[f > 0].astype(np.float64))[::-1]
+            per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
+        cum.append(per_level)
+    return by_level, cum
+
+
 class PrecisionMetric(Metric):
     """Precision (Sweeney 2002): see :func:`precision_value`."""
 
     name: MetricName = "precision"
     exact_bound = True
+    static_at_zero = True  # (no suppressed row: the same shares, added in the same order)
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         d = self.problem.dimensions
@@ -511,9 +575,12 @@ class AverageClassSizeMetric(Metric):
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.present = tuple(
-            np.array([int((f > 0).sum()) for f in fr], dtype=np.float64)
-            for fr in problem.frequencies
+        self.present = problem.memoized(
+            ("metric", self.name),
+            lambda: tuple(
+                np.array([int((f > 0).sum()) for f in fr], dtype=np.float64)
+                for fr in problem.frequencies
+            ),
         )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:

@@ -11,9 +11,9 @@ leaves the generalized value covers). These are exactly the arrays of Engine I's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import polars as pl
@@ -26,6 +26,7 @@ I64 = NDArray[np.int64]
 #: Codes of a table, ``[d x rows]``: row ``j`` holds the codes of QI ``j``, in the
 #: narrowest unsigned type that holds every code of every level (:func:`code_dtype`).
 Codes = NDArray[np.unsignedinteger[Any]]
+_T = TypeVar("_T")
 
 
 class LookupLike(Protocol):
@@ -106,6 +107,21 @@ class SearchProblem:
     flat_maps: U32
     map_offsets: I64  # [d x (H+1) x (H+1)], H = the greatest height
     level_values: I64  # [d x (H+1)]: values_at(level) of QI j (0 above its height)
+    #: What searches of this problem compute that depends on the data and hierarchies
+    #: alone, not on a search's criterion, metric or limit (lattices, the bottom node's
+    #: classes, pair profiles of the suppression bounds, working memory): computed by the
+    #: first search that needs it and reused by later ones (the Pareto front, another
+    #: k), as ARX keeps the like in its data manager. Holds nothing that refers back to
+    #: the problem, so dropping the problem frees it all at once.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memoized(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``memo[key]``, made by ``make()`` on first use."""
+        try:
+            found: _T = self.memo[key]
+        except KeyError:
+            found = self.memo.setdefault(key, make())
+        return found
 
     @property
     def dimensions(self) -> int:
