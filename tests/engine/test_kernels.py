@@ -364,6 +364,33 @@ def test_capped_pair_suppression_bounds(problem: Any, k: int, cap: int, data: An
     assert (capped <= full).all()
 
 
+def test_pair_suppression_bounds_with_large_cells() -> None:
+    """Cells of thousands of rows (beyond the profiles' histogram, sorted instead) and
+    of a few rows, for small and large k; inconsistent hierarchies roll up from level 0."""
+    from apps.engine.search.bounds import suppression_lower_bounds
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    rng = np.random.default_rng(11)
+    for consistent in (True, False):
+        lookups, columns = [], []
+        for q, values in (("a", 30), ("b", 12), ("c", 5)):
+            maps = [np.arange(values), np.arange(values) // 3, np.zeros(values, dtype=np.int64)]
+            if q == "b" and not consistent:
+                maps[1] = (np.arange(values) + 1) // 3
+                maps.insert(2, np.arange(values) // 4)
+            lookups.append(QuasiLookup.from_maps(q, maps))
+            columns.append(rng.integers(0, values, 200))
+        counts = np.where(
+            rng.random(200) < 0.2, rng.integers(1000, 3000, 200), 1 + (rng.random(200) < 0.5)
+        )
+        problem = build_problem(["a", "b", "c"], columns, counts, lookups)
+        assert problem.consistent == consistent
+        lattice = Lattice(problem.heights)
+        for k in (2, 3, 50, 5000, 20000):
+            got = suppression_lower_bounds(problem, lattice, k)
+            assert np.array_equal(got, _pair_bound_oracle(problem, lattice, k))
+
+
 def test_pair_suppression_bounds_on_wide_domains() -> None:
     """Two QIs of 400 values (a pair key range of 160,000, beyond the dense count: the
     cells are hashed) and a third of 3; 500 tuples of random counts."""

@@ -99,6 +99,9 @@ def _profiles(problem: SearchProblem) -> Profiles:
             np.cumsum([0] + [len(v) for v, _ in parts]).astype(np.int64),
         )
     counts = problem.counts.astype(np.int64)
+    scratch = np.zeros((2, kernels.scratch_size(len(counts))), dtype=np.int64)
+    stamp = np.ones(1, dtype=np.int64)
+    histogram = np.zeros(kernels.HISTOGRAM, dtype=np.int64)
     for i, j in itertools.combinations(range(problem.dimensions), 2):
         v, c, s = kernels.pair_profile(
             problem.codes[i],
@@ -111,6 +114,9 @@ def _profiles(problem: SearchProblem) -> Profiles:
             problem.level_values,
             problem.consistent,
             MAX_PAIR_CELLS,
+            scratch,
+            stamp,
+            histogram,
         )
         if not len(s):
             continue  # too many cells: the bound stays valid without this pair

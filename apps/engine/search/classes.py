@@ -71,6 +71,8 @@ def base_table(problem: SearchProblem, k: int = 1) -> ClassTable:
 
 
 def _bottom(problem: SearchProblem) -> tuple[Codes, I64]:
+    if problem.distinct:
+        return problem.codes, problem.counts
     levels = (0,) * problem.dimensions
     codes, sizes, _ = _group(problem, problem.codes, problem.counts, levels, levels, 1, Scratch())
     return codes, sizes
@@ -142,10 +144,10 @@ def default_cache_bytes(problem: SearchProblem) -> int:
     return int(min(MAX_CACHE_BYTES, max(MIN_CACHE_BYTES, 64 * base)))
 
 
-#: Arenas up to this size go back to their problem when a search is done
+#: Arenas whose ring is up to this size go back to their problem when a search is done
 #: (:meth:`TableCache.release`), for the next search of the problem; larger ones are
 #: freed (their searches are long, and they would hold much memory).
-POOLED_ARENA_BYTES = 64 << 20
+POOLED_ARENA_BYTES = 128 << 20
 
 
 class _Arena:
@@ -164,9 +166,8 @@ class _Arena:
         self.codes[: d * m] = base.columns.ravel()
         self.sizes[:m] = base.sizes
         slots = max(64, min(1 << 16, ring // 16))
+        # (slots from HIGH on are free whatever they hold: np.zeros touches no page)
         self.meta = np.zeros((slots, d + 3), dtype=np.int64)
-        if d:
-            self.meta[:, 0] = -1
         self.summaries = np.zeros((slots, kernels.SUMMARY), dtype=np.int64)
         self.state = np.zeros(5, dtype=np.int64)
         self.state[kernels.HEAD] = m
@@ -174,10 +175,6 @@ class _Arena:
         self.first = np.zeros(max(m, 1), dtype=np.int64)
         self.grouped = np.zeros(max(m, 1), dtype=np.int64)
         self.stage = np.zeros((d, max(m, 1)), dtype=dtype)
-        self.nbytes = sum(
-            a.nbytes
-            for a in (self.codes, self.sizes, self.meta, self.summaries, self.scratch, self.stage)
-        )
 
     def reset(self, base: int) -> None:
         """Empty the ring (the bottom node's classes stay). The scratch epoch goes on:
@@ -229,7 +226,7 @@ class TableCache:
     def release(self) -> None:
         """Hand the arena to the next search of the problem; this cache is then unusable."""
         arena, self._arena = self._arena, None
-        if arena is not None and arena.nbytes <= POOLED_ARENA_BYTES and len(self._pool) < 2:
+        if arena is not None and self.max_bytes <= POOLED_ARENA_BYTES and len(self._pool) < 2:
             self._pool.append(arena)
 
     def fetch(self, levels: NDArray[np.int16]) -> tuple[int, int]:

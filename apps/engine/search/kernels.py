@@ -386,32 +386,88 @@ def _level_pair_maps(
         radix[c] = level_values[qis[c], b]
 
 
+#: Cell sizes below this are counted in a histogram by :func:`_append_profile` (the
+#: larger ones, at most ``rows / HISTOGRAM`` of them, are sorted).
+HISTOGRAM = 4096
+
+
+@njit(cache=True, nogil=True)
+def _emit(
+    size: np.int64,
+    total: np.int64,
+    values: NDArray[np.int64],
+    cums: NDArray[np.int64],
+    used: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    if used == len(values):
+        grown = np.empty(2 * len(values), dtype=np.int64)
+        grown[:used] = values
+        values = grown
+        grown = np.empty(2 * len(cums), dtype=np.int64)
+        grown[:used] = cums
+        cums = grown
+    values[used] = size
+    cums[used] = total
+    return values, cums, used + 1
+
+
 @njit(cache=True, nogil=True)
 def _append_profile(
     grouped: NDArray[np.int64],
     count: int,
+    histogram: NDArray[np.int64],
     values: NDArray[np.int64],
     cums: NDArray[np.int64],
     used: int,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     """Append the distinct sizes of ``grouped[:count]`` (ascending) and, for each, the
-    rows in cells of at most that size; the buffers double when full."""
-    sizes = np.sort(grouped[:count])
-    total = np.int64(0)
+    rows in cells of at most that size; the buffers double when full. Small sizes are
+    counted in ``histogram`` (all zeros, left so), large ones sorted."""
+    limit = len(histogram)
+    most = 0
+    large = 0
     for g in range(count):
-        total += sizes[g]
-        if g + 1 < count and sizes[g + 1] == sizes[g]:
-            continue
-        if used == len(values):
-            grown = np.empty(2 * len(values), dtype=np.int64)
-            grown[:used] = values
-            values = grown
-            grown = np.empty(2 * len(cums), dtype=np.int64)
-            grown[:used] = cums
-            cums = grown
-        values[used] = sizes[g]
-        cums[used] = total
-        used += 1
+        size = grouped[g]
+        if size > most:
+            most = size
+    if 16 * count < min(most, limit):  # few cells: sorting beats scanning the histogram
+        sizes = np.sort(grouped[:count])
+        total = np.int64(0)
+        for g in range(count):
+            total += sizes[g]
+            if g + 1 < count and sizes[g + 1] == sizes[g]:
+                continue
+            values, cums, used = _emit(sizes[g], total, values, cums, used)
+        return values, cums, used
+    most = 0
+    for g in range(count):
+        size = grouped[g]
+        if size < limit:
+            histogram[size] += 1
+            if size > most:
+                most = size
+        else:
+            large += 1
+    total = np.int64(0)
+    for size in range(1, most + 1):
+        n = histogram[size]
+        if n:
+            histogram[size] = 0
+            total += n * size
+            values, cums, used = _emit(np.int64(size), total, values, cums, used)
+    if large:
+        big = np.empty(large, dtype=np.int64)
+        b = 0
+        for g in range(count):
+            if grouped[g] >= limit:
+                big[b] = grouped[g]
+                b += 1
+        big.sort()
+        for b in range(large):
+            total += big[b]
+            if b + 1 < large and big[b + 1] == big[b]:
+                continue
+            values, cums, used = _emit(big[b], total, values, cums, used)
     return values, cums, used
 
 
@@ -427,6 +483,9 @@ def pair_profile(
     level_values: NDArray[np.int64],
     chain: bool,
     max_cells: int,
+    scratch: NDArray[np.int64],
+    stamp: NDArray[np.int64],
+    histogram: NDArray[np.int64],
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """The sizes of the (i, j)-cells of a pair of QIs (``qis = (i, j)``) at every pair of
     levels ``(a, b)`` up to ``tops``, as a profile that gives the rows in cells of fewer
@@ -439,8 +498,15 @@ def pair_profile(
     the dense key when its range is small, else grouped); each level pair is then grouped
     from the one before it (``chain``: consistent hierarchies; ``(a, b)`` from
     ``(a, b - 1)``, ``(a, 0)`` from ``(a - 1, 0)``) or from level ``(0, 0)``. With more than
-    ``max_cells`` cells nothing is computed (``starts`` is empty)."""
+    ``max_cells`` cells nothing is computed (``starts`` is empty).
+
+    Working memory, shared by the pairs of a problem: ``scratch`` (``[2 x
+    scratch_size(len(counts))]``, its entries stamped with ``stamp[0]``, which each
+    grouping advances), ``histogram`` (zeros, left so)."""
     n = len(counts)
+    if stamp[0] >= (np.int64(1) << np.int64(31)) - 4096:
+        scratch[:] = 0
+        stamp[0] = 1
     offsets = np.full(2, -1, dtype=np.int64)
     radix = np.empty(2, dtype=np.int64)
     radix[0] = level_values[qis[0], 0]
@@ -469,8 +535,8 @@ def pair_profile(
         src[1] = codes_j
         first = np.empty(n, dtype=np.int64)
         grouped = np.empty(n, dtype=np.int64)
-        scratch = np.zeros((2, scratch_size(n)), dtype=np.int64)
-        cells = _groups(src, counts, flat, offsets, radix, first, grouped, scratch, np.int64(1))
+        cells = _groups(src, counts, flat, offsets, radix, first, grouped, scratch, stamp[0])
+        stamp[0] += 1
         pair = np.empty((2, cells), dtype=codes_i.dtype)
         _gather(src, first, flat, offsets, cells, pair)
         sizes = grouped[:cells].copy()
@@ -484,7 +550,6 @@ def pair_profile(
     used = 0
     first = np.empty(max(cells, 1), dtype=np.int64)
     grouped = np.empty(max(cells, 1), dtype=np.int64)
-    scratch = np.zeros((2, scratch_size(cells)), dtype=np.int64)
     # Cells of the row's first level pair (a, 0) and of the last one, and their levels.
     row = pair.copy()
     row_sizes = sizes.copy()
@@ -495,7 +560,6 @@ def pair_profile(
     out = np.empty((2, max(cells, 1)), dtype=codes_i.dtype)
     source = np.zeros(2, dtype=np.int64)
     target = np.zeros(2, dtype=np.int64)
-    stamp = np.int64(1)
     for a in range(tops[0] + 1):
         for b in range(width):
             target[0], target[1] = a, b
@@ -519,9 +583,9 @@ def pair_profile(
                 _level_pair_maps(qis, source, target, map_offsets, level_values, offsets, radix)
                 view = src_codes[:, :m]
                 count = _groups(
-                    view, src_sizes[:m], flat, offsets, radix, first, grouped, scratch, stamp
+                    view, src_sizes[:m], flat, offsets, radix, first, grouped, scratch, stamp[0]
                 )
-                stamp += 1
+                stamp[0] += 1
                 if chain:
                     _gather(view, first, flat, offsets, count, out)
                     if b == 0:
@@ -531,7 +595,7 @@ def pair_profile(
                     last[:, :count] = out[:, :count]
                     last_sizes[:count] = grouped[:count]
                     last_count = count
-            values, cums, used = _append_profile(grouped, count, values, cums, used)
+            values, cums, used = _append_profile(grouped, count, histogram, values, cums, used)
             starts[a * width + b + 1] = used
     return values[:used].copy(), cums[:used].copy(), starts
 
@@ -759,8 +823,8 @@ def climb_chain(
 # at the ring's head and evicts the tables it overlaps (oldest first out). ``meta`` has
 # one row per slot: the node's levels (level -1 of QI 0: empty slot), then START, COUNT
 # and SEQ (allocation order); ``summaries`` the slot's summary. ``state`` holds the ring's
-# HEAD, the slots in use (HIGH), the next SEQ, the scratch EPOCH and the MOVES of used
-# tables to the head. Nothing is allocated
+# HEAD, the slots in use (HIGH: slots from HIGH on are free, whatever they hold), the
+# next SEQ, the scratch EPOCH and the MOVES of used tables to the head. Nothing is allocated
 # per call: classes are grouped into ``stage`` / ``grouped`` and copied into the ring.
 
 #: Columns of ``meta`` after the levels, and slots of ``state``.
