@@ -258,6 +258,26 @@ class LossMetric(Metric):
 
     def _value(self, node: NodeClasses) -> float:
         p = self.problem
+        columns = node.columns
+        if isinstance(columns, np.ndarray) and columns.ndim == 2 and p.dimensions:
+            # The integer sums in one compiled pass (the same integers as below).
+            leaves, offsets = self._leaves
+            sums = kernels.suppressed_leaves(
+                np.ascontiguousarray(columns),
+                np.ascontiguousarray(node.sizes, dtype=np.int64),
+                np.ascontiguousarray(node.suppressed),
+                np.asarray(node.levels, dtype=np.int64),
+                leaves,
+                offsets,
+            ).tolist()
+            s = sums[-1]
+            dims = [
+                loss_of_dimension(
+                    self.weighted[j][level] - sums[j] + s * lk.domain_size, p.rows, lk.domain_size
+                )
+                for j, (lk, level) in enumerate(zip(p.lookups, node.levels, strict=True))
+            ]
+            return geometric_mean_loss(dims)
         supp_sizes = node.sizes[node.suppressed]
         s = int(supp_sizes.sum())
         dims = []
@@ -266,6 +286,25 @@ class LossMetric(Metric):
             weighted = self.weighted[j][level] - covered + s * lk.domain_size
             dims.append(loss_of_dimension(weighted, p.rows, lk.domain_size))
         return geometric_mean_loss(dims)
+
+    @cached_property
+    def _leaves(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Every QI's ``leaves`` at every level in one array, and where each starts."""
+        return self.problem.memoized(("leaves", "flat"), lambda: _flat_leaves(self.problem))
+
+
+def _flat_leaves(problem: SearchProblem) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    width = max(problem.heights, default=0) + 1
+    offsets = np.zeros((problem.dimensions, width), dtype=np.int64)
+    parts: list[NDArray[np.int64]] = []
+    at = 0
+    for j, lk in enumerate(problem.lookups):
+        for level, leaves in enumerate(lk.leaves):
+            offsets[j, level] = at
+            parts.append(np.asarray(leaves, dtype=np.int64))
+            at += len(leaves)
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return np.ascontiguousarray(flat, dtype=np.int64), offsets
 
 
 def _loss_tables(
@@ -421,6 +460,29 @@ class EntropyMetric(Metric):
         total = 0.0
         for j, level in enumerate(node.levels):
             total += float(self.by_level[j][level])
+        columns = node.columns
+        if not node.suppressed.any():
+            return total
+        if isinstance(columns, np.ndarray) and columns.ndim == 2:
+            # Rows per suppressed value counted in one compiled pass; each QI's term is
+            # then suppression_entropy's own expression on the same floats.
+            lookups = self.problem.lookups
+            counts, starts = kernels.suppressed_value_counts(
+                np.ascontiguousarray(columns),
+                np.ascontiguousarray(node.sizes, dtype=np.int64),
+                np.ascontiguousarray(node.suppressed),
+                np.array(
+                    [lk.values_at(level) for lk, level in zip(lookups, node.levels, strict=True)],
+                    dtype=np.int64,
+                ),
+            )
+            bounds = starts.tolist()
+            for j in range(len(node.levels)):
+                c = counts[bounds[j] : bounds[j + 1]]
+                rows = c.sum()
+                if rows != 0:
+                    total += float(-(c * np.log2(c / rows)).sum()) + 0.0
+            return total
         if node.suppressed.any():
             supp_sizes = node.sizes[node.suppressed].astype(np.float64)
             for j, level in enumerate(node.levels):
