@@ -160,21 +160,22 @@ class _Arena:
         per_class = d * dtype.itemsize + 8
         # At least four bottom tables, so that every table fits in a quarter of the ring.
         ring = max(4 * m, 4, max_bytes // per_class)
-        # np.zeros: pages are touched only as the ring fills.
-        self.codes = np.zeros(d * (m + ring), dtype=dtype)
-        self.sizes = np.zeros(m + ring, dtype=np.int64)
+        # np.empty where nothing is read before it is written (the ring, the slots from
+        # HIGH on, the staging arrays): no page is touched (or zeroed) until used.
+        self.codes = np.empty(d * (m + ring), dtype=dtype)
+        self.sizes = np.empty(m + ring, dtype=np.int64)
         self.codes[: d * m] = base.columns.ravel()
         self.sizes[:m] = base.sizes
         slots = max(64, min(1 << 16, ring // 16))
-        # (slots from HIGH on are free whatever they hold: np.zeros touches no page)
-        self.meta = np.zeros((slots, d + 3), dtype=np.int64)
-        self.summaries = np.zeros((slots, kernels.SUMMARY), dtype=np.int64)
+        self.meta = np.empty((slots, d + 3), dtype=np.int64)
+        self.summaries = np.empty((slots, kernels.SUMMARY), dtype=np.int64)
         self.state = np.zeros(5, dtype=np.int64)
         self.state[kernels.HEAD] = m
+        # (zeros: the epoch stamps of the grouping must not match stale memory)
         self.scratch = np.zeros((2, kernels.scratch_size(m)), dtype=np.int64)
-        self.first = np.zeros(max(m, 1), dtype=np.int64)
-        self.grouped = np.zeros(max(m, 1), dtype=np.int64)
-        self.stage = np.zeros((d, max(m, 1)), dtype=dtype)
+        self.first = np.empty(max(m, 1), dtype=np.int64)
+        self.grouped = np.empty(max(m, 1), dtype=np.int64)
+        self.stage = np.empty((d, max(m, 1)), dtype=dtype)
 
     def reset(self, base: int) -> None:
         """Empty the ring (the bottom node's classes stay). The scratch epoch goes on:
