@@ -391,6 +391,32 @@ def test_pair_suppression_bounds_with_large_cells() -> None:
             assert np.array_equal(got, _pair_bound_oracle(problem, lattice, k))
 
 
+def test_pairs_too_costly_to_profile_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair whose profile would cost more than the work budget is skipped: the bound
+    is then the single QIs' (still a lower bound of the suppressed rows)."""
+    from apps.engine.search import bounds
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    monkeypatch.setattr(bounds, "PAIR_WORK_FLOOR", 0)
+    monkeypatch.setattr(bounds, "PAIR_WORK_SHARE", 0.0)
+    rng = np.random.default_rng(5)
+    lookups, columns = [], []
+    for q, values in (("a", 20), ("b", 9)):
+        maps = (np.arange(values), np.arange(values) // 3, np.zeros(values, dtype=np.int64))
+        lookups.append(QuasiLookup.from_maps(q, maps))
+        columns.append(rng.integers(0, values, 60))
+    problem = build_problem(["a", "b"], columns, rng.integers(1, 4, 60), lookups)
+    assert (bounds.profiles(problem).second_qi < 0).all()
+    lattice = Lattice(problem.heights)
+    got = bounds.suppression_lower_bounds(problem, lattice, 5)
+    singles = np.zeros(lattice.size, dtype=np.int64)
+    for j in range(2):
+        rare = [bounds._rare_rows(f, 5) for f in problem.frequencies[j]]
+        singles = np.maximum(singles, np.asarray(rare)[lattice.levels[:, j]])
+    assert np.array_equal(got, singles)
+    assert (got <= _pair_bound_oracle(problem, lattice, 5)).all()
+
+
 def test_pair_suppression_bounds_on_wide_domains() -> None:
     """Two QIs of 400 values (a pair key range of 160,000, beyond the dense count: the
     cells are hashed) and a third of 3; 500 tuples of random counts."""

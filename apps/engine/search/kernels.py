@@ -483,6 +483,7 @@ def pair_profile(
     level_values: NDArray[np.int64],
     chain: bool,
     max_cells: int,
+    max_work: int,
     scratch: NDArray[np.int64],
     stamp: NDArray[np.int64],
     histogram: NDArray[np.int64],
@@ -498,7 +499,8 @@ def pair_profile(
     the dense key when its range is small, else grouped); each level pair is then grouped
     from the one before it (``chain``: consistent hierarchies; ``(a, b)`` from
     ``(a, b - 1)``, ``(a, 0)`` from ``(a - 1, 0)``) or from level ``(0, 0)``. With more than
-    ``max_cells`` cells nothing is computed (``starts`` is empty).
+    ``max_cells`` cells, or more than ``max_work`` cells times level pairs (a bound on
+    the rows grouped), nothing is computed (``starts`` is empty).
 
     Working memory, shared by the pairs of a problem: ``scratch`` (``[2 x
     scratch_size(len(counts))]``, its entries stamped with ``stamp[0]``, which each
@@ -540,10 +542,10 @@ def pair_profile(
         pair = np.empty((2, cells), dtype=codes_i.dtype)
         _gather(src, first, flat, offsets, cells, pair)
         sizes = grouped[:cells].copy()
-    if cells > max_cells:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     width = tops[1] + 1
     segments = (tops[0] + 1) * width
+    if cells > max_cells or cells * segments > max_work:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     starts = np.zeros(segments + 1, dtype=np.int64)
     values = np.empty(max(16, cells), dtype=np.int64)
     cums = np.empty(max(16, cells), dtype=np.int64)
