@@ -18,6 +18,7 @@ FRAGMENTS = ROOT / "docs" / "bench"
 BENCHMARKS = [
     ("measure", ["bench/bench_measure.py"]),
     ("search", ["bench/bench_search.py"]),
+    ("grid", ["bench/bench_grid.py"]),
     ("techniques", ["bench/bench_techniques.py"]),
 ]
 

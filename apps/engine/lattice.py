@@ -121,8 +121,18 @@ class Lattice:
 
     def tie_order(self) -> NDArray[np.int64]:
         """Rank of every node under the deterministic tie-break of the search:
-        lowest total level first, then lexicographic levels (= index order)."""
-        order = np.lexsort((np.arange(self.size), self.total))
+        lowest total level first, then lexicographic levels (= index order).
+        Computed once per lattice: do not modify the array."""
+        return self._rank
+
+    @cached_property
+    def _rank(self) -> NDArray[np.int64]:
         rank = np.empty(self.size, dtype=np.int64)
-        rank[order] = np.arange(self.size, dtype=np.int64)
+        rank[self.by_rank] = np.arange(self.size, dtype=np.int64)
         return rank
+
+    @cached_property
+    def by_rank(self) -> NDArray[np.int64]:
+        """Nodes in tie-break order (the inverse of :meth:`tie_order`; do not modify)."""
+        order: NDArray[np.int64] = np.lexsort((np.arange(self.size), self.total))
+        return order

@@ -347,6 +347,76 @@ def test_pair_suppression_bounds_match_the_oracle(problem: Any, k: int) -> None:
     assert np.array_equal(suppression_lower_bounds(problem, lattice, k), expected)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(), raw_problems()), st.integers(2, 5), st.integers(0, 6), st.data())
+def test_capped_pair_suppression_bounds(problem: Any, k: int, cap: int, data: Any) -> None:
+    """With a cap (and maximum levels below the heights): a node's bound is exact up to
+    the cap, and above it still exceeds the cap without exceeding the exact bound."""
+    from apps.engine.search.bounds import suppression_lower_bounds
+
+    tops = [data.draw(st.integers(0, h)) for h in problem.heights]
+    lattice = Lattice(tops)
+    full = suppression_lower_bounds(problem, lattice, k)
+    assert np.array_equal(full, _pair_bound_oracle(problem, lattice, k))
+    capped = suppression_lower_bounds(problem, lattice, k, cap)
+    assert np.array_equal(capped[full <= cap], full[full <= cap])
+    assert (capped[full > cap] > cap).all()
+    assert (capped <= full).all()
+
+
+def test_pair_suppression_bounds_with_large_cells() -> None:
+    """Cells of thousands of rows (beyond the profiles' histogram, sorted instead) and
+    of a few rows, for small and large k; inconsistent hierarchies roll up from level 0."""
+    from apps.engine.search.bounds import suppression_lower_bounds
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    rng = np.random.default_rng(11)
+    for consistent in (True, False):
+        lookups, columns = [], []
+        for q, values in (("a", 30), ("b", 12), ("c", 5)):
+            maps = [np.arange(values), np.arange(values) // 3, np.zeros(values, dtype=np.int64)]
+            if q == "b" and not consistent:
+                maps[1] = (np.arange(values) + 1) // 3
+                maps.insert(2, np.arange(values) // 4)
+            lookups.append(QuasiLookup.from_maps(q, maps))
+            columns.append(rng.integers(0, values, 200))
+        counts = np.where(
+            rng.random(200) < 0.2, rng.integers(1000, 3000, 200), 1 + (rng.random(200) < 0.5)
+        )
+        problem = build_problem(["a", "b", "c"], columns, counts, lookups)
+        assert problem.consistent == consistent
+        lattice = Lattice(problem.heights)
+        for k in (2, 3, 50, 5000, 20000):
+            got = suppression_lower_bounds(problem, lattice, k)
+            assert np.array_equal(got, _pair_bound_oracle(problem, lattice, k))
+
+
+def test_pairs_too_costly_to_profile_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair whose profile would cost more than the work budget is skipped: the bound
+    is then the single QIs' (still a lower bound of the suppressed rows)."""
+    from apps.engine.search import bounds
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    monkeypatch.setattr(bounds, "PAIR_WORK_FLOOR", 0)
+    monkeypatch.setattr(bounds, "PAIR_WORK_SHARE", 0.0)
+    rng = np.random.default_rng(5)
+    lookups, columns = [], []
+    for q, values in (("a", 20), ("b", 9)):
+        maps = (np.arange(values), np.arange(values) // 3, np.zeros(values, dtype=np.int64))
+        lookups.append(QuasiLookup.from_maps(q, maps))
+        columns.append(rng.integers(0, values, 60))
+    problem = build_problem(["a", "b"], columns, rng.integers(1, 4, 60), lookups)
+    assert (bounds.profiles(problem).second_qi < 0).all()
+    lattice = Lattice(problem.heights)
+    got = bounds.suppression_lower_bounds(problem, lattice, 5)
+    singles = np.zeros(lattice.size, dtype=np.int64)
+    for j in range(2):
+        rare = [bounds._rare_rows(f, 5) for f in problem.frequencies[j]]
+        singles = np.maximum(singles, np.asarray(rare)[lattice.levels[:, j]])
+    assert np.array_equal(got, singles)
+    assert (got <= _pair_bound_oracle(problem, lattice, 5)).all()
+
+
 def test_pair_suppression_bounds_on_wide_domains() -> None:
     """Two QIs of 400 values (a pair key range of 160,000, beyond the dense count: the
     cells are hashed) and a third of 3; 500 tuples of random counts."""

@@ -59,9 +59,13 @@ def new_signatures_after_preloading() -> list[str]:
         "raise_up",
         "raise_down",
         "climb_chain",
-        "pair_rare_rows",
+        "pair_profile",
+        "rare_by_segment",
+        "raise_by_profiles",
+        "summarize",
         "loss_suppression_bound",
         "entropy_suppression_bound",
+        "entropy_suppression_bounds",
     ]
     loaded = {name.rsplit(".", 1)[1] for name, signatures in before.items() if signatures}
     missing = sorted(set(called_from_python) - loaded)

@@ -9,7 +9,6 @@ applying a level is a single gather over the distinct-tuples table.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -82,7 +81,7 @@ class Hierarchy:
     def _leaf_index(self) -> dict[str, int]:
         return {row[0]: i for i, row in enumerate(self.rows)}
 
-    @property
+    @cached_property
     def top_is_single_value(self) -> bool:
         """True when the highest level is one value such as "*" (full suppression)."""
         return self.height > 0 and len({row[-1] for row in self.rows}) == 1
@@ -122,19 +121,44 @@ class Hierarchy:
         only for values present in the dictionary, the missing value last.  The
         missing value stays its own group (label None, covering 1 leaf) below the
         top, and joins the top value only when that is a single value such as "*".
+
+        The hierarchy's own part (each level's labels numbered in row order, and the
+        leaves under each, :attr:`_levels`) is computed once per hierarchy; a lookup
+        then costs array operations over the dictionary's values only.
         """
         values: list[str | None] = dictionary.to_list()
-        self.check_covers(values)
-        index = self._leaf_index
-        positions = [index[v] if v is not None else -1 for v in values]
+        find = self._leaf_index.get
+        positions = np.fromiter(
+            (find(v, -2) if v is not None else -1 for v in values),
+            dtype=np.int64,
+            count=len(values),
+        )
+        if (positions == -2).any():
+            self.check_covers(values)  # (raises, naming the values)
+        missing = positions < 0
+        has_missing = bool(missing.any())
         maps: list[CodeArray] = [np.arange(len(values), dtype=np.uint32)]
         labels: list[tuple[str | None, ...]] = [tuple(values)]
         leaves: list[CountArray] = [np.ones(len(values), dtype=np.int64)]
         for level in range(1, self.height + 1):
-            level_map, level_labels, level_leaves = self._compile_level(level, positions)
+            codes, level_labels, level_leaves = self._levels[level - 1]
+            of_value = codes[np.where(missing, 0, positions)]
+            # The missing value joins a single top value; else it is a group of its own.
+            missing_joins_top = level == self.height and self.top_is_single_value
+            own_group = has_missing and not missing_joins_top
+            present = np.unique(of_value[~missing] if own_group else of_value)
+            gcode = np.zeros(len(level_labels), dtype=np.uint32)
+            gcode[present] = np.arange(len(present), dtype=np.uint32)
+            level_map = gcode[of_value]
+            if own_group:
+                level_map[missing] = len(present)
             maps.append(level_map)
-            labels.append(level_labels)
-            leaves.append(level_leaves)
+            labels.append((*level_labels[present].tolist(), *([None] if own_group else [])))
+            leaves.append(
+                np.concatenate(
+                    [level_leaves[present], np.ones(1 if own_group else 0, dtype=np.int64)]
+                )
+            )
         return GeneralizationLookup(
             column=self.column,
             maps=tuple(maps),
@@ -143,28 +167,24 @@ class Hierarchy:
             domain_size=len(self.rows),
         )
 
-    def _compile_level(
-        self, level: int, positions: Sequence[int]
-    ) -> tuple[CodeArray, tuple[str | None, ...], CountArray]:
-        leaves_per_label = Counter(row[level] for row in self.rows)
-        order = {label: rank for rank, label in enumerate(self.level_labels(level))}
-        missing_joins_top = level == self.height and self.top_is_single_value
-        top_label = self.rows[0][-1]
-        label_of_value: list[str | None] = [
-            self.rows[p][level] if p >= 0 else (top_label if missing_joins_top else None)
-            for p in positions
-        ]
-        present = sorted({lab for lab in label_of_value if lab is not None}, key=order.__getitem__)
-        has_missing_group = any(lab is None for lab in label_of_value)
-        labels: tuple[str | None, ...] = (*present, *([None] if has_missing_group else []))
-        gcode = {lab: i for i, lab in enumerate(labels)}
-        level_map = np.fromiter(
-            (gcode[lab] for lab in label_of_value), dtype=np.uint32, count=len(label_of_value)
-        )
-        level_leaves = np.array(
-            [leaves_per_label[lab] if lab is not None else 1 for lab in labels], dtype=np.int64
-        )
-        return level_map, labels, level_leaves
+    @cached_property
+    def _levels(
+        self,
+    ) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.object_], CountArray], ...]:
+        """Per level 1..H: each row's label numbered in order of first appearance, the
+        labels in that order, and the leaves under each label."""
+        out = []
+        for level in range(1, self.height + 1):
+            numbers: dict[str, int] = {}
+            codes = np.fromiter(
+                (numbers.setdefault(row[level], len(numbers)) for row in self.rows),
+                dtype=np.int64,
+                count=len(self.rows),
+            )
+            labels = np.empty(len(numbers), dtype=object)
+            labels[:] = list(numbers)
+            out.append((codes, labels, np.bincount(codes, minlength=len(numbers))))
+        return tuple(out)
 
     def _check_level(self, level: int) -> None:
         if not 0 <= level <= self.height:

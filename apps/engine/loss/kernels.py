@@ -7,6 +7,7 @@ bound assumed. Each mirrors, operation for operation, the Python method it stand
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -65,3 +66,76 @@ def entropy_suppression_bound(
         rest_log = rest * math.log2(rest) if rest > 0 else 0.0
         total += max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
     return total
+
+
+@njit(cache=True, nogil=True)
+def entropy_suppression_bounds(
+    levels: NDArray[np.int16],
+    suppressed: NDArray[np.int64],
+    by_level: NDArray[np.float64],
+    cum: NDArray[np.float64],
+    cum_flogf: NDArray[np.float64],
+    start: NDArray[np.int64],
+    length: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """:func:`entropy_suppression_bound` for every node (rows of ``levels``)."""
+    out = np.empty(len(levels), dtype=np.float64)
+    for i in range(len(levels)):
+        out[i] = entropy_suppression_bound(
+            levels[i], suppressed[i], by_level, cum, cum_flogf, start, length
+        )
+    return out
+
+
+@njit(cache=True, nogil=True)
+def suppressed_leaves(
+    columns: NDArray[Any],
+    sizes: NDArray[np.int64],
+    suppressed: NDArray[np.bool_],
+    levels: NDArray[np.int64],
+    leaves: NDArray[np.int64],
+    offsets: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """For the suppressed classes (``suppressed``) of a node at ``levels``: ``out[j]`` =
+    the sum of class size x leaves covered by the class's value of QI ``j``
+    (``leaves[offsets[j, levels[j]] + code]``), ``out[d]`` = the suppressed rows."""
+    d, c = columns.shape
+    out = np.zeros(d + 1, dtype=np.int64)
+    for g in range(c):
+        if suppressed[g]:
+            out[d] += sizes[g]
+    for j in range(d):
+        at = offsets[j, levels[j]]
+        total = np.int64(0)
+        for g in range(c):
+            if suppressed[g]:
+                total += sizes[g] * leaves[at + np.int64(columns[j, g])]
+        out[j] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def suppressed_value_counts(
+    columns: NDArray[Any],
+    sizes: NDArray[np.int64],
+    suppressed: NDArray[np.bool_],
+    values: NDArray[np.int64],
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Per QI ``j``, the rows of the suppressed classes per generalized value (``values[j]``
+    values), the values without any left out, in increasing code order (as floats):
+    segment ``[starts[j], starts[j + 1])`` of the first array."""
+    d, c = columns.shape
+    starts = np.zeros(d + 1, dtype=np.int64)
+    out = np.empty(max(values.sum(), 1), dtype=np.float64)
+    at = 0
+    for j in range(d):
+        count = np.zeros(values[j], dtype=np.int64)
+        for g in range(c):
+            if suppressed[g]:
+                count[np.int64(columns[j, g])] += sizes[g]
+        for v in range(values[j]):
+            if count[v]:
+                out[at] = float(count[v])
+                at += 1
+        starts[j + 1] = at
+    return out, starts

@@ -110,6 +110,36 @@ class Metric(ABC):
         """Scalar form of :meth:`suppression_bounds` for one node (-inf: no bound)."""
         return -math.inf
 
+    #: True when :meth:`suppression_bounds` of a node suppressing nothing is exactly its
+    #: static bound (:meth:`lower_bounds`): then :meth:`suppression_keys` computes the
+    #: suppression bounds of the nodes known to suppress rows only.
+    static_at_zero: bool = False
+
+    def suppression_keys(
+        self,
+        levels: NDArray[np.int16],
+        bounds: NDArray[np.float64],
+        suppressed: NDArray[np.int64],
+        k: int,
+    ) -> NDArray[np.float64]:
+        """The search's key of every node: the larger of its static bound (``bounds``,
+        :meth:`lower_bounds`) and its bound knowing it suppresses ``suppressed`` rows."""
+        if not self.static_at_zero:
+            return np.maximum(bounds, self.suppression_bounds(levels, suppressed, k))
+        keys = bounds.copy()
+        at = np.flatnonzero(suppressed > 0)
+        if len(at):
+            keys[at] = np.maximum(
+                bounds[at], self._suppression_bounds_of(levels[at], suppressed[at], k)
+            )
+        return keys
+
+    def _suppression_bounds_of(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """:meth:`suppression_bounds` of nodes that suppress rows (for the keys)."""
+        return self.suppression_bounds(levels, suppressed, k)
+
     #: True when the value with nothing suppressed equals the static bound exactly.
     exact_bound: bool = False
 
@@ -167,27 +197,12 @@ class LossMetric(Metric):
     name: MetricName = "loss"
     exact_bound = True
     reads_codes = True
+    static_at_zero = True  # (no suppressed row: the same truncated shares, same product)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        # weighted[j][L] = sum over all rows of leaves covered at level L (= S_j |H_j|)
-        self.weighted = tuple(
-            tuple(int((f * lv).sum()) for f, lv in zip(fr, lk.leaves, strict=True))
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
-        )
-        self.by_level = tuple(
-            np.array(
-                [loss_of_dimension(w, problem.rows, lk.domain_size) for w in ws], dtype=np.float64
-            )
-            for ws, lk in zip(self.weighted, problem.lookups, strict=True)
-        )
-        # penalty[j][L]: least increase of S_j |H_j| per suppressed row at level L
-        self.penalty = tuple(
-            [
-                lk.domain_size - (int(lv[f > 0].max()) if (f > 0).any() else lk.domain_size)
-                for f, lv in zip(fr, lk.leaves, strict=True)
-            ]
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+        self.weighted, self.by_level, self.penalty = problem.memoized(
+            ("metric", self.name), lambda: _loss_tables(problem)
         )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
@@ -243,6 +258,26 @@ class LossMetric(Metric):
 
     def _value(self, node: NodeClasses) -> float:
         p = self.problem
+        columns = node.columns
+        if isinstance(columns, np.ndarray) and columns.ndim == 2 and p.dimensions:
+            # The integer sums in one compiled pass (the same integers as below).
+            leaves, offsets = self._leaves
+            sums = kernels.suppressed_leaves(
+                np.ascontiguousarray(columns),
+                np.ascontiguousarray(node.sizes, dtype=np.int64),
+                np.ascontiguousarray(node.suppressed),
+                np.asarray(node.levels, dtype=np.int64),
+                leaves,
+                offsets,
+            ).tolist()
+            s = sums[-1]
+            dims = [
+                loss_of_dimension(
+                    self.weighted[j][level] - sums[j] + s * lk.domain_size, p.rows, lk.domain_size
+                )
+                for j, (lk, level) in enumerate(zip(p.lookups, node.levels, strict=True))
+            ]
+            return geometric_mean_loss(dims)
         supp_sizes = node.sizes[node.suppressed]
         s = int(supp_sizes.sum())
         dims = []
@@ -252,6 +287,49 @@ class LossMetric(Metric):
             dims.append(loss_of_dimension(weighted, p.rows, lk.domain_size))
         return geometric_mean_loss(dims)
 
+    @cached_property
+    def _leaves(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Every QI's ``leaves`` at every level in one array, and where each starts."""
+        return self.problem.memoized(("leaves", "flat"), lambda: _flat_leaves(self.problem))
+
+
+def _flat_leaves(problem: SearchProblem) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    width = max(problem.heights, default=0) + 1
+    offsets = np.zeros((problem.dimensions, width), dtype=np.int64)
+    parts: list[NDArray[np.int64]] = []
+    at = 0
+    for j, lk in enumerate(problem.lookups):
+        for level, leaves in enumerate(lk.leaves):
+            offsets[j, level] = at
+            parts.append(np.asarray(leaves, dtype=np.int64))
+            at += len(leaves)
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return np.ascontiguousarray(flat, dtype=np.int64), offsets
+
+
+def _loss_tables(
+    problem: SearchProblem,
+) -> tuple[tuple[tuple[int, ...], ...], tuple[NDArray[np.float64], ...], tuple[list[int], ...]]:
+    """:class:`LossMetric`'s ``weighted``, ``by_level`` and ``penalty`` (per problem)."""
+    # weighted[j][L] = sum over all rows of leaves covered at level L (= S_j |H_j|)
+    weighted = tuple(
+        tuple(int((f * lv).sum()) for f, lv in zip(fr, lk.leaves, strict=True))
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    by_level = tuple(
+        np.array([loss_of_dimension(w, problem.rows, lk.domain_size) for w in ws], dtype=np.float64)
+        for ws, lk in zip(weighted, problem.lookups, strict=True)
+    )
+    # penalty[j][L]: least increase of S_j |H_j| per suppressed row at level L
+    penalty = tuple(
+        [
+            lk.domain_size - (int(lv[f > 0].max()) if (f > 0).any() else lk.domain_size)
+            for f, lv in zip(fr, lk.leaves, strict=True)
+        ]
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    return weighted, by_level, penalty
+
 
 class EntropyMetric(Metric):
     """Non-uniform entropy, non-monotonic variant (El Emam et al. 2009), summed over QIs."""
@@ -259,29 +337,13 @@ class EntropyMetric(Metric):
     name: MetricName = "entropy"
     exact_bound = True
     reads_codes = True
+    static_at_zero = True  # (no suppressed row: nothing added to the static bound)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.by_level = tuple(
-            np.array(
-                [
-                    generalization_entropy(fr[0], fr[level], lk.maps[level])
-                    for level in range(lk.height + 1)
-                ],
-                dtype=np.float64,
-            )
-            for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+        self.by_level, self._cum = problem.memoized(
+            ("metric", self.name), lambda: _entropy_tables(problem)
         )
-
-        # Per QI and level, the value frequencies in decreasing order, their running
-        # sums and the running sums of f log2 f (for the least suppression entropy).
-        self._cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
-        for fr in problem.frequencies:
-            per_level = []
-            for f in fr:
-                desc = np.sort(f[f > 0].astype(np.float64))[::-1]
-                per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
-            self._cum.append(per_level)
 
     def maximum(self) -> float:
         """Entropy at the top node of the hierarchies, nothing suppressed (the 100 %)."""
@@ -340,6 +402,18 @@ class EntropyMetric(Metric):
             )
         )
 
+    def _suppression_bounds_of(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
+    ) -> NDArray[np.float64]:
+        """Compiled (:func:`kernels.entropy_suppression_bounds`): the same bound as
+        :meth:`suppression_bounds` up to the order of its float additions."""
+        out: NDArray[np.float64] = kernels.entropy_suppression_bounds(
+            np.ascontiguousarray(levels, dtype=np.int16),
+            np.ascontiguousarray(suppressed, dtype=np.int64),
+            *self._bound_arrays,
+        )
+        return out
+
     @cached_property
     def _bound_arrays(
         self,
@@ -386,6 +460,29 @@ class EntropyMetric(Metric):
         total = 0.0
         for j, level in enumerate(node.levels):
             total += float(self.by_level[j][level])
+        columns = node.columns
+        if not node.suppressed.any():
+            return total
+        if isinstance(columns, np.ndarray) and columns.ndim == 2:
+            # Rows per suppressed value counted in one compiled pass; each QI's term is
+            # then suppression_entropy's own expression on the same floats.
+            lookups = self.problem.lookups
+            counts, starts = kernels.suppressed_value_counts(
+                np.ascontiguousarray(columns),
+                np.ascontiguousarray(node.sizes, dtype=np.int64),
+                np.ascontiguousarray(node.suppressed),
+                np.array(
+                    [lk.values_at(level) for lk, level in zip(lookups, node.levels, strict=True)],
+                    dtype=np.int64,
+                ),
+            )
+            bounds = starts.tolist()
+            for j in range(len(node.levels)):
+                c = counts[bounds[j] : bounds[j + 1]]
+                rows = c.sum()
+                if rows != 0:
+                    total += float(-(c * np.log2(c / rows)).sum()) + 0.0
+            return total
         if node.suppressed.any():
             supp_sizes = node.sizes[node.suppressed].astype(np.float64)
             for j, level in enumerate(node.levels):
@@ -398,11 +495,40 @@ class EntropyMetric(Metric):
         return total
 
 
+def _entropy_tables(
+    problem: SearchProblem,
+) -> tuple[
+    tuple[NDArray[np.float64], ...], list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]
+]:
+    """:class:`EntropyMetric`'s ``by_level`` and ``_cum`` (per problem)."""
+    by_level = tuple(
+        np.array(
+            [
+                generalization_entropy(fr[0], fr[level], lk.maps[level])
+                for level in range(lk.height + 1)
+            ],
+            dtype=np.float64,
+        )
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    )
+    # Per QI and level, the value frequencies in decreasing order, their running
+    # sums and the running sums of f log2 f (for the least suppression entropy).
+    cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
+    for fr in problem.frequencies:
+        per_level = []
+        for f in fr:
+            desc = np.sort(f[f > 0].astype(np.float64))[::-1]
+            per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
+        cum.append(per_level)
+    return by_level, cum
+
+
 class PrecisionMetric(Metric):
     """Precision (Sweeney 2002): see :func:`precision_value`."""
 
     name: MetricName = "precision"
     exact_bound = True
+    static_at_zero = True  # (no suppressed row: the same shares, added in the same order)
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         d = self.problem.dimensions
@@ -511,9 +637,12 @@ class AverageClassSizeMetric(Metric):
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.present = tuple(
-            np.array([int((f > 0).sum()) for f in fr], dtype=np.float64)
-            for fr in problem.frequencies
+        self.present = problem.memoized(
+            ("metric", self.name),
+            lambda: tuple(
+                np.array([int((f > 0).sum()) for f in fr], dtype=np.float64)
+                for fr in problem.frequencies
+            ),
         )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:

@@ -62,12 +62,20 @@ class Scratch:
 
 def base_table(problem: SearchProblem, k: int = 1) -> ClassTable:
     """The bottom node's table: the distinct tuples themselves (level 0 = identity).
-    Its summary is computed by grouping, as tuples may repeat (``build_problem``)."""
+    Its classes are found by grouping, as tuples may repeat (``build_problem``), once
+    per problem (:attr:`SearchProblem.memo`; the arrays are shared: do not modify them);
+    its summary under ``k`` per call."""
     levels = (0,) * problem.dimensions
-    codes, sizes, summary = _group(
-        problem, problem.codes, problem.counts, levels, levels, k, Scratch()
-    )
-    return ClassTable(levels, codes, sizes, summary, k)
+    codes, sizes = problem.memoized("bottom classes", lambda: _bottom(problem))
+    return ClassTable(levels, codes, sizes, kernels.summarize(sizes, k), k)
+
+
+def _bottom(problem: SearchProblem) -> tuple[Codes, I64]:
+    if problem.distinct:
+        return problem.codes, problem.counts
+    levels = (0,) * problem.dimensions
+    codes, sizes, _ = _group(problem, problem.codes, problem.counts, levels, levels, 1, Scratch())
+    return codes, sizes
 
 
 def _group(
@@ -136,6 +144,47 @@ def default_cache_bytes(problem: SearchProblem) -> int:
     return int(min(MAX_CACHE_BYTES, max(MIN_CACHE_BYTES, 64 * base)))
 
 
+#: Arenas whose ring is up to this size go back to their problem when a search is done
+#: (:meth:`TableCache.release`), for the next search of the problem; larger ones are
+#: freed (their searches are long, and they would hold much memory).
+POOLED_ARENA_BYTES = 128 << 20
+
+
+class _Arena:
+    """The working memory of a :class:`TableCache` (see :func:`kernels.fetch`)."""
+
+    def __init__(self, problem: SearchProblem, base: ClassTable, max_bytes: int) -> None:
+        d = problem.dimensions
+        dtype = problem.codes.dtype
+        m = base.classes
+        per_class = d * dtype.itemsize + 8
+        # At least four bottom tables, so that every table fits in a quarter of the ring.
+        ring = max(4 * m, 4, max_bytes // per_class)
+        # np.empty where nothing is read before it is written (the ring, the slots from
+        # HIGH on, the staging arrays): no page is touched (or zeroed) until used.
+        self.codes = np.empty(d * (m + ring), dtype=dtype)
+        self.sizes = np.empty(m + ring, dtype=np.int64)
+        self.codes[: d * m] = base.columns.ravel()
+        self.sizes[:m] = base.sizes
+        slots = max(64, min(1 << 16, ring // 16))
+        self.meta = np.empty((slots, d + 3), dtype=np.int64)
+        self.summaries = np.empty((slots, kernels.SUMMARY), dtype=np.int64)
+        self.state = np.zeros(5, dtype=np.int64)
+        self.state[kernels.HEAD] = m
+        # (zeros: the epoch stamps of the grouping must not match stale memory)
+        self.scratch = np.zeros((2, kernels.scratch_size(m)), dtype=np.int64)
+        self.first = np.empty(max(m, 1), dtype=np.int64)
+        self.grouped = np.empty(max(m, 1), dtype=np.int64)
+        self.stage = np.empty((d, max(m, 1)), dtype=dtype)
+
+    def reset(self, base: int) -> None:
+        """Empty the ring (the bottom node's classes stay). The scratch epoch goes on:
+        entries stamped by earlier searches never match a later one's."""
+        self.state[kernels.HEAD] = base
+        self.state[kernels.HIGH] = 0
+        self.state[kernels.MOVES] = 0
+
+
 class TableCache:
     """Class tables of evaluated nodes in one arena, bounded in bytes (default:
     :func:`default_cache_bytes`); the compiled :func:`kernels.fetch` looks a node up,
@@ -144,7 +193,9 @@ class TableCache:
     The arena holds the bottom node's classes and, after them, a ring of cached tables:
     a new table evicts the oldest it overlaps. Memory is allocated once per search and
     reused, so tables cost no allocation (and no page faults once the ring has been
-    round). Tables are summarized under ``k`` (the criterion's release size).
+    round); :meth:`release` hands it to the next search of the same problem (small
+    arenas only, :data:`POOLED_ARENA_BYTES`). Tables are summarized under ``k`` (the
+    criterion's release size).
     """
 
     def __init__(self, problem: SearchProblem, max_bytes: int | None = None, k: int = 1) -> None:
@@ -152,38 +203,40 @@ class TableCache:
         self.max_bytes = default_cache_bytes(problem) if max_bytes is None else max_bytes
         self.k = k
         self.base = base_table(problem, k)
-        d = problem.dimensions
-        dtype = problem.codes.dtype
-        base = self.base.classes
-        per_class = d * dtype.itemsize + 8
-        # At least four bottom tables, so that every table fits in a quarter of the ring.
-        ring = max(4 * base, 4, self.max_bytes // per_class)
-        self._base = base
-        # np.zeros: pages are touched only as the ring fills.
-        self._codes = np.zeros(d * (base + ring), dtype=dtype)
-        self._sizes = np.zeros(base + ring, dtype=np.int64)
-        self._codes[: d * base] = self.base.columns.ravel()
-        self._sizes[:base] = self.base.sizes
-        slots = max(64, min(1 << 16, ring // 16))
-        self._meta = np.zeros((slots, d + 3), dtype=np.int64)
-        if d:
-            self._meta[:, 0] = -1
-        self._summaries = np.zeros((slots, kernels.SUMMARY), dtype=np.int64)
-        self._state = np.zeros(5, dtype=np.int64)
-        self._state[kernels.HEAD] = base
-        self._scratch = np.zeros((2, kernels.scratch_size(base)), dtype=np.int64)
-        self._first = np.zeros(max(base, 1), dtype=np.int64)
-        self._grouped = np.zeros(max(base, 1), dtype=np.int64)
-        self._stage = np.zeros((d, max(base, 1)), dtype=dtype)
+        self._base = self.base.classes
+        self._pool: list[_Arena] = problem.memoized(("table arenas", self.max_bytes), list)
+        try:
+            arena = self._pool.pop()
+            arena.reset(self._base)
+        except IndexError:
+            arena = _Arena(problem, self.base, self.max_bytes)
+        self._arena: _Arena | None = arena
+        self._codes = arena.codes
+        self._sizes = arena.sizes
+        self._meta = arena.meta
+        self._summaries = arena.summaries
+        self._state = arena.state
+        self._scratch = arena.scratch
+        self._first = arena.first
+        self._grouped = arena.grouped
+        self._stage = arena.stage
         #: Summary of the last fetched node (:mod:`kernels` slots).
         self.summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
-        self._cacheable = problem.consistent and d > 0
+        self._cacheable = problem.consistent and problem.dimensions > 0
+
+    def release(self) -> None:
+        """Hand the arena to the next search of the problem; this cache is then unusable."""
+        arena, self._arena = self._arena, None
+        if arena is not None and self.max_bytes <= POOLED_ARENA_BYTES and len(self._pool) < 2:
+            self._pool.append(arena)
 
     def fetch(self, levels: NDArray[np.int16]) -> tuple[int, int]:
         """Classes of node ``levels`` (an int16 array): ``(where, count)`` for
         :meth:`view`; the node's summary is left in :attr:`summary`. Valid until the
         next fetch."""
         p = self.problem
+        if self._arena is None:
+            raise RuntimeError("the table cache was released")
         return kernels.fetch(
             levels,
             self._codes,

@@ -25,7 +25,8 @@ import functools
 import numpy as np
 
 from apps.engine.criteria import KAnonymity
-from apps.engine.loss import METRICS, prepare_metric
+from apps.engine.loss import METRICS, NodeClasses, prepare_metric
+from apps.engine.search.classes import base_table
 from apps.engine.search.optimal import optimal_search
 from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
 
@@ -50,8 +51,13 @@ def load_compiled_code() -> None:
         for metric in METRICS:
             for limit in (0.0, 0.5):
                 optimal_search(problem, KAnonymity(3), metric=metric, suppression_limit=limit)
-            # (the metrics' compiled bounds, which so small a search may not reach)
-            prepare_metric(metric, problem).suppression_bound((1, 1), 1, 3)
+            # (the metrics' compiled bounds and values with suppressed classes, which so
+            # small a search may not reach)
+            prepared = prepare_metric(metric, problem)
+            prepared.suppression_bound((1, 1), 1, 3)
+            bottom = base_table(problem)
+            some = bottom.sizes < bottom.sizes.max()  # (at least one class suppressed)
+            prepared.value(NodeClasses(bottom.levels, bottom.columns, bottom.sizes, some))
 
 
 @functools.cache

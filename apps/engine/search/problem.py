@@ -11,9 +11,9 @@ leaves the generalized value covers). These are exactly the arrays of Engine I's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import polars as pl
@@ -26,6 +26,7 @@ I64 = NDArray[np.int64]
 #: Codes of a table, ``[d x rows]``: row ``j`` holds the codes of QI ``j``, in the
 #: narrowest unsigned type that holds every code of every level (:func:`code_dtype`).
 Codes = NDArray[np.unsignedinteger[Any]]
+_T = TypeVar("_T")
 
 
 class LookupLike(Protocol):
@@ -106,6 +107,22 @@ class SearchProblem:
     flat_maps: U32
     map_offsets: I64  # [d x (H+1) x (H+1)], H = the greatest height
     level_values: I64  # [d x (H+1)]: values_at(level) of QI j (0 above its height)
+    distinct: bool = False  # no two tuples are equal (build_problem)
+    #: What searches of this problem compute that depends on the data and hierarchies
+    #: alone, not on a search's criterion, metric or limit (lattices, the bottom node's
+    #: classes, pair profiles of the suppression bounds, working memory): computed by the
+    #: first search that needs it and reused by later ones (the Pareto front, another
+    #: k), as ARX keeps the like in its data manager. Holds nothing that refers back to
+    #: the problem, so dropping the problem frees it all at once.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memoized(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``memo[key]``, made by ``make()`` on first use."""
+        try:
+            found: _T = self.memo[key]
+        except KeyError:
+            found = self.memo.setdefault(key, make())
+        return found
 
     @property
     def dimensions(self) -> int:
@@ -160,8 +177,13 @@ def build_problem(
     codes: Sequence[NDArray[np.integer]] | NDArray[np.integer],
     counts: NDArray[np.integer],
     lookups: Sequence[LookupLike],
+    *,
+    distinct: bool = False,
 ) -> SearchProblem:
     """Validate bare arrays and precompute marginals and inter-level maps.
+
+    ``distinct``: the caller guarantees that no two tuples are equal (as after a
+    group-by), so the bottom node's classes are the tuples themselves, in their order.
 
     ``codes`` is either a ``[tuples x d]`` matrix or one array per QI. Tuples need not be
     distinct (duplicates simply form the same class), but distinct is what makes it fast.
@@ -227,6 +249,7 @@ def build_problem(
         flat_maps=flat_maps,
         map_offsets=offsets,
         level_values=level_values,
+        distinct=distinct,
     )
 
 
@@ -265,7 +288,10 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     tuples = encoded.tuples
     cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
     counts = tuples.get_column("count").to_numpy()
-    return build_problem(encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi])
+    # (the tuples of a group-by: distinct)
+    return build_problem(
+        encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi], distinct=True
+    )
 
 
 def lattice_tops(problem: SearchProblem, max_levels: Mapping[str, int] | None) -> list[int]:
