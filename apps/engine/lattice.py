@@ -44,12 +44,10 @@ class Lattice:
         for j in range(len(radix) - 2, -1, -1):
             strides[j] = strides[j + 1] * radix[j + 1]
         self.strides: tuple[int, ...] = tuple(strides)
-        index = np.arange(size, dtype=np.int64)
-        levels = np.empty((size, len(radix)), dtype=np.int16)
-        for j, (r, s) in enumerate(zip(radix, strides, strict=True)):
-            levels[:, j] = (index // s) % r
-        self.levels: NDArray[np.int16] = levels
-        self.total: NDArray[np.int64] = levels.sum(axis=1, dtype=np.int64)
+        # Row j of np.indices: the level of QI j of every node, in index order.
+        by_qi = np.indices(radix, dtype=np.int16).reshape(len(radix), size)
+        self.levels: NDArray[np.int16] = np.ascontiguousarray(by_qi.T)
+        self.total: NDArray[np.int64] = by_qi.sum(axis=0, dtype=np.int64)
 
     # at_most[j][v] = nodes whose level j is <= v (at_least likewise): an up-set or
     # down-set mask is then d boolean ANDs instead of a [size x d] comparison. Built on
@@ -134,5 +132,6 @@ class Lattice:
     @cached_property
     def by_rank(self) -> NDArray[np.int64]:
         """Nodes in tie-break order (the inverse of :meth:`tie_order`; do not modify)."""
-        order: NDArray[np.int64] = np.lexsort((np.arange(self.size), self.total))
+        # (a stable sort by total level keeps index order among equal totals)
+        order: NDArray[np.int64] = np.argsort(self.total.astype(np.int16), kind="stable")
         return order

@@ -59,7 +59,7 @@ def new_signatures_after_preloading() -> list[str]:
         "raise_up",
         "raise_down",
         "climb_chain",
-        "pair_profile",
+        "profiles_of",
         "rare_by_segment",
         "raise_by_profiles",
         "summarize",

@@ -22,7 +22,6 @@ pair; one compiled pass then takes the maximum over pairs for every node.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,86 +66,32 @@ class Profiles:
     width: NDArray[np.int64]
 
 
-def _single_profile(frequencies: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    sizes = np.sort(frequencies[frequencies > 0].astype(np.int64))
-    if not len(sizes):
-        return sizes, sizes
-    last = np.append(sizes[1:] != sizes[:-1], True)
-    return sizes[last], np.cumsum(sizes)[last]
-
-
 def profiles(problem: SearchProblem) -> Profiles:
     """The problem's :class:`Profiles` (memoized on the problem)."""
     return problem.memoized("suppression profiles", lambda: _profiles(problem))
 
 
 def _profiles(problem: SearchProblem) -> Profiles:
-    values: list[NDArray[np.int64]] = []
-    cums: list[NDArray[np.int64]] = []
-    starts: list[NDArray[np.int64]] = [np.zeros(1, dtype=np.int64)]
-    first, second, base, width = [], [], [], []
-    at, segments = 0, 0
-
-    def add(v: NDArray[np.int64], c: NDArray[np.int64], s: NDArray[np.int64]) -> None:
-        nonlocal at, segments
-        values.append(v)
-        cums.append(c)
-        starts.append(s[1:] + at)
-        at += len(v)
-        segments += len(s) - 1
-
     heights = problem.heights
-    for j in range(problem.dimensions):
-        first.append(j)
-        second.append(-1)
-        base.append(segments)
-        width.append(1)
-        parts = [_single_profile(f) for f in problem.frequencies[j]]
-        add(
-            np.concatenate([v for v, _ in parts]),
-            np.concatenate([c for _, c in parts]),
-            np.cumsum([0] + [len(v) for v, _ in parts]).astype(np.int64),
-        )
-    counts = problem.counts.astype(np.int64)
     nodes = 1
     for h in heights:
         nodes *= h + 1
-    max_work = int(min(max(PAIR_WORK_FLOOR, nodes * len(counts) * PAIR_WORK_SHARE), 2.0**62))
-    scratch = np.zeros((2, kernels.scratch_size(len(counts))), dtype=np.int64)
-    stamp = np.ones(1, dtype=np.int64)
-    histogram = np.zeros(kernels.HISTOGRAM, dtype=np.int64)
-    for i, j in itertools.combinations(range(problem.dimensions), 2):
-        v, c, s = kernels.pair_profile(
-            problem.codes[i],
-            problem.codes[j],
-            counts,
-            np.array([i, j], dtype=np.int64),
-            np.array([heights[i], heights[j]], dtype=np.int64),
+    tuples = len(problem.counts)
+    max_work = int(min(max(PAIR_WORK_FLOOR, nodes * tuples * PAIR_WORK_SHARE), 2.0**62))
+    frequencies = [f for per_qi in problem.frequencies for f in per_qi]
+    return Profiles(
+        *kernels.profiles_of(
+            problem.codes,
+            problem.counts.astype(np.int64),
+            np.asarray(heights, dtype=np.int64),
+            np.concatenate(frequencies).astype(np.int64) if frequencies else np.zeros(0, np.int64),
             problem.flat_maps,
             problem.map_offsets,
             problem.level_values,
             problem.consistent,
             MAX_PAIR_CELLS,
             max_work,
-            scratch,
-            stamp,
-            histogram,
         )
-        if not len(s):
-            continue  # too many cells: the bound stays valid without this pair
-        first.append(i)
-        second.append(j)
-        base.append(segments)
-        width.append(heights[j] + 1)
-        add(v, c, s)
-
-    def ints(parts: list[NDArray[np.int64]] | list[int]) -> NDArray[np.int64]:
-        if parts and isinstance(parts[0], np.ndarray):
-            return np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
-        return np.asarray(parts, dtype=np.int64).reshape(-1)
-
-    return Profiles(
-        ints(values), ints(cums), ints(starts), ints(first), ints(second), ints(base), ints(width)
     )
 
 

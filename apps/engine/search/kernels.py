@@ -603,6 +603,108 @@ def pair_profile(
 
 
 @njit(cache=True, nogil=True)
+def _append_all(
+    part: NDArray[np.int64], values: NDArray[np.int64], used: int
+) -> tuple[NDArray[np.int64], int]:
+    if used + len(part) > len(values):
+        grown = np.empty(max(2 * len(values), used + len(part)), dtype=np.int64)
+        grown[:used] = values[:used]
+        values = grown
+    values[used : used + len(part)] = part
+    return values, used + len(part)
+
+
+@njit(cache=True, nogil=True)
+def profiles_of(
+    codes: Codes,
+    counts: NDArray[np.int64],
+    heights: NDArray[np.int64],
+    frequencies: NDArray[np.int64],
+    flat: NDArray[np.uint32],
+    map_offsets: NDArray[np.int64],
+    level_values: NDArray[np.int64],
+    chain: bool,
+    max_cells: int,
+    max_work: int,
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+]:
+    """Every single QI's profile (from ``frequencies``: rows per value of QI ``j`` at
+    level ``L``, QI by QI and level by level, ``level_values[j, L]`` of them), then every
+    pair's (:func:`pair_profile`; pairs over its limits are left out), in one array each
+    (``bounds.Profiles``): ``(values, cums, starts, first_qi, second_qi, base, width)``."""
+    d = len(heights)
+    n = len(counts)
+    profiles = d + d * (d - 1) // 2
+    first_qi = np.empty(profiles, dtype=np.int64)
+    second_qi = np.empty(profiles, dtype=np.int64)
+    base = np.empty(profiles, dtype=np.int64)
+    width = np.empty(profiles, dtype=np.int64)
+    values = np.empty(1024, dtype=np.int64)
+    cums = np.empty(1024, dtype=np.int64)
+    starts = np.zeros(1024, dtype=np.int64)
+    used = 0
+    segments = 0
+    histogram = np.zeros(HISTOGRAM, dtype=np.int64)
+    present = np.empty(max(1, len(frequencies)), dtype=np.int64)
+    at = 0
+    p = 0
+    for j in range(d):
+        first_qi[p], second_qi[p], base[p], width[p] = j, -1, segments, 1
+        p += 1
+        for level in range(heights[j] + 1):
+            count = 0
+            for v in range(level_values[j, level]):
+                if frequencies[at + v] > 0:
+                    present[count] = frequencies[at + v]
+                    count += 1
+            at += level_values[j, level]
+            values, cums, used = _append_profile(present, count, histogram, values, cums, used)
+            segments += 1
+            if segments + 1 > len(starts):
+                grown = np.zeros(2 * len(starts), dtype=np.int64)
+                grown[:segments] = starts[:segments]
+                starts = grown
+            starts[segments] = used
+    scratch = np.zeros((2, scratch_size(n)), dtype=np.int64)
+    stamp = np.ones(1, dtype=np.int64)
+    qis = np.empty(2, dtype=np.int64)
+    tops = np.empty(2, dtype=np.int64)
+    for i in range(d):
+        for j in range(i + 1, d):
+            qis[0], qis[1] = i, j
+            tops[0], tops[1] = heights[i], heights[j]
+            pair_values, pair_cums, pair_starts = pair_profile(
+                codes[i], codes[j], counts, qis, tops, flat, map_offsets, level_values,
+                chain, max_cells, max_work, scratch, stamp, histogram,
+            )  # fmt: skip
+            if len(pair_starts) == 0:
+                continue  # the bound stays valid without this pair
+            first_qi[p], second_qi[p], base[p], width[p] = i, j, segments, heights[j] + 1
+            p += 1
+            shifted = pair_starts[1:] + used
+            starts, _ = _append_all(shifted, starts, segments + 1)
+            segments += len(shifted)
+            values, _ = _append_all(pair_values, values, used)
+            cums, used = _append_all(pair_cums, cums, used)
+    return (
+        values[:used].copy(),
+        cums[:used].copy(),
+        starts[: segments + 1].copy(),
+        first_qi[:p].copy(),
+        second_qi[:p].copy(),
+        base[:p].copy(),
+        width[:p].copy(),
+    )
+
+
+@njit(cache=True, nogil=True)
 def rare_by_segment(
     values: NDArray[np.int64], cums: NDArray[np.int64], starts: NDArray[np.int64], k: int
 ) -> NDArray[np.int64]:
