@@ -4,16 +4,12 @@ applies it and submits; the reviewer's page says so in words, with labelled char
 Chromium, a real worker, Redis and PostgreSQL."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
-from apps.assessments import services
 from apps.assessments.models import Assessment
-from apps.classification.services import variables_accept_suggestions
-from tests.assessments.conftest import LOW_ANSWERS
+from tests.browser.prepared import trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
-from tests.reviews.conftest import trade_off_people
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 TIMEOUT = 120_000
@@ -22,25 +18,7 @@ TIMEOUT = 120_000
 def test_the_reviewer_sees_the_applied_alternative(
     celery_worker_process, live_server, browser, analyst, reviewer, custodian
 ):
-    from apps.datasets.services import dataset_upload
-
-    dataset = dataset_upload(
-        organization=custodian,
-        user=analyst,
-        name="Clinic register",
-        upload=SimpleUploadedFile("register.csv", trade_off_people().write_csv().encode()),
-    )
-    assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
-    dataset.refresh_from_db()
-    variables_accept_suggestions(dataset=dataset, user=analyst)
-    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    job = services.assessment_start_risk(assessment=assessment, user=analyst)
-    assert wait_for_job(job.id, timeout=120).status == "succeeded"
+    assessment = trade_off_at_step_7(custodian, analyst)
 
     base = live_server.url
     step7 = f"{base}/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"

@@ -9,15 +9,13 @@ import time
 
 import pytest
 from django.core.files.storage import default_storage
-from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 from pypdf import PdfReader
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify
 from apps.assessments.models import Assessment
-from apps.classification.services import variables_accept_suggestions
 from apps.reviews.services import assessment_submit, review_decide
-from tests.assessments.conftest import LOW_ANSWERS, trade_off_people
+from tests.browser.prepared import trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
 
@@ -28,27 +26,7 @@ TIMEOUT = 120_000
 def test_local_suppression_and_pram_through_step_7(
     celery_worker_process, live_server, browser, analyst, reviewer, custodian
 ):
-    from apps.datasets.services import dataset_upload
-
-    dataset = dataset_upload(
-        organization=custodian,
-        user=analyst,
-        name="Clinic register",
-        upload=SimpleUploadedFile("register.csv", trade_off_people().write_csv().encode()),
-    )
-    assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
-    dataset.refresh_from_db()
-    variables_accept_suggestions(dataset=dataset, user=analyst)
-    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    assert (
-        wait_for_job(services.assessment_start_risk(assessment=assessment, user=analyst).id).status
-        == "succeeded"
-    )
+    assessment = trade_off_at_step_7(custodian, analyst)
     job = deidentify.assessment_start_search(assessment=assessment, user=analyst)
     assert wait_for_job(job.id, timeout=120).status == "succeeded"
 

@@ -1,0 +1,37 @@
+"""Assessments brought to Step 7 through the services and the real worker, for browser tests
+that start where the interesting part begins."""
+
+from __future__ import annotations
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from apps.assessments import services
+from apps.assessments.models import Assessment
+from apps.classification.services import variables_accept_suggestions
+from tests.assessments.conftest import LOW_ANSWERS, trade_off_people
+from tests.conftest import wait_for_job
+
+
+def trade_off_at_step_7(custodian, analyst) -> Assessment:  # type: ignore[no-untyped-def]
+    """The 400-person ``trade_off_people`` register as a public release at low invasion of
+    privacy (target k = 10), its suggestions accepted and Step 4 measured."""
+    from apps.datasets.services import dataset_upload
+
+    dataset = dataset_upload(
+        organization=custodian,
+        user=analyst,
+        name="Clinic register",
+        upload=SimpleUploadedFile("register.csv", trade_off_people().write_csv().encode()),
+    )
+    assert wait_for_job(dataset.profile_job_id, timeout=120).status == "succeeded"
+    dataset.refresh_from_db()
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    job = services.assessment_start_risk(assessment=assessment, user=analyst)
+    assert wait_for_job(job.id, timeout=120).status == "succeeded"
+    return assessment
