@@ -172,6 +172,9 @@ STREAMING_ROWS = 5_000_000
 SHUFFLE_BUCKET_ROWS = 2_000_000
 
 
+ROW_INDEX = "__deidweb_row"
+
+
 def _shuffled(part: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
     return part.sample(fraction=1.0, shuffle=True, seed=int(rng.integers(2**62)))
 
@@ -222,12 +225,16 @@ def apply_levels_to_file(
         files = [Path(scratch) / f"{b}.parquet" for b in range(buckets)]
         writers: list[Any] = [None] * buckets
         try:
-            for batch in kept.collect_batches(
-                chunk_size=262_144, maintain_order=seed is not None, engine="streaming"
+            # A row's bucket is a keyed hash of its position, not a draw per batch: the same
+            # seed gives the same buckets however the streaming engine cuts the batches.
+            for batch in kept.with_row_index(ROW_INDEX).collect_batches(
+                chunk_size=262_144, maintain_order=True, engine="streaming"
             ):
                 if not batch.height:
                     continue
-                chosen = pl.Series("__bucket", rng.integers(0, buckets, batch.height))
+                chosen = (batch.get_column(ROW_INDEX).hash(seed=rng_seed % 2**32) % buckets).alias(
+                    "__bucket"
+                )
                 for (b,), part in (
                     batch.with_columns(chosen)
                     .partition_by("__bucket", as_dict=True, include_key=False)
@@ -242,7 +249,12 @@ def apply_levels_to_file(
                 if writer is not None:
                     writer.close()
         empty = pl.DataFrame(schema=schema)
-        parts = (pl.read_parquet(file) if file.exists() else empty for file in files)
+        # In its rows' original order (whatever order the batches were written in), then
+        # shuffled with the next draw of the seeded generator: the same seed, the same file.
+        parts = (
+            pl.read_parquet(file).sort(ROW_INDEX).drop(ROW_INDEX) if file.exists() else empty
+            for file in files
+        )
         if suffix == ".csv":
             with path.open("wb") as handle:
                 for number, part in enumerate(parts):

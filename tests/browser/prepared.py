@@ -35,3 +35,17 @@ def trade_off_at_step_7(custodian, analyst) -> Assessment:  # type: ignore[no-un
     job = services.assessment_start_risk(assessment=assessment, user=analyst)
     assert wait_for_job(job.id, timeout=120).status == "succeeded"
     return assessment
+
+
+def reload_when_settled(page) -> None:  # type: ignore[no-untyped-def]
+    """Reload the page once its job has finished. The page reloads itself when it sees the
+    job end (templates/jobs/_progress.html), so a reload of ours may be cut short by that
+    one (net::ERR_ABORTED): then the page's own reload is the one that counts."""
+    from playwright.sync_api import Error
+
+    try:
+        page.reload()
+    except Error as exc:
+        if "ERR_ABORTED" not in str(exc) and "detached" not in str(exc):
+            raise
+    page.wait_for_load_state("load")

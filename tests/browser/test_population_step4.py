@@ -14,6 +14,7 @@ from tests.assessments.conftest import (  # noqa: F401  # fixtures of the step t
     classified,
     ready_dataset,
 )
+from tests.browser.prepared import reload_when_settled
 from tests.browser.test_assessment_flow import TIMEOUT, sign_in
 from tests.conftest import wait_for_job
 
@@ -56,7 +57,7 @@ def test_step_4_shows_attacker_models_and_population_uniques(
     assessment.refresh_from_db()
     assert assessment.population == {"region": "yukon"}
     assert wait_for_job(assessment.risk_job_id, timeout=120).status == "succeeded"
-    page.reload()
+    reload_when_settled(page)
 
     attackers = page.get_by_test_id("attacker-models")
     expect(attackers).to_be_visible(timeout=TIMEOUT)

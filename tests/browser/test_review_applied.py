@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.assessments.models import Assessment
-from tests.browser.prepared import trade_off_at_step_7
+from tests.browser.prepared import reload_when_settled, trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
 
@@ -32,7 +32,7 @@ def test_the_reviewer_sees_the_applied_alternative(
     ana.get_by_test_id("apply").click()
     apply_job = Assessment.objects.get(id=assessment.id).apply_job_id
     assert wait_for_job(apply_job, timeout=120).status == "succeeded"
-    ana.reload()
+    reload_when_settled(ana)
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
     ana.goto(f"{base}/o/{custodian.slug}/assessments/{assessment.id}/steps/utility/")
     ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(

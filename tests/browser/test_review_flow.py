@@ -17,6 +17,7 @@ from apps.classification.services import (
 )
 from apps.datasets.demo import generate_register
 from tests.assessments.conftest import LOW_ANSWERS
+from tests.browser.prepared import reload_when_settled
 from tests.conftest import wait_for_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -149,7 +150,7 @@ def test_reject_revise_approve_and_download(
         wait_for_job(Assessment.objects.get(id=v2.id).apply_job_id, timeout=120).status
         == "succeeded"
     )
-    ana.reload()
+    reload_when_settled(ana)
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
     expect(ana.get_by_test_id("state-deidentify")).to_have_text("✓ done")
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()

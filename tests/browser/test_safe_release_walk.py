@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from apps.assessments.models import Assessment
 from apps.datasets.demo import generate_register
 from apps.datasets.models import Dataset
+from tests.browser.prepared import reload_when_settled
 from tests.browser.test_assessment_flow import TIMEOUT, save_step, sign_in
 from tests.conftest import wait_for_job
 
@@ -25,7 +26,7 @@ KEEP_QUASI = {"age", "sex", "city"}
 def _wait_job_then_reload(page: Page, job_id: object) -> None:
     finished = wait_for_job(job_id, timeout=TIMEOUT / 1000)
     assert finished.status == "succeeded", finished.error
-    page.reload()
+    reload_when_settled(page)
 
 
 def test_demo_register_walks_to_a_submittable_release_through_the_guards(

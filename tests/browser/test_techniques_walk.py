@@ -15,7 +15,7 @@ from pypdf import PdfReader
 from apps.assessments import deidentify
 from apps.assessments.models import Assessment
 from apps.reviews.services import assessment_submit, review_decide
-from tests.browser.prepared import trade_off_at_step_7
+from tests.browser.prepared import reload_when_settled, trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
 
@@ -52,7 +52,7 @@ def test_local_suppression_and_pram_through_step_7(
     page.get_by_test_id("apply").click()
     apply_job = Assessment.objects.get(id=assessment.id).apply_job_id
     assert wait_for_job(apply_job, timeout=120).status == "succeeded"
-    page.reload()
+    reload_when_settled(page)
     applied = page.get_by_test_id("applied-techniques")
     expect(applied).to_contain_text("Local suppression")
     expect(applied).to_contain_text("Post-randomisation (PRAM) on diagnosis")
