@@ -20,6 +20,10 @@ precision, discernibility}, k-anonymity alone, on two data sets:
   ``--arx-classpath`` to measure them again (ARX 3.9.2 compiled from its sources, with
   its ``lib/ant`` jars, on the class path); that also measures ARX on adult on this
   machine (``bench/arx_adult_grid_here.csv``), shown beside ARX's own adult figures.
+  (ARX's ``src/main`` at commit aacd487 compiles with ``javac -cp 'lib/ant/*'`` once
+  ``ARXCertificate`` and ``Watermark`` are left out and one-line stubs stand for
+  pdfbox's ``PDFont`` and hadoop's ``Writable``, whose jars are not in ARX's
+  repository; the certificate is not used here.)
 
 Per configuration, each a median over ``--runs`` runs, in one process per data set after
 the compiled code is loaded (the data read into memory first, never timed):
