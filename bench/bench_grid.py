@@ -14,11 +14,16 @@ precision, discernibility}, k-anonymity alone, on two data sets:
   a 5-digit ZIP code (6-level hierarchy over all 100,000 codes: 5, 4, 3, 2, 1 digits, then
   ``*****``; 32,576 codes present, drawn Zipf-like), a birth date (5-level hierarchy over
   5,676 days: day, month, year, 5 years, ``*``) and sex. ARX's times on it are in
-  ``bench/arx_zip_grid.csv``, measured by ``bench/arx/ArxGrid.java`` (the same method as
-  the adult file) on the machine and date written in its first line; pass
+  ``bench/arx_zip_grid.csv``, measured by ``bench/arx/ArxGrid.java`` (median of 5
+  ``anonymize()`` after a warm-up, the JVM warmed by a first pass over the grid) on the
+  machine and date written in its first line; pass
   ``--arx-classpath`` to measure them again (ARX 3.9.2 compiled from its sources, with
   its ``lib/ant`` jars, on the class path); that also measures ARX on adult on this
   machine (``bench/arx_adult_grid_here.csv``), shown beside ARX's own adult figures.
+  (ARX's ``src/main`` at commit aacd487 compiles with ``javac -cp 'lib/ant/*'`` once
+  ``ARXCertificate`` and ``Watermark`` are left out and one-line stubs stand for
+  pdfbox's ``PDFont`` and hadoop's ``Writable``, whose jars are not in ARX's
+  repository; the certificate is not used here.)
 
 Per configuration, each a median over ``--runs`` runs, in one process per data set after
 the compiled code is loaded (the data read into memory first, never timed):
@@ -153,6 +158,7 @@ def worker(name: str, runs: int) -> None:
 
     encoded, lookups = prepare()
     warm = problem_from_encoded(encoded, lookups)  # type: ignore[arg-type]
+    optimal_search(warm, KAnonymity(2), suppression_limit=0.0)  # (searched before)
     for metric in METRICS:
         for k in KS:
             for limit in LIMITS:

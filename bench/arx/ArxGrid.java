@@ -12,7 +12,8 @@ import org.deidentifier.arx.metric.Metric;
 /**
  * ARX's k-anonymity grid on one data set: for each metric, k and suppression limit, the
  * score of ARX's optimum and the median wall time of ARXAnonymizer.anonymize() over
- * `runs` runs after one warm-up run.
+ * `runs` runs after one warm-up run; the whole grid is run once first, so that the
+ * JVM has compiled ARX's code before any configuration is timed.
  *
  * Arguments: data.csv (';'-separated, header) hierarchy-prefix (hierarchy of column C
  * in prefix + C + ".csv") quasi-identifiers (comma-separated) runs [metric,k,limit ...]
@@ -35,6 +36,15 @@ public class ArxGrid {
             data.getDefinition().setAttributeType(q, Hierarchy.create(args[1] + q + ".csv", StandardCharsets.UTF_8, ';'));
         }
         int runs = Integer.parseInt(args[3]);
+        for (int i = 4; i < args.length; i++) { // the JVM's warm-up: every configuration once
+            String[] c = args[i].split(",");
+            ARXConfiguration config = ARXConfiguration.create();
+            config.addPrivacyModel(new KAnonymity(Integer.parseInt(c[1])));
+            config.setSuppressionLimit(Double.parseDouble(c[2]));
+            config.setQualityModel(metric(c[0]));
+            new ARXAnonymizer().anonymize(data, config);
+            data.getHandle().release();
+        }
         System.out.println("metric,k,suppression_limit,arx_information_loss,arx_anonymize_ms_median");
         for (int i = 4; i < args.length; i++) {
             String[] c = args[i].split(",");

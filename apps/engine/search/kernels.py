@@ -487,6 +487,8 @@ def pair_profile(
     scratch: NDArray[np.int64],
     stamp: NDArray[np.int64],
     histogram: NDArray[np.int64],
+    singles: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    single_base: NDArray[np.int64],
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """The sizes of the (i, j)-cells of a pair of QIs (``qis = (i, j)``) at every pair of
     levels ``(a, b)`` up to ``tops``, as a profile that gives the rows in cells of fewer
@@ -501,6 +503,11 @@ def pair_profile(
     ``(a, b - 1)``, ``(a, 0)`` from ``(a - 1, 0)``) or from level ``(0, 0)``. With more than
     ``max_cells`` cells, or more than ``max_work`` cells times level pairs (a bound on
     the rows grouped), nothing is computed (``starts`` is empty).
+
+    A level pair at which one of the two QIs has a single value has the cells of the
+    other QI alone: its profile is copied from the single QIs' (``singles`` = values,
+    cums, starts; the profile of QI ``qis[c]`` at level ``L`` is segment ``single_base[c]
+    + L``), not grouped.
 
     Working memory, shared by the pairs of a problem: ``scratch`` (``[2 x
     scratch_size(len(counts))]``, its entries stamped with ``stamp[0]``, which each
@@ -562,9 +569,21 @@ def pair_profile(
     out = np.empty((2, max(cells, 1)), dtype=codes_i.dtype)
     source = np.zeros(2, dtype=np.int64)
     target = np.zeros(2, dtype=np.int64)
+    single_values, single_cums, single_starts = singles
     for a in range(tops[0] + 1):
         for b in range(width):
             target[0], target[1] = a, b
+            single_i = level_values[qis[0], a] == 1
+            if single_i or level_values[qis[1], b] == 1:
+                # (consistent hierarchies: the levels above stay single, so no later
+                # level pair is grouped from this one)
+                seg = single_base[1] + b if single_i else single_base[0] + a
+                for at in range(single_starts[seg], single_starts[seg + 1]):
+                    values, cums, used = _emit(
+                        single_values[at], single_cums[at], values, cums, used
+                    )
+                starts[a * width + b + 1] = used
+                continue
             if a == 0 and b == 0:
                 count = cells
                 grouped[:cells] = sizes
@@ -672,17 +691,28 @@ def profiles_of(
                 grown[:segments] = starts[:segments]
                 starts = grown
             starts[segments] = used
-    scratch = np.zeros((2, scratch_size(n)), dtype=np.int64)
+    singles = (values[:used].copy(), cums[:used].copy(), starts[: segments + 1].copy())
+    # Scratch for the largest grouping of any pair: its tuples when its cells are hashed,
+    # else at most its key range (pair_profile's dense count).
+    need = 1
+    for i in range(d):
+        for j in range(i + 1, d):
+            span = level_values[i, 0] * level_values[j, 0]
+            dense = span <= max(np.int64(1 << 16), np.int64(4) * n)
+            need = max(need, scratch_size(min(span, n) if dense else n))
+    scratch = np.zeros((2, need), dtype=np.int64)
     stamp = np.ones(1, dtype=np.int64)
     qis = np.empty(2, dtype=np.int64)
     tops = np.empty(2, dtype=np.int64)
+    single_base = np.empty(2, dtype=np.int64)
     for i in range(d):
         for j in range(i + 1, d):
             qis[0], qis[1] = i, j
             tops[0], tops[1] = heights[i], heights[j]
+            single_base[0], single_base[1] = base[i], base[j]
             pair_values, pair_cums, pair_starts = pair_profile(
                 codes[i], codes[j], counts, qis, tops, flat, map_offsets, level_values,
-                chain, max_cells, max_work, scratch, stamp, histogram,
+                chain, max_cells, max_work, scratch, stamp, histogram, singles, single_base,
             )  # fmt: skip
             if len(pair_starts) == 0:
                 continue  # the bound stays valid without this pair
