@@ -25,7 +25,6 @@ from apps.assessments.services import _editable
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
     SPAN_LABELS,
-    ColumnScan,
     detector_descriptions,
     scan_frame,
 )
@@ -48,10 +47,6 @@ def free_text_columns(assessment: Assessment) -> list[str]:
         )
         if v.suggestion_kind in FREE_TEXT_KINDS or v.inferred_type == "free_text"
     ]
-
-
-def _words(scan: ColumnScan) -> str:
-    return scan.in_words()
 
 
 def release_text_scan(
@@ -80,7 +75,7 @@ def release_text_scan(
     before = {s.column: s for s in scan_frame(original, scrub, examples=False)} if scrub else {}
     return {
         "identifier_scan": [
-            {**after[c].to_dict(), "role": roles.get(c, "other"), "in_words": _words(after[c])}
+            {**after[c].to_dict(), "role": roles.get(c, "other"), "in_words": after[c].in_words()}
             for c in scanned
         ],
         "scrubbed": [
@@ -89,7 +84,7 @@ def release_text_scan(
                 "spans_replaced": dict(before[c].spans),
                 "rows_scrubbed": before[c].rows_with_spans,
                 "values": before[c].values,
-                "replaced_in_words": _words(before[c]),
+                "replaced_in_words": before[c].in_words(),
                 "spans_after": dict(after[c].spans) if c in after else {},
             }
             for c in scrub

@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
+from apps.assessments.freetext import identifier_findings
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -271,12 +272,6 @@ def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
     from apps.assessments.presenters import alternatives_rows
 
     return alternatives_rows(search or None, levels)
-
-
-def identifier_findings(applied: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
-    from apps.assessments.freetext import identifier_findings as findings
-
-    return findings(applied, config)
 
 
 def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
