@@ -1,0 +1,423 @@
+"""The serializers of the assessment API, one per step: what each step accepts and returns
+(``apps.assessments.api`` holds the viewset that serves them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    extend_schema_field,
+)
+from rest_framework import serializers
+
+from apps.assessments import deidentify
+from apps.assessments.models import (
+    AgreementKind,
+    HierarchySpec,
+    ThresholdMode,
+)
+from apps.core import fields as strict
+from apps.datasets.models import ReleaseModel
+from apps.engine import context as engine_context
+from apps.engine import threshold as engine_threshold
+from apps.jobs.api import JobSerializer
+
+RELEASE_MODELS = [
+    (
+        ReleaseModel.PUBLIC.value,
+        "Public: anyone, no conditions (an access request counts as public)",
+    ),
+    (ReleaseModel.SEMI_PUBLIC.value, "Semi-public: anyone who registers and accepts terms of use"),
+    (
+        ReleaseModel.NON_PUBLIC.value,
+        "Non-public: named recipients bound by a data sharing agreement",
+    ),
+]
+
+
+# --------------------------------------------------------------------------- fields
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class AnswerField(serializers.ChoiceField):
+    """A questionnaire answer. Documented as a string whose answers are in its description:
+    several questions share a choice set, which would otherwise name one enum many times."""
+
+    def __init__(self, question: str, answers: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(
+            choices=[(a, a) for a in answers],
+            help_text=f"{question} ({' | '.join(answers)})",
+            **kwargs,
+        )
+
+
+def _questionnaire(
+    name: str, questions: list[tuple[str, str, tuple[str, ...]]], **field: Any
+) -> type:
+    fields = {key: AnswerField(question, answers, **field) for key, question, answers in questions}
+    return type(name, (serializers.Serializer,), fields)
+
+
+ThresholdAnswersSerializer = _questionnaire(
+    "ThresholdAnswersSerializer", list(engine_threshold.INVASION_FACTORS)
+)
+# As read back: null answers until the questionnaire is filled in (the request needs them all).
+ThresholdAnswersStateSerializer = _questionnaire(
+    "ThresholdAnswersStateSerializer", list(engine_threshold.INVASION_FACTORS), allow_null=True
+)
+ControlsSerializer = _questionnaire(
+    "ControlsSerializer",
+    [(key, label, ("yes", "partial", "no")) for key, label in engine_context.CONTROLS],
+    required=False,
+    allow_null=True,
+)
+MotivesSerializer = _questionnaire(
+    "MotivesSerializer", list(engine_context.MOTIVES), required=False, allow_null=True
+)
+
+
+def _with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serializers.Serializer[Any]]:
+    """The response to a save: the step as saved, and the later steps it made stale."""
+    name = serializer.__name__.removesuffix("Serializer")
+    stale = serializers.ListField(
+        child=strict.CharField(),
+        read_only=True,
+        help_text="Slugs of the later steps whose results must be recomputed.",
+    )
+    return type(f"{name}SavedSerializer", (serializer,), {"stale": stale})
+
+
+# --------------------------------------------------------------------------- step blocks
+
+
+class ReleaseSerializer(serializers.Serializer[Any]):
+    """Step 1: the release model and the recipient."""
+
+    release_model = serializers.ChoiceField(choices=RELEASE_MODELS)
+    recipient_organization = strict.CharField(max_length=200, allow_blank=True, default="")
+    recipient_contact = strict.CharField(max_length=200, allow_blank=True, default="")
+    purpose = strict.CharField(allow_blank=True, default="")
+    agreement_kind = serializers.ChoiceField(
+        choices=AgreementKind.choices, allow_blank=True, default=""
+    )
+    agreement_reference = strict.CharField(max_length=300, allow_blank=True, default="")
+    agreement_date = serializers.DateField(allow_null=True, default=None)
+    effective_release_model = strict.CharField(
+        read_only=True,
+        help_text="How the release is handled: a non-public release without a data sharing "
+        "agreement counts as semi-public.",
+    )
+
+
+class ThresholdSerializer(serializers.Serializer[Any]):
+    """Step 3: the invasion-of-privacy questionnaire, and how the threshold is chosen."""
+
+    profile = serializers.ChoiceField(
+        choices=[(key, data["name"]) for key, data in engine_threshold.PROFILES.items()],
+        default=engine_threshold.DEFAULT_PROFILE,
+    )
+    mode = serializers.ChoiceField(choices=ThresholdMode.choices, default=ThresholdMode.PROFILE)
+    answers = ThresholdAnswersSerializer()
+    preset = serializers.ChoiceField(
+        choices=[(key, data["name"]) for key, data in engine_threshold.PRESETS.items()],
+        allow_blank=True,
+        default="",
+        help_text="With mode = preset (needs a justification).",
+    )
+    custom_value = strict.FloatField(
+        min_value=0.000001,
+        max_value=1,
+        allow_null=True,
+        default=None,
+        help_text="With mode = custom: a probability (needs a justification).",
+    )
+    justification = strict.CharField(allow_blank=True, default="")
+    result = serializers.JSONField(read_only=True, allow_null=True)
+
+
+class ThresholdStateSerializer(ThresholdSerializer):
+    """Step 3 as saved; before it is, the answers are null."""
+
+    answers = ThresholdAnswersStateSerializer()
+
+
+class ReleaseStateSerializer(ReleaseSerializer):
+    """Step 1 as saved; before it is, the release model is empty."""
+
+    release_model = serializers.ChoiceField(
+        choices=RELEASE_MODELS, allow_blank=True, help_text="Empty until Step 1 is saved."
+    )
+
+
+class ContextSerializer(serializers.Serializer[Any]):
+    """Step 5: the context of the release. Controls and motives are asked for non-public
+    releases only (semi-public ones use fixed values)."""
+
+    controls = ControlsSerializer(required=False, default=dict)
+    motives = MotivesSerializer(required=False, default=dict)
+    prevalence = strict.FloatField(
+        min_value=0,
+        max_value=1,
+        allow_null=True,
+        default=None,
+        help_text="Share of the population with the data set's condition (1: anyone could be in it).",
+    )
+    prevalence_source = strict.CharField(max_length=300, allow_blank=True, default="")
+    acquaintances = strict.IntegerField(
+        min_value=engine_context.ACQUAINTANCES_RANGE[0],
+        max_value=engine_context.ACQUAINTANCES_RANGE[1],
+        default=engine_context.DEFAULT_ACQUAINTANCES,
+    )
+    single_sex = strict.BooleanField(default=False)
+    breach_rate = strict.FloatField(
+        min_value=0, max_value=1, default=engine_context.DEFAULT_BREACH_RATE
+    )
+    breach_source = strict.CharField(
+        max_length=400,
+        allow_blank=True,
+        default="",
+        help_text="Required when the rate differs from the default.",
+    )
+    release_model = strict.CharField(read_only=True, help_text="The effective release model.")
+    result = serializers.JSONField(read_only=True, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.context.get("non_public"):  # the page's form requires them, too
+            errors = {}
+            for group, questions in (
+                ("controls", engine_context.CONTROLS),
+                ("motives", engine_context.MOTIVES),
+            ):
+                missing = {
+                    q[0]: "Answer this for a non-public release."
+                    for q in questions
+                    if not attrs.get(group, {}).get(q[0])
+                }
+                if missing:
+                    errors[group] = missing
+            if errors:
+                raise serializers.ValidationError(errors)
+        return attrs
+
+    def answers(self) -> dict[str, Any]:
+        """The answers in the shape the page stores them."""
+        data = dict(self.validated_data)
+        data["controls"] = {k: data["controls"].get(k) for k, _ in engine_context.CONTROLS}
+        data["motives"] = {k: data["motives"].get(k) for k, _, _ in engine_context.MOTIVES}
+        return data
+
+
+class MaskingSerializer(serializers.Serializer[Any]):
+    method = serializers.ChoiceField(choices=deidentify.MASKING_METHODS)
+    length = strict.IntegerField(
+        min_value=deidentify.PSEUDONYM_LENGTHS[0],
+        max_value=deidentify.PSEUDONYM_LENGTHS[1],
+        required=False,
+        help_text="Hex characters of a keyed (hmac) or random pseudonym (default 32).",
+    )
+    keep_leading = strict.IntegerField(
+        min_value=0,
+        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        default=0,
+        help_text="For character masking.",
+    )
+    keep_trailing = strict.IntegerField(
+        min_value=0,
+        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        default=0,
+        help_text="For character masking.",
+    )
+
+
+class PrivacyModelSerializer(serializers.Serializer[Any]):
+    column = strict.CharField(help_text="A sensitive variable.")
+    spec = strict.CharField(
+        help_text="distinct-l=L, entropy-l=L, recursive-cl=C,L, equal-t=T or ordered-t=T "
+        "(ARX's definitions)."
+    )
+
+
+class DeidConfigSerializer(serializers.Serializer[Any]):
+    """Step 7 settings: masking per direct identifier, suppression limit, metric, maximum
+    generalization levels per quasi-identifier."""
+
+    masking = serializers.DictField(
+        child=MaskingSerializer(),
+        default=dict,
+        help_text="Direct identifier → masking; a direct identifier left out is removed.",
+    )
+    suppression_limit = strict.FloatField(
+        min_value=0,
+        max_value=1,
+        default=deidentify.DEFAULT_SUPPRESSION_LIMIT,
+        help_text="Share of records that may be suppressed (0.05 = 5%).",
+    )
+    metric = serializers.ChoiceField(choices=deidentify.METRICS, default="loss")
+    max_levels = serializers.DictField(
+        child=strict.IntegerField(min_value=0),
+        default=dict,
+        help_text="Quasi-identifier → highest generalization level the search may use.",
+    )
+    privacy_models = PrivacyModelSerializer(
+        many=True,
+        required=False,
+        help_text="Privacy models every released group must also meet, one per sensitive "
+        "variable; left out = unchanged, [] = none.",
+    )
+    csv_formula_guard = strict.BooleanField(
+        default=True,
+        help_text="Prefix with ' every text cell of the released CSV that starts with =, +, "
+        "-, @, a tab or a carriage return, so that a spreadsheet shows it as text instead of "
+        "running it as a formula (OWASP CSV injection). Numeric columns, plain signed numbers "
+        "(-5, +3.25) and the Parquet file are never altered. Turn off only for analysis "
+        "pipelines that need the raw values.",
+    )
+    direct_identifiers = serializers.ListField(child=strict.CharField(), read_only=True)
+
+
+class UtilitySerializer(serializers.Serializer[Any]):
+    """Step 8: why the remaining utility is acceptable for the purpose (saving accepts it)."""
+
+    note = strict.CharField(allow_blank=True)
+    accepted = strict.BooleanField(read_only=True)
+
+
+class JobBlockSerializer(serializers.Serializer[Any]):
+    result = serializers.JSONField(read_only=True, allow_null=True)
+    job = JobSerializer(read_only=True, allow_null=True)
+
+
+class RiskSerializer(JobBlockSerializer):
+    """Step 4: the data risk measured by the last risk job."""
+
+    population = serializers.JSONField(
+        read_only=True,
+        help_text="The population the release is a sample of: {} (not a sample, the "
+        'default), {"region": key} or {"size": people}.',
+    )
+
+
+class PopulationSerializer(serializers.Serializer[Any]):
+    region = strict.CharField(required=False, allow_blank=True, help_text="A preset key.")
+    size = strict.IntegerField(required=False, allow_null=True, min_value=1)
+
+
+class RiskRunSerializer(serializers.Serializer[Any]):
+    population = PopulationSerializer(
+        required=False,
+        help_text="Optional: set the population first (see GET); omit to keep it as it is.",
+    )
+
+
+class SearchSerializer(JobBlockSerializer):
+    """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
+
+    chosen_levels = serializers.DictField(
+        child=strict.IntegerField(), read_only=True, allow_null=True
+    )
+
+
+class ApplySerializer(JobBlockSerializer):
+    """Step 7: the applied de-identification (figures Step 8 measures)."""
+
+
+class ChooseSerializer(serializers.Serializer[Any]):
+    levels = serializers.DictField(
+        child=strict.IntegerField(min_value=0),
+        help_text="Quasi-identifier → level: the optimum or one of the search's alternatives.",
+    )
+
+
+class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
+    column = strict.CharField(help_text="A released column in which identifiers were found.")
+    reason = strict.CharField(
+        allow_blank=True,
+        help_text="Why what the detectors found is not identifying (at least 6 words); empty "
+        "withdraws an earlier explanation.",
+    )
+
+
+class IdentifierFindingSerializer(serializers.Serializer[Any]):
+    column = strict.CharField()
+    role = strict.CharField()
+    values = strict.IntegerField(help_text="Non-missing released values scanned.")
+    rows_with_spans = strict.IntegerField()
+    spans = serializers.DictField(child=strict.IntegerField(), help_text="Type → spans.")
+    in_words = strict.CharField()
+    examples = serializers.ListField(
+        child=strict.CharField(), help_text="Values with spans, detected spans masked."
+    )
+    reviewed = strict.CharField(help_text="The analyst's explanation, if any.")
+    reviewed_by = strict.CharField()
+
+
+class OverallSerializer(serializers.Serializer[Any]):
+    """Step 6: data risk × context risk against the threshold, and Step 7's target."""
+
+    release_model = strict.CharField()
+    threshold = strict.FloatField()
+    context_risk = strict.FloatField()
+    data_risk_target = strict.FloatField()
+    risk_measure = strict.CharField()
+    target_class_size = strict.IntegerField(allow_null=True)
+    strict_average_cap = strict.FloatField(allow_null=True)
+    data_risk = strict.FloatField(allow_null=True)
+    value = strict.FloatField(allow_null=True)
+    passes = strict.BooleanField(allow_null=True)
+    explanation = strict.CharField(allow_blank=True)
+
+
+class OverallBlockSerializer(serializers.Serializer[Any]):
+    overall = OverallSerializer(allow_null=True, help_text="Null until Steps 3 and 5 are done.")
+
+
+class HierarchySerializer(serializers.Serializer[Any]):
+    """How one quasi-identifier is generalized, with the groups at every level."""
+
+    column = strict.CharField(read_only=True)
+    kind = serializers.ChoiceField(choices=HierarchySpec.Kind.choices)
+    params = serializers.DictField(
+        default=dict,
+        help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
+        "prefix: lengths; categorical: levels (list of {group: [values]}), keep_ungrouped.",
+    )
+    arx_text = strict.CharField(
+        write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"
+    )
+    arx_csv = strict.CharField(read_only=True)
+    height = strict.IntegerField(read_only=True)
+    level_labels = serializers.ListField(child=strict.CharField(), read_only=True)
+    preview = serializers.ListField(
+        child=serializers.DictField(),
+        read_only=True,
+        help_text="Per level: name, number of groups, smallest group, largest groups.",
+    )
+
+
+class StepStateSerializer(serializers.Serializer[Any]):
+    number = strict.IntegerField()
+    slug = strict.CharField()
+    title = strict.CharField()
+    guideline = strict.CharField()
+    summary = strict.CharField()
+    state = serializers.ChoiceField(choices=["done", "stale", "to do"])
+    done = strict.BooleanField()
+    stale = strict.BooleanField()
+
+
+class PreviewSerializer(serializers.Serializer[Any]):
+    columns = serializers.ListField(child=strict.CharField())
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
+
+
+ReleaseSavedSerializer = _with_stale(ReleaseStateSerializer)
+ThresholdSavedSerializer = _with_stale(ThresholdStateSerializer)
+ContextSavedSerializer = _with_stale(ContextSerializer)
+DeidConfigSavedSerializer = _with_stale(DeidConfigSerializer)
+UtilitySavedSerializer = _with_stale(UtilitySerializer)
+SearchSavedSerializer = _with_stale(SearchSerializer)
+HierarchySavedSerializer = _with_stale(HierarchySerializer)
+
+
+# --------------------------------------------------------------------------- representations
