@@ -30,4 +30,5 @@ RUN DJANGO_SETTINGS_MODULE=deidweb.settings.local \
 RUN useradd --system --uid 1000 deidweb && mkdir -p /app/var && chown -R deidweb /app/var
 USER deidweb
 EXPOSE 8000
-CMD ["gunicorn", "deidweb.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "300"]
+# Threads, keep-alive, timeouts and the warm start: deidweb/gunicorn.conf.py.
+CMD ["gunicorn", "-c", "deidweb/gunicorn.conf.py", "deidweb.wsgi:application"]

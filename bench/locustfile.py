@@ -7,6 +7,12 @@ fragment and the job API) and now and then uploads a small CSV through the uploa
 follows its job. The accounts and ids come from the JSON file named by DEIDWEB_LOAD_SEED.
 Requests are named by kind ("page: …", "poll: …", "upload"), so that locust reports one
 line per kind.
+
+The measured window opens when the last user has signed in (DEIDWEB_LOAD_USERS): the 50
+sign-ins (a deliberately costly password hash each) are reported apart, as the ramp, and
+the file named by DEIDWEB_LOAD_MARK is created then, so that the driver starts its jobs
+inside the window. Every response time and failure is written, by phase and kind, to the
+JSON file named by DEIDWEB_LOAD_TIMES when locust stops.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import os
 import random
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +33,49 @@ SEED: dict[str, Any] = json.loads(Path(os.environ["DEIDWEB_LOAD_SEED"]).read_tex
 _accounts = itertools.cycle(SEED["users"])
 _lock = threading.Lock()
 _JOB = re.compile(r"/jobs/([0-9a-f-]{36})/")
-# Every response time by kind, written at the end for the driver's own aggregates.
-TIMES: dict[str, list[float]] = {}
+USERS = int(os.environ.get("DEIDWEB_LOAD_USERS", "0"))
+# The pause between two tasks of a user, in seconds ("min,max").
+WAIT = tuple(float(x) for x in os.environ.get("DEIDWEB_LOAD_WAIT", "0.5,2.0").split(","))
+# Response times (ms) and failures by phase ("ramp" until every user has signed in, then
+# "measured") and kind, written at the end for the driver's aggregates.
+RECORD: dict[str, Any] = {
+    "times": {"ramp": {}, "measured": {}},
+    "failures": {"ramp": {}, "measured": {}},
+    "window": [None, None],
+}
+_signed_in = 0
+
+
+def _phase() -> str:
+    return "measured" if RECORD["window"][0] is not None else "ramp"
 
 
 @events.request.add_listener
-def _timed(name: str, response_time: float, **_: Any) -> None:
-    TIMES.setdefault(name, []).append(response_time)
+def _timed(name: str, response_time: float, exception: Any = None, **_: Any) -> None:
+    phase = _phase()
+    RECORD["times"][phase].setdefault(name, []).append(response_time)
+    if exception is not None:
+        RECORD["failures"][phase].setdefault(name, []).append(repr(exception)[:200])
+
+
+def _signed_in_one() -> None:
+    global _signed_in
+    with _lock:
+        _signed_in += 1
+        if _signed_in == USERS and RECORD["window"][0] is None:
+            RECORD["window"][0] = time.time()
+            mark = os.environ.get("DEIDWEB_LOAD_MARK")
+            if mark:
+                Path(mark).touch()
 
 
 @events.quitting.add_listener
 def _write_times(**_: Any) -> None:
+    RECORD["window"][1] = time.time()
     target = os.environ.get("DEIDWEB_LOAD_TIMES")
     if target:
         with open(target, "w") as handle:
-            json.dump(TIMES, handle)
+            json.dump(RECORD, handle)
 
 
 SMALL_CSV = "age,sex,postal,diagnosis\n" + "".join(
@@ -49,7 +84,7 @@ SMALL_CSV = "age,sex,postal,diagnosis\n" + "".join(
 
 
 class WebUser(HttpUser):
-    wait_time = between(0.5, 2.0)
+    wait_time = between(*WAIT)
 
     def on_start(self) -> None:
         with _lock:
@@ -58,7 +93,7 @@ class WebUser(HttpUser):
         self.jobs: list[str] = list(SEED["jobs"])
         self.client.get("/accounts/login/", name="page: sign-in")
         token = self.client.cookies.get("csrftoken", "")
-        response = self.client.post(
+        with self.client.post(
             "/accounts/login/",
             {
                 "username": self.account["username"],
@@ -68,9 +103,13 @@ class WebUser(HttpUser):
             headers={"Referer": f"{self.host}/accounts/login/"},
             name="sign-in",
             allow_redirects=False,
-        )
-        if response.status_code != 302:
-            response.failure(f"sign-in refused ({response.status_code})")
+            catch_response=True,
+        ) as response:
+            if response.status_code == 302:
+                response.success()
+            else:
+                response.failure(f"sign-in refused ({response.status_code})")
+        _signed_in_one()
 
     def _page(self, path: str, name: str) -> None:
         self.client.get(path, name=f"page: {name}")

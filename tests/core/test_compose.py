@@ -16,8 +16,12 @@ def test_services_and_their_commands():
     assert set(services) == {"postgres", "redis", "seaweedfs", "migrate", "web", "worker"}
     assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
     assert services["migrate"]["restart"] == "no"
-    assert services["web"]["command"][0] == "gunicorn"
-    assert services["web"]["command"][1] == "deidweb.wsgi:application"
+    assert services["web"]["command"] == [
+        "gunicorn",
+        "-c",
+        "deidweb/gunicorn.conf.py",
+        "deidweb.wsgi:application",
+    ]
     assert services["worker"]["command"][:4] == ["celery", "-A", "deidweb", "worker"]
     # one worker service consumes both queues of jobs
     command = services["worker"]["command"]

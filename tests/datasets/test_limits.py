@@ -117,6 +117,50 @@ def test_batches_follow_the_memory_budget_and_give_the_same_profile(tmp_path: Pa
     assert profile_parquet(path, memory_budget=1) == profile_parquet(path)
 
 
+def test_large_batches_stream_and_count_distinct_values_exactly_in_hash_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch too large for memory takes the streaming path: distinct values counted in
+    hash slices (here of at most 7 values, so the 300 identifiers take about 50 passes) and
+    examples read column by column. The 100-million-row profile held 6 GB in one column's
+    distinct count and 12 GB in all; this path gives the same profile as the in-memory one."""
+    import apps.datasets.profiling as profiling
+
+    path = tmp_path / "mixed.parquet"
+    pl.DataFrame(
+        {
+            "id": [f"P{i:05d}" for i in range(300)],
+            "code": [None, *(f"C{i % 40:02d}" for i in range(299))],
+            "age": [str(20 + i % 50) for i in range(300)],
+            "n": list(range(300)),
+            "sex": ["F"] * 100 + ["M"] * 100 + [None] * 100,
+            "note": [f"seen on day {i % 60} with a mild cough and fever" for i in range(300)],
+        }
+    ).write_parquet(path)
+    in_memory = profile_parquet(path)
+    slices: list[int] = []
+    real_hash = pl.Expr.hash
+
+    def counted_hash(self: pl.Expr, seed: int = 0, *args: object) -> pl.Expr:
+        slices.append(seed)
+        return real_hash(self, seed, *args)
+
+    monkeypatch.setattr(profiling, "IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(profiling, "EXACT_DISTINCT_CHUNK", 7)
+    monkeypatch.setattr(pl.Expr, "hash", counted_hash)
+    streamed = profile_parquet(path)
+    assert streamed == in_memory
+    assert [streamed.column(c).distinct for c in ("id", "code", "age", "n", "sex", "note")] == [
+        300, 40, 50, 300, 2, 60
+    ]  # fmt: skip
+    assert streamed.column("sex").missing == 100 and streamed.column("code").missing == 1
+    assert streamed.column("id").sample_values == ("P00000", "P00001", "P00002", "P00003", "P00004")
+    assert streamed.column("code").sample_values == ("C00", "C01", "C02", "C03", "C04")
+    # id and n (300 values) take about 300 × 1.1 / 7 → 48 slices each, code 7, age 8, note
+    # 10 (by the HyperLogLog estimates, which err by a few values); sex one pass, no slices
+    assert 100 < len(slices) < 140
+
+
 # --------------------------------------------------------------------------- ZIP bombs
 
 
