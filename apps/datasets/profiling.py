@@ -551,9 +551,7 @@ def _streamed_distinct(frame: pl.LazyFrame, names: dict[int, str]) -> dict[str, 
                 values.filter(col.hash(_SLICE_SEED) % slices == number).unique().select(pl.len())
                 for number in range(slices)
             ]
-        counts[_key(index, "distinct")] = sum(
-            int(_collect(query).item()) for query in queries
-        )
+        counts[_key(index, "distinct")] = sum(int(_collect(query).item()) for query in queries)
     return counts
 
 

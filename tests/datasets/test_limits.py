@@ -10,6 +10,7 @@ import random
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -19,6 +20,7 @@ from apps.datasets import containers
 from apps.datasets.ingest import EXCEL_MAX_ROWS, IngestError, IngestLimits, convert_to_parquet
 from apps.datasets.profiling import column_batches, profile_parquet
 from tests.datasets.conftest import WriteFile
+from tests.streaming_plan import in_memory_fallbacks
 
 
 def wide_csv(columns: int, rows: int = 5) -> str:
@@ -122,8 +124,9 @@ def test_large_batches_stream_and_count_distinct_values_exactly_in_hash_slices(
 ) -> None:
     """A batch too large for memory takes the streaming path: distinct values counted in
     hash slices (here of at most 7 values, so the 300 identifiers take about 50 passes) and
-    examples read column by column. The 100-million-row profile held 6 GB in one column's
-    distinct count and 12 GB in all; this path gives the same profile as the in-memory one."""
+    examples read column by column, every query run chunk by chunk by the streaming engine.
+    The 100-million-row profile held 6 GB in one column's distinct count and 12 GB in all;
+    this path gives the same profile as the in-memory one."""
     import apps.datasets.profiling as profiling
 
     path = tmp_path / "mixed.parquet"
@@ -145,11 +148,27 @@ def test_large_batches_stream_and_count_distinct_values_exactly_in_hash_slices(
         slices.append(seed)
         return real_hash(self, seed, *args)
 
+    # Every query of the streaming path, to check that none falls back to memory.
+    queries: list[pl.LazyFrame] = []
+    real_collect, real_collect_all = profiling._collect, pl.collect_all
+
+    def collect(frame: pl.LazyFrame, engine: profiling.Engine = "streaming") -> pl.DataFrame:
+        queries.append(frame)
+        return real_collect(frame, engine)
+
+    def collect_all(frames: list[pl.LazyFrame], **kwargs: Any) -> list[pl.DataFrame]:
+        queries.extend(frames)
+        return real_collect_all(frames, **kwargs)
+
     monkeypatch.setattr(profiling, "IN_MEMORY_BYTES", 0)
     monkeypatch.setattr(profiling, "EXACT_DISTINCT_CHUNK", 7)
     monkeypatch.setattr(pl.Expr, "hash", counted_hash)
+    monkeypatch.setattr(profiling, "_collect", collect)
+    monkeypatch.setattr(pl, "collect_all", collect_all)
     streamed = profile_parquet(path)
     assert streamed == in_memory
+    assert len(queries) > 100
+    assert [f for q in queries for f in in_memory_fallbacks(q)] == []
     assert [streamed.column(c).distinct for c in ("id", "code", "age", "n", "sex", "note")] == [
         300, 40, 50, 300, 2, 60
     ]  # fmt: skip

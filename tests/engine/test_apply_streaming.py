@@ -126,3 +126,33 @@ def test_apply_solution_streaming_measures_like_in_memory(tmp_path: Path, suffix
     assert _sorted(read_table(results[0].path).collect()) == _sorted(
         read_table(results[1].path).collect()
     )
+
+
+def test_the_streaming_release_query_has_no_in_memory_step() -> None:
+    """Generalization looks labels up by position (Enum cast + gather), which the streaming
+    engine runs chunk by chunk; `replace_strict` was handed to the in-memory engine, and at
+    100 million rows the apply held the whole frame (over 12 GB)."""
+    from apps.engine.apply import _release_frame
+    from tests.streaming_plan import in_memory_fallbacks
+
+    frame, _, lookups, dictionaries = tiny_setup()
+    kept, _ = _release_frame(
+        frame.lazy(),
+        lookups=lookups,
+        dictionaries=dictionaries,
+        levels={"a": 1, "b": 0},
+        release_size=2,
+        direct={"name": "remove"},
+        suppressed_classes=None,
+        streaming=True,
+    )
+    assert in_memory_fallbacks(kept) == []
+    # a1, a2 → a12 at level 1: classes (a12, b1) × 3, (a12, b2) × 1, (a3, b2) × 2; k = 2
+    # keeps five rows.
+    released = kept.collect()
+    assert sorted(released.select("a", "b").rows()) == [("a12", "b1")] * 3 + [("a3", "b2")] * 2
+    expected, _ = apply_levels(
+        frame, lookups=lookups, dictionaries=dictionaries, levels={"a": 1, "b": 0},
+        release_size=2, direct={"name": "remove"},
+    )  # fmt: skip
+    assert _sorted(kept.collect()) == _sorted(expected)
