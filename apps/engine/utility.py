@@ -60,6 +60,8 @@ Frame = pl.DataFrame | pl.LazyFrame
 # per cent in this range), a column has more than ``max_values`` for sure; at or under it
 # the values are counted exactly, on a table that small.
 _SURELY_MANY = 4
+# Distinct values counted at once when ranking a column's values (`_most_frequent`).
+SLICE_VALUES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -135,21 +137,40 @@ def _texts(frame: pl.LazyFrame, column: str) -> pl.LazyFrame:
 
 
 def _most_frequent(
-    frame: pl.LazyFrame, column: str, limit: int, *, besides: Sequence[str] = ()
+    frame: pl.LazyFrame,
+    column: str,
+    limit: int,
+    *,
+    besides: Sequence[str] = (),
+    distinct: int = 0,
 ) -> list[tuple[str, int]]:
     """The ``limit`` most frequent present values as text (ties by value), leaving out
-    ``besides``: a streaming group-by, its memory following the distinct values."""
+    ``besides``. A streaming group-by holds one count per distinct value, so a column of
+    more than `SLICE_VALUES` (``distinct``, approximate) is counted in hash slices, one
+    pass each: every value falls in one slice with its whole count, so the most frequent
+    overall are among each slice's most frequent (a removed identifier of 100 M distinct
+    values does not need them all at once)."""
     values = _texts(frame, column)
     if besides:
         values = values.filter(~pl.col("value").is_in(list(besides)))
-    ranked = (
-        values.group_by("value")
-        .agg(pl.len().alias("records"))
-        .sort(["records", "value"], descending=[True, False])
-        .head(limit)
-        .collect(engine="streaming")
-    )
-    return [(str(v), int(n)) for v, n in ranked.iter_rows()]
+    slices = max(1, math.ceil(distinct / SLICE_VALUES))
+
+    def ranked(part: pl.LazyFrame) -> pl.DataFrame:
+        return (
+            part.group_by("value")
+            .agg(pl.len().alias("records"))
+            .sort(["records", "value"], descending=[True, False])
+            .head(limit)
+            .collect(engine="streaming")
+        )
+
+    if slices == 1:
+        top = ranked(values)
+    else:
+        bucket = pl.col("value").hash(seed=0) % slices
+        parts = [ranked(values.filter(bucket == i)) for i in range(slices)]
+        top = pl.concat(parts).sort(["records", "value"], descending=[True, False]).head(limit)
+    return [(str(v), int(n)) for v, n in top.iter_rows()]
 
 
 def _counts_of(frame: pl.LazyFrame, column: str, shown: Sequence[str]) -> dict[str, int]:
@@ -253,7 +274,7 @@ def _distribution(
         labels, counts_before, counts_after = _numeric_bins(original, shown_after, column, before)
     else:
         kind = "categorical"
-        top = _most_frequent(original, column, max_values)
+        top = _most_frequent(original, column, max_values, distinct=before.approx_distinct)
         if len(top) < max_values and shown_after is not None:
             # Every original value is shown: values only the release has fill the rest.
             present = [v for v, _ in top]

@@ -138,8 +138,12 @@ def _register(rows: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     return original, released
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_distributions_from_queries_are_the_in_memory_ones(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("seed, slice_values", [(1, 4_000_000), (2, 4_000_000), (1, 7)])
+def test_distributions_from_queries_are_the_in_memory_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, slice_values: int
+) -> None:
+    # slice_values 7: the 300 identifiers are ranked in some 43 hash slices
+    monkeypatch.setattr("apps.engine.utility.SLICE_VALUES", slice_values)
     original, released = _register(300, seed)
     quasi, levels, tops = ["age", "sex", "region"], {"age": 1, "sex": 1}, {"age": 3, "sex": 1}
     expected = []
