@@ -495,7 +495,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from apps.assessments.population import population_figures
     from apps.datasets.storage import delete_quietly, sha256_of, store
     from apps.engine.apply import apply_solution
-    from apps.engine.formula_guard import guard_formulas
+    from apps.engine.formula_guard import guard_formulas_lazy
     from apps.engine.loss import EntropyMetric, entropy_percent
     from apps.engine.risk import risk_profile
     from apps.engine.search.report import node_missingness, variable_distributions
@@ -555,11 +555,13 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         except EngineError as exc:
             raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
         context.progress(70, "Writing the release files", force=True)
-        released = pl.read_parquet(applied.path)
+        # The release is read as a query over its file, never whole: the CSV is written
+        # batch by batch and every measure below streams (any number of rows).
+        released = pl.scan_parquet(applied.path)
         csv_path = Path(scratch) / "release.csv"
         guard = bool(config["csv_formula_guard"])
-        csv_frame, guarded_cells = guard_formulas(released) if guard else (released, {})
-        csv_frame.write_csv(csv_path)
+        csv_frame, guarded_cells = guard_formulas_lazy(released) if guard else (released, {})
+        csv_frame.sink_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
         k = criterion.release_size
         # With privacy models, groups failing them are suppressed too (not only small ones).
@@ -672,7 +674,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 **measured,
                 **text_scan,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
-                "columns": released.columns,
+                "columns": released.collect_schema().names(),
                 "has_secrets": bool(secrets_name),
                 # text cells of the CSV prefixed with ' per column (the Parquet is as is)
                 "csv_formula_guard": {"enabled": guard, "cells": guarded_cells},

@@ -51,7 +51,7 @@ def free_text_columns(assessment: Assessment) -> list[str]:
 
 def release_text_scan(
     original: pl.LazyFrame,
-    released: pl.DataFrame,
+    released: pl.DataFrame | pl.LazyFrame,
     *,
     quasi: list[str],
     masking: dict[str, dict[str, Any]],
@@ -67,7 +67,7 @@ def release_text_scan(
     opaque = {c for c, spec in masking.items() if spec.get("method") in OPAQUE_METHODS}
     scanned = [
         c
-        for c, dtype in released.schema.items()
+        for c, dtype in released.lazy().collect_schema().items()
         if c not in quasi and c not in opaque and dtype == pl.String
     ]
     after = {s.column: s for s in scan_frame(released, scanned)}

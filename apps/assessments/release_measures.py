@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from apps.engine.attribute import l_diversity
+from apps.engine.attribute import diversity_per_class, l_diversity
 from apps.engine.frame import encode
 from apps.engine.smallcells import small_cells
 from apps.engine.utility import release_distributions
@@ -19,28 +19,29 @@ MAX_FLAGGED_CLASSES = 20
 
 
 def homogeneous_classes(
-    released: pl.DataFrame, quasi: list[str], sensitive: str
+    released: pl.DataFrame | pl.LazyFrame, quasi: list[str], sensitive: str
 ) -> list[dict[str, Any]]:
     """Released classes of two records or more whose sensitive value is the same for all:
-    the quasi-identifier values of each (never the sensitive value), largest first."""
+    the quasi-identifier values of each (never the sensitive value), largest first (equal
+    sizes in the order of their values, so that the same release lists the same classes)."""
     if not quasi:
         return []
     grouped = (
-        released.group_by(quasi)
-        .agg(pl.len().alias("records"), pl.col(sensitive).n_unique().alias("l"))
-        .filter((pl.col("l") == 1) & (pl.col("records") > 1))
-        .sort("records", descending=True)
+        diversity_per_class(released.lazy(), quasi, sensitive)
+        .filter((pl.col("__l") == 1) & (pl.col("__size") > 1))
+        .sort(["__size", *quasi], descending=[True, *(False for _ in quasi)], nulls_last=True)
         .head(MAX_FLAGGED_CLASSES)
+        .collect(engine="streaming")
     )
     return [
-        {"values": {q: row[q] for q in quasi}, "records": int(row["records"])}
+        {"values": {q: row[q] for q in quasi}, "records": int(row["__size"])}
         for row in grouped.iter_rows(named=True)
     ]
 
 
 def release_measures(
     original: pl.LazyFrame,
-    released: pl.DataFrame,
+    released: pl.DataFrame | pl.LazyFrame,
     *,
     quasi: list[str],
     sensitive: list[str],
@@ -48,19 +49,23 @@ def release_measures(
     tops: dict[str, int],
     masked: list[str],
 ) -> dict[str, Any]:
-    present = [s for s in sensitive if s in released.columns]
-    diversity = l_diversity(released, quasi, present) if present and released.height else ()
+    """The release's measures (module docstring). ``released`` is best the written file
+    scanned (``pl.scan_parquet``): every figure is a streaming group-by or aggregate, so
+    memory follows the classes and distinct values, not the rows."""
+    release = released.lazy()
+    rows = int(release.select(pl.len()).collect(engine="streaming").item())
+    names = release.collect_schema().names()
+    present = [s for s in sensitive if s in names]
+    diversity = l_diversity(release, quasi, present) if present and rows else ()
     disclosure = []
     for figures in diversity:
         disclosure.append(
             {
                 **figures.to_dict(),
-                "flagged_classes": homogeneous_classes(released, quasi, figures.column),
+                "flagged_classes": homogeneous_classes(release, quasi, figures.column),
             }
         )
-    cells = small_cells(encode(released, quasi)) if quasi and released.height else None
-    columns = original.collect_schema().names()
-    frame = original.select(columns).collect(engine="streaming")
+    cells = small_cells(encode(release, quasi)) if quasi and rows else None
     return {
         "attribute_disclosure_after": disclosure,
         "small_cells_after": {
@@ -76,7 +81,7 @@ def release_measures(
         "variable_distributions": [
             d.to_dict()
             for d in release_distributions(
-                frame, released, quasi=quasi, levels=levels, tops=tops, masked=masked
+                original, release, quasi=quasi, levels=levels, tops=tops, masked=masked
             )
         ],
     }

@@ -46,10 +46,11 @@ class SensitiveDiversity:
 def l_diversity(
     data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str], sensitive: Sequence[str]
 ) -> tuple[SensitiveDiversity, ...]:
-    """Distinct l-diversity of each sensitive column, in one streaming group-by.
+    """Distinct l-diversity of each sensitive column, in streaming group-bys.
 
     The missing value counts as a sensitive value of its own, as it does for the
-    quasi-identifiers.  Memory is proportional to the number of classes.
+    quasi-identifiers.  Memory is proportional to the distinct (class, sensitive value)
+    pairs, whatever the rows (`diversity_per_class`).
     """
     frame = data.lazy()
     names = frame.collect_schema().names()
@@ -58,31 +59,43 @@ def l_diversity(
     both = sorted(set(quasi) & set(sensitive))
     if both:
         raise EngineInputError(f"column(s) both quasi-identifier and sensitive: {', '.join(both)}")
-    aliases = [f"__l{i}" for i in range(len(sensitive))]
     try:
-        per_class = (
-            frame.group_by(list(quasi))
-            .agg(
-                pl.len().alias("__size"),
-                *(pl.col(s).n_unique().alias(a) for s, a in zip(sensitive, aliases, strict=True)),
-            )
-            .collect(engine="streaming")
-        )
+        return tuple(_summary(diversity_per_class(frame, quasi, s), s) for s in sensitive)
     except pl.exceptions.PolarsError as exc:
         raise EngineInputError(f"cannot compute l-diversity: {str(exc).splitlines()[0]}") from exc
-    return tuple(_summary(per_class, s, a) for s, a in zip(sensitive, aliases, strict=True))
 
 
-def _summary(per_class: pl.DataFrame, column: str, alias: str) -> SensitiveDiversity:
-    figures = per_class.select(
-        classes=pl.len(),
-        rows=pl.col("__size").sum(),
-        smallest_l=pl.col(alias).min(),
-        homogeneous_classes=(pl.col(alias) == 1).sum(),
-        homogeneous_rows=pl.col("__size").filter(pl.col(alias) == 1).sum(),
-        shared_classes=((pl.col(alias) == 1) & (pl.col("__size") > 1)).sum(),
-        shared_rows=pl.col("__size").filter((pl.col(alias) == 1) & (pl.col("__size") > 1)).sum(),
-    ).row(0, named=True)
+def diversity_per_class(frame: pl.LazyFrame, quasi: Sequence[str], sensitive: str) -> pl.LazyFrame:
+    """One row per class: its quasi-identifier values, its records (``__size``) and its
+    distinct values of ``sensitive`` (``__l``, the missing value counting as one).
+
+    Grouped twice, by class and value and then by class, because the streaming engine
+    runs ``n_unique`` inside a group-by by holding every group's values: this way memory
+    follows the distinct (class, value) pairs, not the rows."""
+    pairs = frame.group_by([*quasi, sensitive]).agg(pl.len().alias("__size"))
+    aggregates = (pl.col("__size").sum().alias("__size"), pl.len().alias("__l"))
+    if not quasi:  # the whole data set is one class (none when it has no rows)
+        return pairs.select(*aggregates).filter(pl.col("__size") > 0)
+    return pairs.group_by(list(quasi)).agg(*aggregates)
+
+
+def _summary(per_class: pl.LazyFrame, column: str) -> SensitiveDiversity:
+    alias = "__l"
+    figures = (
+        per_class.select(
+            classes=pl.len(),
+            rows=pl.col("__size").sum(),
+            smallest_l=pl.col(alias).min(),
+            homogeneous_classes=(pl.col(alias) == 1).sum(),
+            homogeneous_rows=pl.col("__size").filter(pl.col(alias) == 1).sum(),
+            shared_classes=((pl.col(alias) == 1) & (pl.col("__size") > 1)).sum(),
+            shared_rows=pl.col("__size")
+            .filter((pl.col(alias) == 1) & (pl.col("__size") > 1))
+            .sum(),
+        )
+        .collect(engine="streaming")
+        .row(0, named=True)
+    )
     return SensitiveDiversity(
         column=column,
         classes=int(figures["classes"]),

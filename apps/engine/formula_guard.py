@@ -53,9 +53,23 @@ def formula_guarded(column: str) -> pl.Expr:
 def guard_formulas(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """The frame with every text column guarded, and the number of cells prefixed per
     column (columns with none left out)."""
-    text = [name for name, dtype in frame.schema.items() if is_text(dtype)]
+    if not any(is_text(dtype) for dtype in frame.schema.values()):
+        return frame, {}
+    guarded, counts = guard_formulas_lazy(frame.lazy())
+    return guarded.collect(), counts
+
+
+def guard_formulas_lazy(frame: pl.LazyFrame) -> tuple[pl.LazyFrame, dict[str, int]]:
+    """`guard_formulas` for a release too large to hold: the counts come from one
+    streaming aggregate (memory independent of the rows), and the guarded frame stays a
+    query, to be written with ``sink_csv`` batch by batch."""
+    text = [name for name, dtype in frame.collect_schema().items() if is_text(dtype)]
     if not text:
         return frame, {}
-    counts = frame.select(starts_a_formula(c).sum().alias(c) for c in text).row(0, named=True)
+    counts = (
+        frame.select(starts_a_formula(c).sum().alias(c) for c in text)
+        .collect(engine="streaming")
+        .row(0, named=True)
+    )
     guarded = frame.with_columns(formula_guarded(c) for c in text if counts[c])
     return guarded, {c: int(n) for c, n in counts.items() if n}

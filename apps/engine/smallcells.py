@@ -81,6 +81,8 @@ def _cells(
         .filter(
             (pl.col(COUNT_COLUMN) < min_count) | (pl.col(COUNT_COLUMN) < min_share * encoded.rows)
         )
+        # codes follow the sorted values: equal counts are listed in the values' order
+        .sort(list(columns))
     )
     dictionaries = [encoded.dictionaries[encoded.quasi.index(c)].to_list() for c in columns]
     found = []

@@ -55,35 +55,158 @@ class VariableDistribution:
         }
 
 
-def _counts(series: pl.Series) -> dict[str, int]:
-    frame = series.cast(pl.String).drop_nulls().value_counts()
-    return {str(v): int(n) for v, n in frame.iter_rows()}
+Frame = pl.DataFrame | pl.LazyFrame
+# Above this many distinct values by the approximate count (HyperLogLog, exact to a few
+# per cent in this range), a column has more than ``max_values`` for sure; at or under it
+# the values are counted exactly, on a table that small.
+_SURELY_MANY = 4
+# Distinct values counted at once when ranking a column's values (`_most_frequent`).
+SLICE_VALUES = 4_000_000
 
 
-def _is_numeric(series: pl.Series) -> bool:
-    if series.dtype.is_numeric():
+@dataclass(frozen=True)
+class _Profile:
+    """One column's figures from a single streaming aggregate over its frame."""
+
+    rows: int
+    missing: int
+    approx_distinct: int = 0
+    unparsed: int | None = None  # missing values once read as numbers (numeric, text only)
+    low: float | None = None
+    high: float | None = None
+
+
+def _can_parse(dtype: pl.DataType) -> bool:
+    return dtype.is_numeric() or dtype == pl.String
+
+
+def _profiles(frame: pl.LazyFrame, columns: Sequence[str], *, full: bool) -> dict[str, _Profile]:
+    """Rows and missing values of each column (``full``: also the approximate distinct
+    values and the numeric range), every column in one streaming pass: these aggregates
+    keep a few numbers per column, whatever the rows (``n_unique`` of several columns in
+    one query would hold the columns whole)."""
+    schema = frame.collect_schema()
+    exprs = [pl.len().alias("rows")]
+    for i, column in enumerate(columns):
+        value = pl.col(column)
+        exprs.append(value.null_count().alias(f"missing{i}"))
+        if not full:
+            continue
+        exprs.append(value.approx_n_unique().alias(f"distinct{i}"))
+        if _can_parse(schema[column]):
+            number = value.cast(pl.Float64, strict=False)
+            exprs += [
+                number.null_count().alias(f"unparsed{i}"),
+                number.min().alias(f"low{i}"),
+                number.max().alias(f"high{i}"),
+            ]
+    figures = frame.select(exprs).collect(engine="streaming").row(0, named=True)
+    rows = int(figures["rows"])
+    return {
+        column: _Profile(
+            rows=rows,
+            missing=int(figures[f"missing{i}"]),
+            approx_distinct=int(figures.get(f"distinct{i}") or 0),
+            unparsed=figures.get(f"unparsed{i}"),
+            low=figures.get(f"low{i}"),
+            high=figures.get(f"high{i}"),
+        )
+        for i, column in enumerate(columns)
+    }
+
+
+def _more_values_than(frame: pl.LazyFrame, column: str, profile: _Profile, limit: int) -> bool:
+    """Whether the column has more than ``limit`` distinct values (missing counting as one)."""
+    if profile.approx_distinct > _SURELY_MANY * limit:
         return True
-    if series.dtype != pl.String:
+    distinct = frame.select(pl.col(column)).unique().select(pl.len())
+    return int(distinct.collect(engine="streaming").item()) > limit
+
+
+def _is_numeric(dtype: pl.DataType, profile: _Profile) -> bool:
+    """A numeric column, or text whose every present value reads as a number."""
+    if dtype.is_numeric():
+        return True
+    if dtype != pl.String:
         return False
-    parsed = series.drop_nulls().cast(pl.Float64, strict=False)
-    return parsed.len() > 0 and parsed.null_count() == 0
+    return profile.rows > profile.missing and profile.unparsed == profile.missing
+
+
+def _texts(frame: pl.LazyFrame, column: str) -> pl.LazyFrame:
+    return frame.select(pl.col(column).cast(pl.String).alias("value")).drop_nulls()
+
+
+def _most_frequent(
+    frame: pl.LazyFrame,
+    column: str,
+    limit: int,
+    *,
+    besides: Sequence[str] = (),
+    distinct: int = 0,
+) -> list[tuple[str, int]]:
+    """The ``limit`` most frequent present values as text (ties by value), leaving out
+    ``besides``. A streaming group-by holds one count per distinct value, so a column of
+    more than `SLICE_VALUES` (``distinct``, approximate) is counted in hash slices, one
+    pass each: every value falls in one slice with its whole count, so the most frequent
+    overall are among each slice's most frequent (a removed identifier of 100 M distinct
+    values does not need them all at once)."""
+    values = _texts(frame, column)
+    if besides:
+        values = values.filter(~pl.col("value").is_in(list(besides)))
+    slices = max(1, math.ceil(distinct / SLICE_VALUES))
+
+    def ranked(part: pl.LazyFrame) -> pl.DataFrame:
+        return (
+            part.group_by("value")
+            .agg(pl.len().alias("records"))
+            .sort(["records", "value"], descending=[True, False])
+            .head(limit)
+            .collect(engine="streaming")
+        )
+
+    if slices == 1:
+        top = ranked(values)
+    else:
+        bucket = pl.col("value").hash(seed=0) % slices
+        parts = [ranked(values.filter(bucket == i)) for i in range(slices)]
+        top = pl.concat(parts).sort(["records", "value"], descending=[True, False]).head(limit)
+    return [(str(v), int(n)) for v, n in top.iter_rows()]
+
+
+def _counts_of(frame: pl.LazyFrame, column: str, shown: Sequence[str]) -> dict[str, int]:
+    """The records of each of ``shown`` (as text) in the column."""
+    if not shown:
+        return {}
+    found = (
+        _texts(frame, column)
+        .filter(pl.col("value").is_in(list(shown)))
+        .group_by("value")
+        .agg(pl.len())
+        .collect(engine="streaming")
+    )
+    return {str(v): int(n) for v, n in found.iter_rows()}
 
 
 def _numeric_bins(
-    before: pl.Series, after: pl.Series | None
+    before: pl.LazyFrame, after: pl.LazyFrame | None, column: str, profile: _Profile
 ) -> tuple[list[str], list[int], list[int]]:
-    values = before.cast(pl.Float64, strict=False).drop_nulls()
-    low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
+    low, high = float(profile.low), float(profile.high)  # type: ignore[arg-type]
     width = (high - low) / NUMERIC_BINS or 1.0
     edges = [low + i * width for i in range(NUMERIC_BINS + 1)]
 
-    def binned(series: pl.Series | None) -> list[int]:
-        if series is None:
+    def binned(frame: pl.LazyFrame | None) -> list[int]:
+        if frame is None:
             return [0] * NUMERIC_BINS
-        numbers = series.cast(pl.Float64, strict=False).drop_nulls()
+        numbers = pl.col(column).cast(pl.Float64, strict=False)
         index = ((numbers - low) / width).floor().clip(0, NUMERIC_BINS - 1).cast(pl.Int64)
-        counts = index.value_counts()
-        found = {int(i): int(n) for i, n in counts.iter_rows()}
+        counts = (
+            frame.select(pl.col(column))
+            .drop_nulls()
+            .group_by(index.alias("bin"))
+            .agg(pl.len())
+            .collect(engine="streaming")
+        )
+        found = {int(i): int(n) for i, n in counts.iter_rows() if i is not None}
         return [found.get(i, 0) for i in range(NUMERIC_BINS)]
 
     labels = [f"{_short(edges[i])}-{_short(edges[i + 1])}" for i in range(NUMERIC_BINS)]
@@ -106,31 +229,67 @@ def variable_distribution(
 ) -> VariableDistribution:
     """One column's distribution before and after (module docstring). ``after`` is None for
     a column not in the release."""
-    rows_after = 0 if after is None else after.len()
-    shown_after: pl.Series | None = None
-    if status in {"suppressed", "removed", "masked"} or after is None:
+    original = before.to_frame(column).lazy()
+    released = None if after is None else after.to_frame(column).lazy()
+    return _distribution(
+        column,
+        original,
+        released,
+        before=_profiles(original, [column], full=True)[column],
+        after=None if released is None else _profiles(released, [column], full=False)[column],
+        status=status,
+        max_values=max_values,
+    )
+
+
+def _distribution(
+    column: str,
+    original: pl.LazyFrame,
+    released: pl.LazyFrame | None,
+    *,
+    before: _Profile,
+    after: _Profile | None,
+    status: str,
+    max_values: int,
+) -> VariableDistribution:
+    """`variable_distribution` on queries: each figure is a streaming aggregate or a
+    group-by of the column's values, so the rows are never held."""
+    rows_after = 0 if after is None else after.rows
+    shown_after: pl.LazyFrame | None = None
+    if status in {"suppressed", "removed", "masked"} or released is None or after is None:
         missing_after = rows_after
+        present_after = 0
     else:
-        shown_after = after
-        missing_after = int(after.null_count())
-    many = before.n_unique() > max_values
-    kind = "numeric" if status == "kept" and many and _is_numeric(before) else "categorical"
-    if kind == "numeric":
-        labels, counts_before, counts_after = _numeric_bins(before, shown_after)
+        shown_after = released
+        missing_after = after.missing
+        present_after = after.rows - after.missing
+    dtype = original.collect_schema()[column]
+    numeric = (
+        status == "kept"
+        and _is_numeric(dtype, before)
+        and _more_values_than(original, column, before, max_values)
+    )
+    if numeric:
+        kind = "numeric"
+        labels, counts_before, counts_after = _numeric_bins(original, shown_after, column, before)
     else:
-        by_before = _counts(before)
-        by_after = _counts(shown_after) if shown_after is not None else {}
-        ranked = sorted(by_before, key=lambda v: (-by_before[v], v))
-        ranked += sorted(
-            (v for v in by_after if v not in by_before), key=lambda v: (-by_after[v], v)
-        )
-        shown = ranked[:max_values]
-        kept = set(shown)
-        labels = list(shown)
-        counts_before = [by_before.get(v, 0) for v in shown]
-        counts_after = [by_after.get(v, 0) for v in shown]
-        rest_before = sum(n for v, n in by_before.items() if v not in kept)
-        rest_after = sum(n for v, n in by_after.items() if v not in kept)
+        kind = "categorical"
+        top = _most_frequent(original, column, max_values, distinct=before.approx_distinct)
+        if len(top) < max_values and shown_after is not None:
+            # Every original value is shown: values only the release has fill the rest.
+            present = [v for v, _ in top]
+            top += [
+                (v, 0)
+                for v, _ in _most_frequent(
+                    shown_after, column, max_values - len(top), besides=present
+                )
+            ]
+        labels = [v for v, _ in top]
+        counts_before = [n for _, n in top]
+        by_after = _counts_of(shown_after, column, labels) if shown_after is not None else {}
+        counts_after = [by_after.get(v, 0) for v in labels]
+        rest_before = before.rows - before.missing - sum(counts_before)
+        rest_after = present_after - sum(counts_after)
         if rest_before or rest_after:
             labels.append(OTHER_LABEL)
             counts_before.append(rest_before)
@@ -142,16 +301,16 @@ def variable_distribution(
         labels=tuple(labels),
         before=tuple(counts_before),
         after=tuple(counts_after),
-        missing_before=int(before.null_count()),
+        missing_before=before.missing,
         missing_after=missing_after,
-        rows_before=before.len(),
+        rows_before=before.rows,
         rows_after=rows_after,
     )
 
 
 def release_distributions(
-    original: pl.DataFrame,
-    released: pl.DataFrame,
+    original: Frame,
+    released: Frame,
     *,
     quasi: Sequence[str],
     levels: Mapping[str, int],
@@ -164,12 +323,15 @@ def release_distributions(
 
     A quasi-identifier at its hierarchy's top level (``tops[q]``) is fully suppressed: its
     released values count as missing and its original distribution is shown; ``masked``
-    are direct identifiers replaced by pseudonyms (no distribution to compare)."""
-    out = []
-    for column in original.columns:
-        before = original.get_column(column)
-        after = released.get_column(column) if column in released.columns else None
-        if after is None:
+    are direct identifiers replaced by pseudonyms (no distribution to compare).
+
+    Both may be queries over files of any size (the release as ``scan_parquet``): the
+    figures are streaming aggregates and group-bys, memory following the distinct values."""
+    before_frame, after_frame = original.lazy(), released.lazy()
+    names = after_frame.collect_schema().names()
+    chosen: list[tuple[str, str]] = []
+    for column in before_frame.collect_schema().names():
+        if column not in names:
             status = "removed"
         elif column in masked:
             status = "masked"
@@ -179,5 +341,20 @@ def release_distributions(
             status = "suppressed"
         else:
             status = "kept"
-        out.append(variable_distribution(column, before, after, status=status))
-    return out
+        chosen.append((column, status))
+    if not chosen:
+        return []
+    befores = _profiles(before_frame, [c for c, _ in chosen], full=True)
+    afters = _profiles(after_frame, [c for c, _ in chosen if c in names], full=False)
+    return [
+        _distribution(
+            column,
+            before_frame,
+            after_frame if column in names else None,
+            before=befores[column],
+            after=afters.get(column),
+            status=status,
+            max_values=MAX_VALUES,
+        )
+        for column, status in chosen
+    ]
