@@ -409,7 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         "DATABASE_URL": args.database_url,
         "CELERY_BROKER_URL": args.redis_url,
         "DEIDWEB_CACHE_URL": args.redis_url,
+        # Queues of this run only, so that no other worker on the same Redis takes its jobs.
         "CELERY_TASK_DEFAULT_QUEUE": f"deidweb-load-{os.getpid()}",
+        "DEIDWEB_INTERACTIVE_QUEUE": f"deidweb-load-{os.getpid()}-interactive",
+        "DEIDWEB_HEAVY_QUEUE": f"deidweb-load-{os.getpid()}-heavy",
         "DEIDWEB_VAR_DIR": str(work / "var"),
         "NUMBA_CACHE_DIR": str(ROOT / "var" / "numba"),
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -448,7 +451,9 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "deidweb", "worker", "--loglevel=WARNING",
-             "--concurrency", str(args.worker_concurrency), "-Q", env["CELERY_TASK_DEFAULT_QUEUE"]],
+             "--concurrency", str(args.worker_concurrency), "-Q",
+             ",".join(env[q] for q in ("DEIDWEB_INTERACTIVE_QUEUE", "DEIDWEB_HEAVY_QUEUE",
+                                       "CELERY_TASK_DEFAULT_QUEUE"))],
             cwd=ROOT, env=env, start_new_session=True,
         )  # fmt: skip
         wait_http(f"{base}/health/", 60)

@@ -55,7 +55,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @org_view()
 def org_home(request: HttpRequest, organization: Organization) -> HttpResponse:
-    from apps.datasets.selectors import datasets_of
+    from apps.datasets.selectors import datasets_listed
     from apps.jobs.models import Job
     from apps.reviews.selectors import review_queue_for
 
@@ -67,7 +67,7 @@ def org_home(request: HttpRequest, organization: Organization) -> HttpResponse:
             "review_queue": review_queue_for(organization=organization, user=request.user)
             if membership.can_review
             else None,
-            "datasets": datasets_of(organization=organization)[:10],
+            "datasets": datasets_listed(organization=organization)[:10],
             "jobs": Job.objects.filter(organization=organization)[:10],
             "members": organization.memberships.select_related("user"),
             "help_topic": "start",

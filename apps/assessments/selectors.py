@@ -19,6 +19,19 @@ def assessments_of(*, organization: Organization) -> QuerySet[Assessment]:
     return Assessment.objects.filter(organization=organization).select_related("dataset")
 
 
+def assessments_listed(*, organization: Organization) -> QuerySet[Assessment]:
+    """The assessments of the list page, newest first, with only the fields a row shows (not
+    the search results, measures and answers each keeps as JSON)."""
+    return (
+        Assessment.objects.filter(organization=organization)
+        .select_related("dataset")
+        .only(
+            "id", "organization", "title", "release_model", "status", "created_at",
+            "updated_at", "dataset__id", "dataset__name",
+        )
+    )  # fmt: skip
+
+
 def assessment_get(*, organization: Organization, assessment_id: UUID | str) -> Assessment:
     assessment = assessments_of(organization=organization).filter(id=assessment_id).first()
     if assessment is None:

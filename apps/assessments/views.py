@@ -26,8 +26,9 @@ from apps.assessments.forms import (
 )
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import population_chart, risk_charts
-from apps.assessments.selectors import assessment_get, assessments_of, overall_risk
+from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
 from apps.core.errors import ApplicationError
+from apps.core.pagination import list_page
 from apps.datasets.selectors import dataset_get
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
@@ -75,7 +76,10 @@ def assessment_list(request: HttpRequest, organization: Organization) -> HttpRes
     return render(
         request,
         "assessments/list.html",
-        {"assessments": assessments_of(organization=organization), "help_topic": "assessments"},
+        {
+            "page": list_page(request, assessments_listed(organization=organization)),
+            "help_topic": "assessments",
+        },
     )
 
 

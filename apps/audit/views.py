@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -11,8 +10,7 @@ from apps.accounts.models import Organization
 from apps.audit.forms import AuditFilterForm
 from apps.audit.selectors import audit_actions, audit_events
 from apps.audit.services import audit_verify
-
-PAGE_SIZE = 50
+from apps.core.pagination import list_page
 
 
 @org_view(review=True)
@@ -34,7 +32,7 @@ def audit_list(request: HttpRequest, organization: Organization) -> HttpResponse
         until=filters.get("until"),
         q=filters.get("q") or None,
     )
-    page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = list_page(request, events)
     # Verifying reads and hashes every event of the organization on every view: fine for
     # thousands of events, not for millions. Then run it in a job (or the nightly
     # `manage.py audit_verify`) and show the last result here instead.

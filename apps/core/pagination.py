@@ -1,9 +1,13 @@
-"""The one pagination of the API: ``limit`` and ``offset``, checked like any other input."""
+"""Pagination: the API's (``limit`` and ``offset``, checked like any other input) and the
+list pages' (``?page=``, `list_page`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -11,6 +15,15 @@ from rest_framework.request import Request
 from apps.core.api import query_values
 
 MAX_LIMIT = 1000
+# Rows of a list page (data sets, assessments, audit events): an office with years of
+# releases must not render them all on every visit.
+LIST_PAGE_SIZE = 50
+
+
+def list_page(request: HttpRequest, items: QuerySet[Any], size: int = LIST_PAGE_SIZE) -> Page:
+    """The page of `items` that ``?page=`` asks for (the last one if past the end, the first
+    if not a number), as templates/_pages.html links them."""
+    return Paginator(items, size).get_page(request.GET.get("page"))
 
 
 class _PageQuery(serializers.Serializer[Any]):

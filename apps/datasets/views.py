@@ -11,9 +11,10 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
+from apps.core.pagination import list_page
 from apps.datasets.forms import DatasetUploadForm
 from apps.datasets.models import DatasetStatus
-from apps.datasets.selectors import dataset_get, datasets_of
+from apps.datasets.selectors import dataset_get, datasets_listed
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload, upload_limit_for
 from apps.jobs.selectors import job_refresh
 
@@ -23,7 +24,10 @@ def dataset_list(request: HttpRequest, organization: Organization) -> HttpRespon
     return render(
         request,
         "datasets/list.html",
-        {"datasets": datasets_of(organization=organization), "help_topic": "datasets"},
+        {
+            "page": list_page(request, datasets_listed(organization=organization)),
+            "help_topic": "datasets",
+        },
     )
 
 
