@@ -255,6 +255,19 @@ def psql(url: str, sql: str) -> None:
     subprocess.run(["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", sql], check=True)
 
 
+def job_counts(url: str) -> dict[str, dict[str, int]]:
+    """Every job of the run by kind and final status (the uploads' own jobs included)."""
+    out = subprocess.run(
+        ["psql", url, "-Atc", "SELECT kind, status, count(*) FROM jobs_job GROUP BY 1, 2"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    counts: dict[str, dict[str, int]] = {}
+    for line in out.splitlines():
+        kind, status, count = line.split("|")
+        counts.setdefault(kind, {})[status] = int(count)
+    return counts
+
+
 def stop(process: subprocess.Popen[Any] | None) -> None:
     if process is None or process.poll() is not None:
         return
@@ -314,7 +327,12 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def markdown(
-    args: argparse.Namespace, record: dict[str, Any], jobs: Jobs, before: str, after: str
+    args: argparse.Namespace,
+    record: dict[str, Any],
+    jobs: Jobs,
+    before: str,
+    after: str,
+    counts: dict[str, dict[str, int]],
 ) -> str:
     measured = summarize(record["times"]["measured"], record["failures"]["measured"])
     ramp = summarize(record["times"]["ramp"], record["failures"]["ramp"])
@@ -340,6 +358,11 @@ def markdown(
             f" {min(jobs.durations):.1f}–{max(jobs.durations):.1f} s"
             if jobs.durations
             else " none finished"
+        ),
+        "- every job of the run by kind, final status: "
+        + "; ".join(
+            f"{kind} " + ", ".join(f"{n} {status}" for status, n in sorted(by.items()))
+            for kind, by in sorted(counts.items())
         ),
         "",
         f"Measured window: {window:.0f} s, from the moment the last of the {args.users} users"
@@ -498,17 +521,25 @@ def main(argv: list[str] | None = None) -> int:
             if state != "done" and state != "failed":
                 jobs.failures.append(f"assessment {aid}: not finished ({state})")
         record = json.loads(times.read_text())
+        settle = time.monotonic() + 300  # the last uploads' jobs finish after the window
+        while True:
+            counts = job_counts(args.database_url)
+            pending = any(st in ("queued", "running") for by in counts.values() for st in by)
+            if not pending or time.monotonic() > settle:
+                break
+            time.sleep(1)
     finally:
         for process in (locust, worker, web):
             stop(process)
-    report = markdown(args, record, jobs, before, after)
+    report = markdown(args, record, jobs, before, after, counts)
     print(report)
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(report, encoding="utf-8")
         print(f"wrote {args.out}")
     failed = sum(len(v) for v in record["failures"]["measured"].values())
-    return 1 if failed or jobs.failures else 0
+    unfinished = sum(n for by in counts.values() for s, n in by.items() if s != "succeeded")
+    return 1 if failed or jobs.failures or unfinished else 0
 
 
 if __name__ == "__main__":
