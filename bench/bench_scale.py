@@ -19,9 +19,9 @@ its own, under a watchdog that stops it above --max-rss-gib or --step-timeout:
   apps.engine.risk.risk_profile;
 - search: apps.engine.search.optimal_search on the distinct tuples (k = 5, 5 % suppression,
   ARX's adult hierarchies);
-- apply: apps.engine.apply.apply_solution for the solution found (record number removed,
-  quasi-identifiers generalized, small classes suppressed, rows shuffled out of core),
-  followed by its re-measure of the written file.
+- apply: apps.engine.apply.apply_solution for the solution found (record number replaced by
+  its keyed pseudonym, HMAC-SHA-256; quasi-identifiers generalized, small classes
+  suppressed, rows shuffled out of core), followed by its re-measure of the written file.
 
 Results go to docs/bench/scale.md (then `bench/run.py --assemble-only` joins the fragments
 into docs/benchmarks.md).
@@ -223,7 +223,7 @@ def step_apply(data: Path, work: Path) -> dict[str, Any]:
         criterion=KAnonymity(K),
         out=out,
         suppression_limit=SUPPRESSION,
-        direct={"record_id": "remove"},
+        direct={"record_id": "hmac"},
     )
     m = result.measure
     figures = {
@@ -407,7 +407,8 @@ def markdown(rows: int, results: dict[str, dict[str, Any]], command: str, before
         f" search = `optimal_search` on the distinct tuples (k = {K}, {SUPPRESSION:.0%}"
         f" suppression, metric {METRIC}, ARX's adult hierarchies; reading the saved distinct"
         " tuples and loading the compiled kernels included); apply = `apply_solution`"
-        " (record number removed, generalization, suppression of small classes by a streaming"
+        " (record number replaced by its keyed pseudonym, HMAC-SHA-256, computed batch by"
+        " batch; generalization, suppression of small classes by a streaming"
         " count of the generalized classes and a semi-join, out-of-core shuffle through"
         " temporary Parquet buckets, then the re-measure of the written file).",
         "",

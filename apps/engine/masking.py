@@ -12,10 +12,14 @@ offered: identifiers have few enough possible values to be hashed by brute force
 Keys and linking tables are returned apart from the data (`MaskingResult.secrets`)
 so that the caller can store them where only custodians can read them.
 
-Column-wise work: each masked column's distinct values are collected once,
-transformed in Python (cryptography has no vectorized form), and the column is
-replaced through one `replace_strict` mapping; character masking is a pure
-polars expression.  A LazyFrame stays lazy.
+Column-wise work (cryptography has no vectorized form, so values are transformed in
+Python, each distinct value once). Keyed pseudonyms are a function of the value alone, so
+they are computed batch by batch as the streaming engine reads the rows: memory follows
+one batch whatever the number of rows (a unique record number of 100 million rows
+included). Random pseudonyms and encryption (a random nonce) must give a value the same
+output in every row, so those columns' distinct values are collected once and the column
+replaced through one `replace_strict` mapping: memory follows their distinct values.
+Character masking is a pure polars expression.  A LazyFrame stays lazy.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import base64
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
@@ -143,6 +147,18 @@ def _random_pseudonyms(values: list[str], length: int) -> list[str]:
     return out
 
 
+def _keyed_pseudonyms(key: bytes, length: int) -> Callable[[pl.Series], pl.Series]:
+    """The HMAC pseudonyms of one batch of values (nulls stay null)."""
+
+    def batch(values: pl.Series) -> pl.Series:
+        text = values.cast(pl.String)
+        distinct: list[str] = text.drop_nulls().unique().to_list()
+        pseudonyms = [hmac_pseudonym(v, key, length) for v in distinct]
+        return text.replace_strict(distinct, pseudonyms, default=None, return_dtype=pl.String)
+
+    return batch
+
+
 def mask_direct_identifiers(
     data: FrameT,
     specs: Mapping[str, MaskSpec | MaskMethod],
@@ -163,7 +179,7 @@ def mask_direct_identifiers(
             raise EngineInputError(f"unknown masking method {spec.method!r} for {column!r}")
         if spec.method in ("hmac", "random") and not 8 <= spec.length <= 64:
             raise EngineInputError(f"pseudonym length for {column!r} must be 8-64 hex characters")
-    mapped = [c for c, s in plans.items() if s.method in ("hmac", "random", "encrypt")]
+    mapped = [c for c, s in plans.items() if s.method in ("random", "encrypt")]
     distinct = dict(
         zip(
             mapped,
@@ -190,6 +206,19 @@ def mask_direct_identifiers(
                 ).alias(column)
             )
             continue
+        if spec.method == "hmac":
+            key = _check_key((keys or {}).get(column) or new_key(), column)
+            out_keys[column] = key
+            replacements.append(
+                pl.col(column)
+                .map_batches(
+                    _keyed_pseudonyms(key, spec.length),
+                    return_dtype=pl.String,
+                    is_elementwise=True,
+                )
+                .alias(column)
+            )
+            continue
         values: list[str] = distinct[column].to_series().to_list()
         if spec.method == "random":
             new_values = _random_pseudonyms(values, spec.length)
@@ -200,10 +229,7 @@ def mask_direct_identifiers(
         else:
             key = _check_key((keys or {}).get(column) or new_key(), column)
             out_keys[column] = key
-            if spec.method == "hmac":
-                new_values = [hmac_pseudonym(v, key, spec.length) for v in values]
-            else:
-                new_values = [encrypt_value(v, key, column) for v in values]
+            new_values = [encrypt_value(v, key, column) for v in values]
         replacements.append(
             pl.col(column)
             .cast(pl.String)

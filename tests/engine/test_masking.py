@@ -104,6 +104,26 @@ def test_lazy_input_stays_lazy() -> None:
     assert result.data.collect().columns == ["name", "postal", "age"]
 
 
+def test_keyed_pseudonyms_are_computed_batch_by_batch_in_the_stream(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A unique record number of 100 million rows had its distinct values collected (and a
+    Python list of them built) before the first pseudonym: tens of GB. A keyed pseudonym
+    depends on the value only, so each batch of the stream is pseudonymized on its own:
+    no in-memory step, and the same value gets the same pseudonym in every batch."""
+    from tests.streaming_plan import in_memory_fallbacks
+
+    path = tmp_path / "ids.parquet"
+    ids = [f"{n % 700:09d}" for n in range(3000)] + [None] * 5
+    pl.DataFrame({"mrn": ids, "age": ["30"] * len(ids)}).write_parquet(path, row_group_size=100)
+    scanned = pl.scan_parquet(path)
+    masked = mask_direct_identifiers(scanned, {"mrn": "hmac"}, keys={"mrn": KEY_A}).data
+    assert in_memory_fallbacks(masked) == []
+    out = masked.collect(engine="streaming").get_column("mrn").to_list()
+    assert out[:3000] == [hmac_pseudonym(f"{n % 700:09d}", KEY_A) for n in range(3000)]
+    assert out[3000:] == [None] * 5
+    assert out[0] == out[700] == out[2800]  # row groups 1, 8 and 29
+    assert len(set(out[:3000])) == 700
+
+
 def test_masking_errors() -> None:
     with pytest.raises(EngineInputError, match="unknown direct identifier"):
         mask_direct_identifiers(PEOPLE, {"nope": "remove"})
