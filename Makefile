@@ -79,8 +79,9 @@ bench: install ## Run the benchmarks and write docs/benchmarks.md
 	$(BIN)/python bench/run.py
 
 ROWS ?= 100000000
-bench-scale: install ## Profile, measure, search and apply ROWS (default 100 M) synthetic rows in bounded memory; times and peak memory into docs/benchmarks.md
+bench-scale: install ## ROWS (default 100 M) synthetic rows as CSV through upload, profile, measure, search and apply in bounded memory, engine and product path; into docs/benchmarks.md
 	$(BIN)/python bench/bench_scale.py --rows $(ROWS)
+	$(BIN)/python bench/bench_web_scale.py --csv /tmp/deidweb-bench-scale/scale_$(ROWS)_20260101.csv
 	$(BIN)/python bench/run.py --assemble-only
 
 bench-load: install ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md

@@ -47,7 +47,7 @@ def main() -> int:
         "",
     ]
     # scale and load have their own targets (make bench-scale, make bench-load): only joined.
-    for name in [*(name for name, _ in BENCHMARKS), "scale", "load"]:
+    for name in [*(name for name, _ in BENCHMARKS), "scale", "web_scale", "load"]:
         fragment = FRAGMENTS / f"{name}.md"
         if fragment.exists():
             parts += [fragment.read_text().strip(), ""]
