@@ -119,7 +119,7 @@ def run(csv_path: Path) -> tuple[Phases, dict[str, Any]]:
         "classification (suggestions accepted)",
         lambda: variables_accept_suggestions(dataset=dataset, user=user),
         lambda _: ", ".join(
-            f"{v.name}: {v.role}" for v in Variable.objects.filter(dataset=dataset).order_by("id")
+            f"{v.name}: {v.role}" for v in Variable.objects.filter(dataset=dataset).order_by("name")
         ),
     )
     client = Client()
@@ -182,6 +182,13 @@ def run(csv_path: Path) -> tuple[Phases, dict[str, Any]]:
     return phases, {"levels": search["levels"]}
 
 
+def machine() -> str:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_scale import machine as described
+
+    return described()
+
+
 def markdown(rows: int, phases: Phases, extra: dict[str, Any], command: str, before: str) -> str:
     title = f"{rows / 1e6:g} million rows" if rows >= 1_000_000 else f"{rows:,} rows"
     lines = [
@@ -190,6 +197,7 @@ def markdown(rows: int, phases: Phases, extra: dict[str, Any], command: str, bef
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- load average (1/5/15 min) before {before}, after "
         + " / ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"- machine: {machine()}",
         f"- Python {platform.python_version()}; PostgreSQL, files on the local disk",
         f"- command: `{command}`",
         f"- levels chosen (the search's optimum): {extra['levels']}",
