@@ -20,7 +20,7 @@ MAX_LIMIT = 1000
 LIST_PAGE_SIZE = 50
 
 
-def list_page(request: HttpRequest, items: QuerySet[Any], size: int = LIST_PAGE_SIZE) -> Page:
+def list_page(request: HttpRequest, items: QuerySet[Any], size: int = LIST_PAGE_SIZE) -> Page[Any]:
     """The page of `items` that ``?page=`` asks for (the last one if past the end, the first
     if not a number), as templates/_pages.html links them."""
     return Paginator(items, size).get_page(request.GET.get("page"))

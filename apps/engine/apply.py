@@ -79,7 +79,7 @@ def _generalize_expr(
     """
     labels = lookup.labels[level]
     gmap = lookup.maps[level]
-    mapping: dict[str, str] = {}
+    mapping: dict[str, str | None] = {}
     null_label = None
     for code, value in enumerate(dictionary):
         if value is None:
