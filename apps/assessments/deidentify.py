@@ -23,6 +23,7 @@ from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
 from apps.engine.lattice import MAX_NODES
+from apps.engine.masking import mapped_values_refusal
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
@@ -101,6 +102,14 @@ def _check_masking_numbers(column: str, spec: dict[str, Any]) -> None:
             )
 
 
+def _distinct_values(assessment: Assessment, column: str) -> int:
+    """The column's distinct values from the data set's profile (0 if not profiled)."""
+    for entry in (assessment.dataset.profile or {}).get("columns") or []:
+        if entry.get("name") == column:
+            return int(entry.get("distinct") or 0)
+    return 0
+
+
 @transaction.atomic
 def deid_config_set(
     *,
@@ -130,6 +139,11 @@ def deid_config_set(
                 f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
             )
         _check_masking_numbers(column, spec)
+        refusal = mapped_values_refusal(
+            column, spec["method"], _distinct_values(assessment, column)
+        )
+        if refusal:
+            raise ApplicationError(refusal, {"column": column})
         if spec["method"] == "mask":
             keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
             if keep <= 0:

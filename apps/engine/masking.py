@@ -45,6 +45,11 @@ MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "
 KEY_BYTES = 32  # 256-bit keys for HMAC-SHA-256 and AES-256-GCM
 NONCE_BYTES = 12  # the AES-GCM standard nonce size
 PSEUDONYM_COLUMN = "pseudonym"
+# Random pseudonyms and encryption hold one entry per distinct value (the value, its
+# replacement and, for random ones, the linking table row: a few hundred bytes each, in
+# polars and in Python). Past this many distinct values a column is refused with a message
+# rather than letting the job outgrow memory; keyed pseudonyms (hmac) have no such limit.
+MAX_MAPPED_VALUES = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,34 @@ def _random_pseudonyms(values: list[str], length: int) -> list[str]:
     return out
 
 
+def mapped_values_refusal(column: str, method: str, distinct: int) -> str | None:
+    """Why `method` cannot mask `column` of about `distinct` distinct values, or None."""
+    if method not in ("random", "encrypt") or distinct <= MAX_MAPPED_VALUES:
+        return None
+    name = "Random pseudonyms" if method == "random" else "Encryption"
+    return (
+        f"'{column}' has about {distinct:,} distinct values. {name} keep every distinct value"
+        f" with its replacement in memory, at most {MAX_MAPPED_VALUES:,} values. Use keyed"
+        " pseudonyms (hmac), which are computed batch by batch for any number of values, or"
+        " remove the column."
+    )
+
+
+def _check_mapped_sizes(frame: pl.LazyFrame, methods: dict[str, MaskMethod]) -> None:
+    """Refuse random pseudonyms or encryption of a column with too many distinct values,
+    from a HyperLogLog estimate (one streaming pass, a few kilobytes), before any of its
+    values is collected."""
+    if not methods:
+        return
+    estimates = frame.select(
+        pl.col(c).drop_nulls().approx_n_unique().alias(c) for c in methods
+    ).collect(engine="streaming")
+    for column, method in methods.items():
+        refusal = mapped_values_refusal(column, method, int(estimates.get_column(column)[0]))
+        if refusal:
+            raise EngineInputError(refusal)
+
+
 def _keyed_pseudonyms(key: bytes, length: int) -> Callable[[pl.Series], pl.Series]:
     """The HMAC pseudonyms of one batch of values (nulls stay null)."""
 
@@ -180,6 +213,7 @@ def mask_direct_identifiers(
         if spec.method in ("hmac", "random") and not 8 <= spec.length <= 64:
             raise EngineInputError(f"pseudonym length for {column!r} must be 8-64 hex characters")
     mapped = [c for c, s in plans.items() if s.method in ("random", "encrypt")]
+    _check_mapped_sizes(frame, {c: plans[c].method for c in mapped})
     distinct = dict(
         zip(
             mapped,
