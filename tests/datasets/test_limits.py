@@ -6,6 +6,7 @@ about 1000:1), never committed.
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import time
 import zipfile
@@ -138,6 +139,12 @@ def test_large_batches_stream_and_count_distinct_values_exactly_in_hash_slices(
             "n": list(range(300)),
             "sex": ["F"] * 100 + ["M"] * 100 + [None] * 100,
             "note": [f"seen on day {i % 60} with a mild cough and fever" for i in range(300)],
+            # typed columns, as Parquet, Excel or SPSS files bring them
+            "born": [dt.date(1950, 1, 1) + dt.timedelta(days=97 * i) for i in range(300)],
+            "seen": [dt.datetime(2024, 1, 1, i % 24) for i in range(300)],
+            "weight": [None if i % 7 == 0 else 40 + i / 8 for i in range(300)],
+            "smoker": [i % 3 == 0 for i in range(300)],
+            "visit": [f"{1 + i % 28:02d}/0{1 + i % 9}/2023" for i in range(300)],
         }
     ).write_parquet(path)
     in_memory = profile_parquet(path)
@@ -172,12 +179,19 @@ def test_large_batches_stream_and_count_distinct_values_exactly_in_hash_slices(
     assert [streamed.column(c).distinct for c in ("id", "code", "age", "n", "sex", "note")] == [
         300, 40, 50, 300, 2, 60
     ]  # fmt: skip
+    # 300 dates, 24 hours, 257 weights (43 missing), 2 booleans, 28 × 9 = 252 visit days
+    assert [streamed.column(c).distinct for c in ("born", "seen", "weight", "smoker", "visit")] == [
+        300, 24, 257, 2, 252
+    ]  # fmt: skip
+    assert streamed.column("weight").missing == 43
+    assert streamed.column("visit").inferred_type == "date"
     assert streamed.column("sex").missing == 100 and streamed.column("code").missing == 1
     assert streamed.column("id").sample_values == ("P00000", "P00001", "P00002", "P00003", "P00004")
     assert streamed.column("code").sample_values == ("C00", "C01", "C02", "C03", "C04")
-    # id and n (300 values) take about 300 × 1.1 / 7 → 48 slices each, code 7, age 8, note
-    # 10 (by the HyperLogLog estimates, which err by a few values); sex one pass, no slices
-    assert 100 < len(slices) < 140
+    # id, n and born (300 values) take about 300 × 1.1 / 7 → 48 slices each, weight 41,
+    # visit 40, code 7, age 8, note 10, seen 4 (by HyperLogLog estimates, which err by a
+    # few values); sex and smoker one pass, no slices
+    assert 230 < len(slices) < 290
 
 
 # --------------------------------------------------------------------------- ZIP bombs

@@ -156,3 +156,52 @@ def test_the_streaming_release_query_has_no_in_memory_step() -> None:
         release_size=2, direct={"name": "remove"},
     )  # fmt: skip
     assert _sorted(kept.collect()) == _sorted(expected)
+
+
+def test_typed_quasi_identifiers_are_generalized_alike_in_memory_and_streaming(
+    tmp_path: Path,
+) -> None:
+    """Integers, dates and floats (typed Parquet, Excel, SPSS) are looked up by their text,
+    as the dictionary holds it, in both paths; a missing value keeps its own (missing)
+    label."""
+    import datetime as dt
+
+    frame = pl.DataFrame(
+        {
+            "age": [34, 36, 51, 58, 34, None],
+            "born": [dt.date(1990, 5, 1), dt.date(1988, 2, 3)] * 3,
+            "score": [1.5, 2.0, 1.5, 2.0, 1.5, 2.0],
+        }
+    )
+    enc = encode(frame, ["age", "born", "score"])
+    hierarchies = {
+        "age": [["34", "30-39"], ["36", "30-39"], ["51", "50-59"], ["58", "50-59"]],
+        "born": [["1990-05-01", "1990"], ["1988-02-03", "1988"]],
+        "score": [["1.5", "low"], ["2.0", "high"]],
+    }
+    lookups = [
+        hierarchy_from_rows(q, hierarchies[q]).lookup(d)
+        for q, d in zip(["age", "born", "score"], enc.dictionaries, strict=True)
+    ]
+    common = dict(
+        lookups=lookups,
+        dictionaries=list(enc.dictionaries),
+        levels={"age": 1, "born": 1, "score": 1},
+        release_size=1,
+    )
+    expected, _ = apply_levels(frame, **common)  # type: ignore[arg-type]
+    path, _ = apply_levels_to_file(frame, tmp_path / "out.parquet", rows=6, **common)  # type: ignore[arg-type]
+    written = pl.read_parquet(path)
+    assert _sorted(written) == _sorted(expected)
+    rows = sorted(written.rows(), key=repr)
+    assert rows == sorted(
+        [
+            ("30-39", "1990", "low"),
+            ("30-39", "1988", "high"),
+            ("50-59", "1990", "low"),
+            ("50-59", "1988", "high"),
+            ("30-39", "1990", "low"),
+            (None, "1988", "high"),  # a missing age stays missing at every level
+        ],
+        key=repr,
+    )
