@@ -13,13 +13,14 @@ Keys and linking tables are returned apart from the data (`MaskingResult.secrets
 so that the caller can store them where only custodians can read them.
 
 Column-wise work (cryptography has no vectorized form, so values are transformed in
-Python, each distinct value once). Keyed pseudonyms are a function of the value alone, so
-they are computed batch by batch as the streaming engine reads the rows: memory follows
-one batch whatever the number of rows (a unique record number of 100 million rows
-included). Random pseudonyms and encryption (a random nonce) must give a value the same
-output in every row, so those columns' distinct values are collected once and the column
-replaced through one `replace_strict` mapping: memory follows their distinct values.
-Character masking is a pure polars expression.  A LazyFrame stays lazy.
+Python, each distinct value of a batch once). Keyed pseudonyms and encryption (AES-SIV,
+deterministic) are a function of the value and the key alone, so they are computed batch
+by batch as the streaming engine reads the rows: memory follows one batch whatever the
+number of rows (a unique record number of 100 million rows included). Random pseudonyms
+are drawn, not computed: each distinct value's is kept in the linking table, so those
+columns' distinct values are collected once (refused past `MAX_MAPPED_VALUES`) and the
+column replaced through one `replace_strict` mapping. Character masking is a pure polars
+expression.  A LazyFrame stays lazy.
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ import hmac
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Generic, Literal, TypeVar
 
 import polars as pl
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESSIV
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from apps.engine.errors import EngineInputError
 from apps.engine.frame import check_columns
@@ -43,12 +47,14 @@ from apps.engine.freetext import scrub_expr
 MaskMethod = Literal["remove", "hmac", "random", "encrypt", "mask", "scrub"]
 MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
 KEY_BYTES = 32  # 256-bit keys for HMAC-SHA-256 and AES-256-GCM
-NONCE_BYTES = 12  # the AES-GCM standard nonce size
+NONCE_BYTES = 12  # the AES-GCM standard nonce size (tokens of releases before "s1.")
+SIV_PREFIX = "s1."  # encrypted tokens: AES-SIV, deterministic
+SIV_INFO = b"deidweb masking encrypt s1 AES-256-SIV"
 PSEUDONYM_COLUMN = "pseudonym"
-# Random pseudonyms and encryption hold one entry per distinct value (the value, its
-# replacement and, for random ones, the linking table row: a few hundred bytes each, in
-# polars and in Python). Past this many distinct values a column is refused with a message
-# rather than letting the job outgrow memory; keyed pseudonyms (hmac) have no such limit.
+# Random pseudonyms hold one entry per distinct value (the value, its pseudonym and the
+# linking table row: a few hundred bytes each, in polars and in Python). Past this many
+# distinct values a column is refused with a message rather than letting the job outgrow
+# memory; keyed pseudonyms (hmac) and encryption have no such limit.
 MAX_MAPPED_VALUES = 5_000_000
 
 
@@ -95,18 +101,38 @@ def hmac_pseudonym(value: str, key: bytes, length: int = 32) -> str:
     return hmac.new(key, value.encode("utf-8"), hashlib.sha256).hexdigest()[:length]
 
 
+def _siv(key: bytes) -> AESSIV:
+    """AES-256-SIV under a 64-byte key derived from the release's column key (HKDF)."""
+    derived = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=SIV_INFO).derive(key)
+    return AESSIV(derived)
+
+
+def _encrypt_with(siv: AESSIV, value: str, column: str) -> str:
+    sealed = siv.encrypt(value.encode("utf-8"), [column.encode("utf-8")])
+    return SIV_PREFIX + base64.urlsafe_b64encode(sealed).decode("ascii")
+
+
 def encrypt_value(value: str, key: bytes, column: str) -> str:
-    """AES-GCM with a random nonce; the column name is authenticated (a value cannot be
-    moved to another column unnoticed).  Output: URL-safe base64 of nonce + ciphertext."""
-    nonce = secrets.token_bytes(NONCE_BYTES)
-    sealed = AESGCM(key).encrypt(nonce, value.encode("utf-8"), column.encode("utf-8"))
-    return base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+    """Deterministic authenticated encryption (AES-SIV, RFC 5297): the same value gives the
+    same token under the same key, so a column is encrypted batch by batch as it streams,
+    and equal values stay equal (as they did when each distinct value was encrypted once);
+    another release has another key. The column name is authenticated (a value cannot be
+    moved to another column unnoticed). Output: ``s1.`` + URL-safe base64."""
+    return _encrypt_with(_siv(key), value, column)
 
 
 def decrypt_value(token: str, key: bytes, column: str) -> str:
+    """The value of an `encrypt_value` token; tokens of releases written before ``s1.``
+    (AES-GCM with a random nonce, no prefix) are read too."""
     try:
-        raw = base64.urlsafe_b64decode(token.encode("ascii"))
-        plain = AESGCM(key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], column.encode("utf-8"))
+        if token.startswith(SIV_PREFIX):
+            raw = base64.urlsafe_b64decode(token[len(SIV_PREFIX) :].encode("ascii"))
+            plain = _siv(key).decrypt(raw, [column.encode("utf-8")])
+        else:
+            raw = base64.urlsafe_b64decode(token.encode("ascii"))
+            plain = AESGCM(key).decrypt(
+                raw[:NONCE_BYTES], raw[NONCE_BYTES:], column.encode("utf-8")
+            )
     except (InvalidTag, ValueError) as exc:
         raise EngineInputError(
             f"cannot decrypt a value of {column!r}: wrong key or damaged data"
@@ -154,19 +180,18 @@ def _random_pseudonyms(values: list[str], length: int) -> list[str]:
 
 def mapped_values_refusal(column: str, method: str, distinct: int) -> str | None:
     """Why `method` cannot mask `column` of about `distinct` distinct values, or None."""
-    if method not in ("random", "encrypt") or distinct <= MAX_MAPPED_VALUES:
+    if method != "random" or distinct <= MAX_MAPPED_VALUES:
         return None
-    name = "Random pseudonyms" if method == "random" else "Encryption"
     return (
-        f"'{column}' has about {distinct:,} distinct values. {name} keep every distinct value"
-        f" with its replacement in memory, at most {MAX_MAPPED_VALUES:,} values. Use keyed"
-        " pseudonyms (hmac), which are computed batch by batch for any number of values, or"
-        " remove the column."
+        f"'{column}' has about {distinct:,} distinct values. Random pseudonyms keep every"
+        f" distinct value with its pseudonym in memory (the linking table), at most"
+        f" {MAX_MAPPED_VALUES:,} values. Use keyed pseudonyms (hmac) or encryption, which are"
+        " computed batch by batch for any number of values, or remove the column."
     )
 
 
 def _check_mapped_sizes(frame: pl.LazyFrame, methods: dict[str, MaskMethod]) -> None:
-    """Refuse random pseudonyms or encryption of a column with too many distinct values,
+    """Refuse random pseudonyms of a column with too many distinct values,
     from a HyperLogLog estimate (one streaming pass, a few kilobytes), before any of its
     values is collected."""
     if not methods:
@@ -180,14 +205,15 @@ def _check_mapped_sizes(frame: pl.LazyFrame, methods: dict[str, MaskMethod]) -> 
             raise EngineInputError(refusal)
 
 
-def _keyed_pseudonyms(key: bytes, length: int) -> Callable[[pl.Series], pl.Series]:
-    """The HMAC pseudonyms of one batch of values (nulls stay null)."""
+def _per_value(transform: Callable[[str], str]) -> Callable[[pl.Series], pl.Series]:
+    """A batch function applying `transform` to each distinct value of the batch once
+    (nulls stay null)."""
 
     def batch(values: pl.Series) -> pl.Series:
         text = values.cast(pl.String)
         distinct: list[str] = text.drop_nulls().unique().to_list()
-        pseudonyms = [hmac_pseudonym(v, key, length) for v in distinct]
-        return text.replace_strict(distinct, pseudonyms, default=None, return_dtype=pl.String)
+        replaced = [transform(v) for v in distinct]
+        return text.replace_strict(distinct, replaced, default=None, return_dtype=pl.String)
 
     return batch
 
@@ -212,7 +238,7 @@ def mask_direct_identifiers(
             raise EngineInputError(f"unknown masking method {spec.method!r} for {column!r}")
         if spec.method in ("hmac", "random") and not 8 <= spec.length <= 64:
             raise EngineInputError(f"pseudonym length for {column!r} must be 8-64 hex characters")
-    mapped = [c for c, s in plans.items() if s.method in ("random", "encrypt")]
+    mapped = [c for c, s in plans.items() if s.method == "random"]
     _check_mapped_sizes(frame, {c: plans[c].method for c in mapped})
     distinct = dict(
         zip(
@@ -240,30 +266,26 @@ def mask_direct_identifiers(
                 ).alias(column)
             )
             continue
-        if spec.method == "hmac":
+        if spec.method in ("hmac", "encrypt"):
             key = _check_key((keys or {}).get(column) or new_key(), column)
             out_keys[column] = key
+            if spec.method == "hmac":
+                transform = partial(hmac_pseudonym, key=key, length=spec.length)
+            else:
+                transform = partial(_encrypt_with, _siv(key), column=column)
             replacements.append(
                 pl.col(column)
-                .map_batches(
-                    _keyed_pseudonyms(key, spec.length),
-                    return_dtype=pl.String,
-                    is_elementwise=True,
-                )
+                .map_batches(_per_value(transform), return_dtype=pl.String, is_elementwise=True)
                 .alias(column)
             )
             continue
+        # random pseudonyms: one drawn per distinct value, kept in the linking table
         values: list[str] = distinct[column].to_series().to_list()
-        if spec.method == "random":
-            new_values = _random_pseudonyms(values, spec.length)
-            tables[column] = pl.DataFrame(
-                {column: values, PSEUDONYM_COLUMN: new_values},
-                schema={column: pl.String, PSEUDONYM_COLUMN: pl.String},
-            )
-        else:
-            key = _check_key((keys or {}).get(column) or new_key(), column)
-            out_keys[column] = key
-            new_values = [encrypt_value(v, key, column) for v in values]
+        new_values = _random_pseudonyms(values, spec.length)
+        tables[column] = pl.DataFrame(
+            {column: values, PSEUDONYM_COLUMN: new_values},
+            schema={column: pl.String, PSEUDONYM_COLUMN: pl.String},
+        )
         replacements.append(
             pl.col(column)
             .cast(pl.String)
