@@ -106,25 +106,24 @@ def trade_off_people(n: int = 400, seed: int = 7) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-@pytest.fixture
-def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
-    """A public release of ``trade_off_people`` with the alternative applied, not the
-    optimum: age suppressed (*) and sex kept, instead of five-year bands and 12 records
-    suppressed. Every step done, ready to submit."""
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from apps.assessments import deidentify, services
+def uploaded_register(custodian, analyst, frame: pl.DataFrame):  # type: ignore[no-untyped-def]
+    """`frame` uploaded as register.csv, read and profiled."""
     from apps.datasets.services import dataset_upload
 
-    frame = trade_off_people()
-    dataset = read_now(
+    return read_now(
         dataset_upload(
             organization=custodian,
             user=analyst,
             upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
         )
     )
-    variables_accept_suggestions(dataset=dataset, user=analyst)
+
+
+def through_risk(custodian, analyst, dataset):  # type: ignore[no-untyped-def]
+    """A new assessment of `dataset` for a public release at low invasion (threshold 0.1,
+    context 1: k = 10), Step 4 measured: ready for Step 7."""
+    from apps.assessments import services
+
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
     services.assessment_set_release(assessment=assessment, release_model="public")
     services.assessment_set_threshold(
@@ -132,6 +131,19 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     )
     services.assessment_set_context(assessment=assessment, answers={})
     _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    return assessment
+
+
+@pytest.fixture
+def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
+    """A public release of ``trade_off_people`` with the alternative applied, not the
+    optimum: age suppressed (*) and sex kept, instead of five-year bands and 12 records
+    suppressed. Every step done, ready to submit."""
+    from apps.assessments import deidentify, services
+
+    dataset = uploaded_register(custodian, analyst, trade_off_people())
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    assessment = through_risk(custodian, analyst, dataset)
     _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
     assert assessment.search_result["levels"] == {"age": 1, "sex": 0}

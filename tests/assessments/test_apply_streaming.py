@@ -11,12 +11,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 from django.conf import settings
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify
 from apps.classification.services import variables_accept_suggestions
-from tests.assessments.conftest import LOW_ANSWERS, _run, trade_off_people
-from tests.conftest import read_now
+from tests.assessments.conftest import _run, through_risk, trade_off_people, uploaded_register
 
 pytestmark = pytest.mark.django_db
 
@@ -42,15 +40,9 @@ def _release(assessment) -> tuple[dict, list[str], str, pl.DataFrame]:  # type: 
 def test_the_streaming_apply_gives_the_in_memory_release(custodian, analyst, monkeypatch):
     import apps.engine.apply
 
-    dataset = read_now(dataset_upload_csv(custodian, analyst, _register().write_csv().encode()))
+    dataset = uploaded_register(custodian, analyst, _register())
     variables_accept_suggestions(dataset=dataset, user=analyst)
-    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    assessment = through_risk(custodian, analyst, dataset)
     _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
     levels = assessment.search_result["levels"]
@@ -88,13 +80,3 @@ def test_the_streaming_apply_gives_the_in_memory_release(custodian, analyst, mon
     assert streamed[0] == in_memory[0]
     assert streamed[1:3] == in_memory[1:3]
     assert streamed[3].equals(in_memory[3])
-
-
-def dataset_upload_csv(custodian, analyst, content: bytes):  # type: ignore[no-untyped-def]
-    from apps.datasets.services import dataset_upload
-
-    return dataset_upload(
-        organization=custodian,
-        user=analyst,
-        upload=SimpleUploadedFile("register.csv", content),
-    )

@@ -8,7 +8,6 @@ import re
 
 import polars as pl
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from apps.assessments import deidentify, services
@@ -25,7 +24,7 @@ from apps.datasets.demo import generate_register
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.reviews.services import assessment_submit, submission_blockers
-from tests.assessments.conftest import LOW_ANSWERS, _run
+from tests.assessments.conftest import _run, through_risk, uploaded_register
 
 pytestmark = pytest.mark.django_db
 
@@ -41,16 +40,7 @@ def register() -> pl.DataFrame:
 
 
 def _dataset(custodian, analyst, frame: pl.DataFrame, tmp_path):  # type: ignore[no-untyped-def]
-    from apps.datasets.services import dataset_upload
-    from tests.conftest import read_now
-
-    dataset = read_now(
-        dataset_upload(
-            organization=custodian,
-            user=analyst,
-            upload=SimpleUploadedFile("register.csv", frame.write_csv().encode()),
-        )
-    )
+    dataset = uploaded_register(custodian, analyst, frame)
     variables_accept_suggestions(dataset=dataset, user=analyst)
     variables_classify(
         dataset=dataset,
@@ -66,13 +56,7 @@ def _dataset(custodian, analyst, frame: pl.DataFrame, tmp_path):  # type: ignore
 
 
 def _through_step_7(custodian, analyst, dataset, masking=None):  # type: ignore[no-untyped-def]
-    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
-    services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    assessment = through_risk(custodian, analyst, dataset)
     if masking:
         config = deidentify.deid_config(assessment)
         deidentify.deid_config_set(
