@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_load import LOW_ANSWERS  # noqa: E402 - the answers the load test uses too
+from bench_scale import machine  # noqa: E402
 
 
 def _rss_mib() -> int:
@@ -171,11 +174,6 @@ def run(csv_path: Path) -> tuple[Phases, dict[str, Any]]:
         ),
     )
     return phases, {"levels": search["levels"]}
-
-
-sys.path.insert(0, str(ROOT / "bench"))
-from bench_load import LOW_ANSWERS  # noqa: E402 - the answers the load test uses too
-from bench_scale import machine  # noqa: E402
 
 
 def markdown(rows: int, phases: Phases, extra: dict[str, Any], command: str, before: str) -> str:
