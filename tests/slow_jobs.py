@@ -29,7 +29,7 @@ def slow_search(job: Any, context: Any) -> dict[str, Any]:
 def slow_apply(job: Any, context: Any) -> dict[str, Any]:
     """The first attempt pauses once it has stored its first release file (before the result
     is swapped in): killed there, it leaves that file behind."""
-    from apps.assessments.deidentify import assessment_apply_handler
+    from apps.assessments.release_apply import assessment_apply_handler
     from apps.datasets import storage
 
     if job.attempts != 1:

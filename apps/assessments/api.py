@@ -37,7 +37,7 @@ from rest_framework.response import Response
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
-from apps.assessments import deidentify, population, services, steps
+from apps.assessments import deidentify, population, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
     Assessment,
@@ -733,7 +733,7 @@ class AssessmentViewSet(
         assessment = self.get_object()
         if request.method == "GET":
             return Response(apply_data(assessment))
-        job = deidentify.assessment_start_apply(assessment=assessment, user=self._user())
+        job = release_apply.assessment_start_apply(assessment=assessment, user=self._user())
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     # ----------------------------------------------------------------------- Step 8
@@ -827,7 +827,7 @@ class AssessmentViewSet(
             )
         import io
 
-        content = deidentify.release_secrets_read(assessment=assessment)
+        content = release_apply.release_secrets_read(assessment=assessment)
         response = file_download(
             io.BytesIO(content),
             filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",

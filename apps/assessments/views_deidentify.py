@@ -15,7 +15,7 @@ from django.shortcuts import render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import deidentify
+from apps.assessments import deidentify, release_apply
 from apps.assessments.freetext import (
     free_text_columns,
     identifier_findings,
@@ -417,7 +417,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
         return "Solution chosen; apply it to write the de-identified file."
     if action == "apply":
-        deidentify.assessment_start_apply(assessment=assessment, user=user_of(request))
+        release_apply.assessment_start_apply(assessment=assessment, user=user_of(request))
         return "Writing the de-identified file."
     if action in ("technique_add", "technique_remove"):
         from apps.assessments.techniques import techniques_set
@@ -503,7 +503,7 @@ def secrets_download(
             "Only the organization's administrators may see keys and linking tables."
         )
     try:
-        content = deidentify.release_secrets_read(assessment=assessment)
+        content = release_apply.release_secrets_read(assessment=assessment)
     except ApplicationError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None

@@ -56,7 +56,7 @@ JOB_HANDLERS: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
-    "assessment-apply": "apps.assessments.deidentify.assessment_apply_handler",
+    "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
     "report": "apps.reports.services.report_generate_handler",
 }
 
@@ -78,7 +78,7 @@ JOB_GUARDS: dict[str, str] = {
 JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
-    "assessment-apply": "apps.assessments.deidentify.assessment_apply_finished",
+    "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {

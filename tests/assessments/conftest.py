@@ -139,7 +139,7 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     """A public release of ``trade_off_people`` with the alternative applied, not the
     optimum: age suppressed (*) and sex kept, instead of five-year bands and 12 records
     suppressed. Every step done, ready to submit."""
-    from apps.assessments import deidentify, services
+    from apps.assessments import deidentify, release_apply, services
 
     dataset = uploaded_register(custodian, analyst, trade_off_people())
     variables_accept_suggestions(dataset=dataset, user=analyst)
@@ -148,7 +148,7 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     assessment.refresh_from_db()
     assert assessment.search_result["levels"] == {"age": 1, "sex": 0}
     deidentify.assessment_choose_solution(assessment=assessment, levels={"age": 4, "sex": 0})
-    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Sex and diagnosis suffice.")
     assessment.refresh_from_db()

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from django.conf import settings
 
-from apps.assessments import deidentify
+from apps.assessments import deidentify, release_apply
 from apps.classification.services import variables_accept_suggestions
 from tests.assessments.conftest import _run, through_risk, trade_off_people, uploaded_register
 
@@ -49,7 +49,7 @@ def test_the_streaming_apply_gives_the_in_memory_release(custodian, analyst, mon
     assert levels == {"age": 1, "sex": 0}  # five-year bands, 12 records suppressed
     deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
 
-    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
     in_memory = _release(assessment)
     monkeypatch.setattr(apps.engine.apply, "STREAMING_ROWS", 10)
     out_of_core = []
@@ -60,7 +60,7 @@ def test_the_streaming_apply_gives_the_in_memory_release(custodian, analyst, mon
         return write(*args, **kwargs)
 
     monkeypatch.setattr(apps.engine.apply, "apply_levels_to_file", spied)
-    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
     streamed = _release(assessment)
     assert out_of_core == [400]  # the release was written out of core
 

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from django.conf import settings
 
-from apps.assessments import deidentify, services, steps
+from apps.assessments import deidentify, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
 from apps.core.errors import ApplicationError
 from apps.jobs.services import job_execute
@@ -75,7 +75,7 @@ def test_search_choose_apply_and_utility(ready, analyst):
     assert search["solution"]["suppressed_rows"] == 0
     assert job.result["found"] is True
 
-    run(deidentify.assessment_start_apply(assessment=ready, user=analyst))
+    run(release_apply.assessment_start_apply(assessment=ready, user=analyst))
     ready.refresh_from_db()
     result = ready.apply_result
     assert (result["rows_in"], result["rows_out"], result["suppressed_rows"]) == (10, 10, 0)
@@ -193,7 +193,7 @@ def test_random_pseudonyms_of_too_many_values_are_refused(ready, analyst, monkey
     run(deidentify.assessment_start_search(assessment=ready, user=analyst))
     ready.refresh_from_db()
     monkeypatch.setattr(masking, "MAX_MAPPED_VALUES", 9)
-    job = deidentify.assessment_start_apply(assessment=ready, user=analyst)
+    job = release_apply.assessment_start_apply(assessment=ready, user=analyst)
     job_execute(job_id=str(job.id))
     job.refresh_from_db()
     assert job.status == "failed"

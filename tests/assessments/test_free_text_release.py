@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from django.urls import reverse
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.assessments.freetext import identifier_findings, identifiers_reviewed_set
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
@@ -68,7 +68,7 @@ def _through_step_7(custodian, analyst, dataset, masking=None):  # type: ignore[
         )
     _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
-    _run(deidentify.assessment_start_apply(assessment=assessment, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
     assert assessment.apply_result["passes"]
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")

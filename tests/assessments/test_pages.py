@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import LOW_ANSWERS
 
@@ -34,7 +34,7 @@ def complete(assessment, analyst):
     for start in (
         services.assessment_start_risk,
         deidentify.assessment_start_search,
-        deidentify.assessment_start_apply,
+        release_apply.assessment_start_apply,
     ):
         job = start(assessment=assessment, user=analyst)
         job_execute(job_id=str(job.id))

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from django.conf import settings
 
-from apps.assessments import deidentify
+from apps.assessments import deidentify, release_apply
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import _run, trade_off_people
 
@@ -56,7 +56,7 @@ def test_t_closeness_changes_the_optimum_and_every_released_group_meets_it(trade
     assert "t-closeness (equal distance), t = 0.1 on diagnosis" in search["criterion"]
     assert search["privacy_models"] == [{"column": "diagnosis", "spec": "equal-t=0.1"}]
 
-    _run(deidentify.assessment_start_apply(assessment=traded, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=traded, user=analyst))
     traded.refresh_from_db()
     applied = traded.apply_result
     assert applied["passes"] and applied["rows_out"] == 388

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from django.conf import settings
 
-from apps.assessments import deidentify
+from apps.assessments import deidentify, release_apply
 from apps.assessments.techniques import techniques_set
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import _run, trade_off_people
@@ -41,7 +41,7 @@ def test_local_suppression_blanks_twelve_cells_instead_of_removing_twelve_record
         "local_suppression",
         "pram",
     ]
-    _run(deidentify.assessment_start_apply(assessment=traded, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=traded, user=analyst))
     traded.refresh_from_db()
     applied = traded.apply_result
     assert (applied["rows_out"], applied["suppressed_rows"], applied["passes"]) == (400, 0, True)
@@ -103,7 +103,7 @@ def test_the_pages_and_the_preview_show_the_techniques(traded, analyst, custodia
     # The 400 records are under the 2,000-record sample size: the preview is the real count.
     assert "Preview on 400 of 400 records" in preview
     assert "12 values blanked (age: 0, sex: 12)" in preview
-    _run(deidentify.assessment_start_apply(assessment=traded, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=traded, user=analyst))
     page = client.get(step7).content.decode()
     assert 'data-testid="applied-techniques"' in page
     step8 = client.get(reverse("assessment-step", kwargs={**kwargs, "slug": "utility"}))

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import Page, expect
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
 from apps.classification.services import (
@@ -59,7 +59,7 @@ def prepared_assessment(organization, analyst) -> Assessment:
     for start in (
         services.assessment_start_risk,
         deidentify.assessment_start_search,
-        deidentify.assessment_start_apply,
+        release_apply.assessment_start_apply,
     ):
         job = start(assessment=assessment, user=analyst)
         assert wait_for_job(job.id, timeout=120).status == "succeeded"

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import Browser, expect
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
 from apps.classification.services import (
@@ -81,7 +81,7 @@ def _decided_release(custodian, analyst, reviewer) -> Assessment:  # type: ignor
     _ok(services.assessment_start_risk(assessment=assessment, user=analyst).id)
     _ok(deidentify.assessment_start_search(assessment=assessment, user=analyst).id)
     assessment.refresh_from_db()
-    _ok(deidentify.assessment_start_apply(assessment=assessment, user=analyst).id)
+    _ok(release_apply.assessment_start_apply(assessment=assessment, user=analyst).id)
     assessment.refresh_from_db()
     services.assessment_accept_utility(
         assessment=assessment, note="Age bands, sex and city suffice for the open-data users."

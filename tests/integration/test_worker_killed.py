@@ -17,7 +17,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.assessments.services import assessment_create
 from apps.audit.models import AuditEvent
 from apps.classification.services import variables_accept_suggestions
@@ -150,7 +150,7 @@ def test_an_apply_whose_worker_is_killed_leaves_one_release_and_no_stray_files(c
     )
     queue = f"deidweb-kill-{uuid.uuid4().hex[:8]}"
     with running_celery_worker(PREFORK, WORKER_ENV, queue=queue) as first:
-        job = deidentify.assessment_start_apply(assessment=assessment, user=analyst)
+        job = release_apply.assessment_start_apply(assessment=assessment, user=analyst)
         wait_paused(job.id)
         kill_group(first)
     # killed after storing its first file, before swapping the result in

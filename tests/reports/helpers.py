@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import AssessmentStatus
 from apps.jobs import services as job_services
 from apps.jobs.services import job_create, job_execute
@@ -41,7 +41,7 @@ def compute(assessment, analyst, *, release_model="non_public"):  # type: ignore
     for start in (
         services.assessment_start_risk,
         deidentify.assessment_start_search,
-        deidentify.assessment_start_apply,
+        release_apply.assessment_start_apply,
     ):
         job = start(assessment=assessment, user=analyst)
         job_execute(job_id=str(job.id))

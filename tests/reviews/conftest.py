@@ -1,6 +1,6 @@
 import pytest
 
-from apps.assessments import deidentify, services
+from apps.assessments import deidentify, release_apply, services
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import (  # noqa: F401  (fixtures)
     CONTROLS_ALL_YES,
@@ -45,7 +45,7 @@ def complete(assessment, analyst, *, release_model="non_public", recipient="Univ
     for start in (
         services.assessment_start_risk,
         deidentify.assessment_start_search,
-        deidentify.assessment_start_apply,
+        release_apply.assessment_start_apply,
     ):
         run(start(assessment=assessment, user=analyst))
         assessment.refresh_from_db()

@@ -17,8 +17,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.urls import reverse
 
-from apps.assessments.deidentify import assessment_apply_handler
 from apps.assessments.models import Assessment
+from apps.assessments.release_apply import assessment_apply_handler
 from apps.audit.models import AuditEvent
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify

@@ -1,0 +1,496 @@
+"""Step 7's release: the apply job that writes the de-identified files (masked,
+generalized, suppressed, with any further techniques), measures them for Step 8, scans
+their text, and keeps the keys apart; and reading those keys back for an administrator.
+The settings and the search that come before it are in `apps.assessments.deidentify`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.hierarchies import hierarchies_ensure
+from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
+from apps.core import crypto
+from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+from apps.engine.criteria import criterion_for_release
+from apps.engine.errors import EngineError
+from apps.engine.frame import read_table
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.services import JobContext, job_create
+
+logger = logging.getLogger(__name__)
+
+
+def suppression_share(rows: int, suppressed: int) -> float:
+    return suppressed / rows if rows else 0.0
+
+
+# --------------------------------------------------------------------------- apply
+
+
+@transaction.atomic
+def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
+    _editable(assessment)
+    if not assessment.chosen_levels:
+        raise ApplicationError("Run the search and choose a solution first.")
+    job = job_create(
+        organization=assessment.organization,
+        kind="assessment-apply",
+        subject=f"assessments.assessment:{assessment.id}",
+        params={"assessment_id": str(assessment.id), "levels": assessment.chosen_levels},
+        created_by=user,
+    )
+    Assessment.objects.filter(id=assessment.id).update(apply_job=job)
+    assessment.apply_job = job
+    return job
+
+
+def _mask_specs(config: dict[str, Any]) -> dict[str, Any]:
+    from apps.engine.masking import MaskSpec
+
+    specs = {}
+    for column, spec in config["masking"].items():
+        specs[column] = MaskSpec(
+            method=spec["method"],
+            length=int(spec.get("length") or 32),
+            keep_leading=int(spec.get("keep_leading") or 0),
+            keep_trailing=int(spec.get("keep_trailing") or 0),
+        )
+    return specs
+
+
+def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    import base64
+    import io
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import polars as pl
+
+    from apps.assessments.population import population_figures
+    from apps.datasets.storage import delete_quietly, sha256_of, store
+    from apps.engine.apply import apply_solution
+    from apps.engine.formula_guard import guard_formulas_lazy
+    from apps.engine.loss import EntropyMetric, entropy_percent
+    from apps.engine.risk import risk_profile
+    from apps.engine.search.report import node_missingness, variable_distributions
+
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization
+    )
+    done = assessment.apply_result or {}
+    if done.get("job") == str(job.id):
+        # Delivered again after its worker died between writing the result and ending the
+        # job: the release is in place; nothing to do again.
+        return _apply_summary(done)
+    # Files of an earlier attempt of this job (its worker died before they were swapped in).
+    _discard_unreferenced(assessment, job)
+    levels: dict[str, int] = job.params["levels"]
+    quasi = quasi_identifiers(assessment)
+    config = deid_config(assessment)
+    target = search_target(assessment)
+    specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
+    context.progress(5, "Encoding", force=True)
+    release_folder, secrets_folder = _apply_folders(assessment, job)
+    stored: list[str] = []
+    with (
+        local_path(assessment.dataset.parquet_path) as path,
+        tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
+    ):
+        from apps.assessments.privacy_models import search_inputs
+
+        data = read_table(path)
+        inputs = search_inputs(data, quasi, specs, config)
+        problem, table = inputs.problem, inputs.sensitive
+        try:
+            criterion = criterion_for_release(
+                target["release_model"], target["threshold"], target["context_risk"]
+            )
+            context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
+            out = Path(scratch) / "release.parquet"
+            techniques = list(config.get("techniques") or [])
+            if techniques:
+                applied, technique_results = _apply_with_techniques(
+                    data, inputs, levels, criterion, config, out, techniques, quasi
+                )
+            else:
+                technique_results = []
+                applied = apply_solution(
+                    data,
+                    problem=problem,
+                    lookups=inputs.lookups,
+                    dictionaries=inputs.dictionaries,
+                    levels=levels,
+                    criterion=criterion,
+                    out=out,
+                    suppression_limit=float(config["suppression_limit"]),
+                    direct=_mask_specs(config),
+                    sensitive=table,
+                )
+        except EngineError as exc:
+            raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
+        context.progress(70, "Writing the release files", force=True)
+        # The release is read as a query over its file, never whole: the CSV is written
+        # batch by batch and every measure below streams (any number of rows).
+        released = pl.scan_parquet(applied.path)
+        csv_path = Path(scratch) / "release.csv"
+        guard = bool(config["csv_formula_guard"])
+        csv_frame, guarded_cells = guard_formulas_lazy(released) if guard else (released, {})
+        csv_frame.sink_csv(csv_path)
+        level_tuple = tuple(levels[q] for q in quasi)
+        k = criterion.release_size
+        # With privacy models, groups failing them are suppressed too (not only small ones).
+        dropped = (
+            table.tuple_suppressed(problem, level_tuple, criterion) if table is not None else None
+        )
+        if any(t["technique"] == "local_suppression" for t in technique_results):
+            import numpy as np
+
+            # Local suppression keeps every record (its blanks show in Step 8's variables).
+            dropped = np.zeros(len(problem.counts), dtype=bool)
+        distributions = variable_distributions(problem, level_tuple, k, suppressed=dropped)
+        missing = node_missingness(problem, level_tuple, k, suppressed=dropped)
+        maximum = EntropyMetric(problem).maximum()
+        before = risk_profile(problem.counts)
+        context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
+        from apps.assessments.release_measures import release_measures
+        from apps.assessments.services import sensitive_columns
+
+        measured = release_measures(
+            data,
+            released,
+            quasi=quasi,
+            sensitive=sensitive_columns(assessment),
+            levels=levels,
+            tops={q: specs[q].height for q in quasi},
+            masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
+        )
+        from apps.assessments.freetext import release_text_scan
+        from apps.classification.models import Variable
+
+        context.progress(85, "Scanning released text for identifiers", force=True)
+        text_scan = release_text_scan(
+            data,
+            released,
+            quasi=quasi,
+            masking=config["masking"],
+            roles=dict(
+                Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
+            ),
+        )
+        measure = applied.measure
+        try:
+            parquet_name = store(applied.path, f"{release_folder}/deidentified.parquet")
+            stored.append(parquet_name)
+            csv_name = store(csv_path, f"{release_folder}/deidentified.csv")
+            stored.append(csv_name)
+            secrets_name = wrapped_key = ""
+            if applied.secrets.keys or applied.secrets.linking_tables:
+                payload: dict[str, Any] = {
+                    "assessment": str(assessment.id),
+                    "keys": {
+                        c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()
+                    },
+                    "linking_tables": {},
+                }
+                for column, table in applied.secrets.linking_tables.items():
+                    buffer = io.StringIO()
+                    table.write_csv(buffer)
+                    payload["linking_tables"][column] = buffer.getvalue()
+                # Sealed before it reaches any disk: the scratch folder is private, but
+                # the plaintext keys would outlive it in a backup of /tmp or of swap.
+                wrapped_key, sealed = crypto.seal_bytes(
+                    json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+                )
+                bundle = Path(scratch) / "secrets.sealed"
+                bundle.write_bytes(sealed)
+                secrets_name = store(bundle, f"{secrets_folder}/keys-and-linking-tables.sealed")
+                stored.append(secrets_name)
+            result = {
+                "job": str(job.id),
+                "levels": levels,
+                "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
+                "quasi_identifiers": quasi,
+                "masking": config["masking"],
+                "privacy_models": config.get("privacy_models") or [],
+                "techniques": technique_results,
+                "generalization_only": _generalization_only(assessment, levels),
+                "rows_in": measure.rows_in,
+                "rows_out": measure.rows_out,
+                "suppressed_rows": measure.suppressed_rows,
+                "suppressed_share": suppression_share(measure.rows_in, measure.suppressed_rows),
+                "passes": measure.passes,
+                "risk_measure": target["risk_measure"],
+                "data_risk_target": target["data_risk_target"],
+                "risk_before": {
+                    **before.to_dict(),
+                    "data_risk": before.data_risk(target["release_model"]),
+                },
+                "risk_after": {
+                    **measure.risk.to_dict(),
+                    "data_risk": measure.risk.data_risk(target["release_model"]),
+                },
+                # attacker models and, for a sample, population uniques of the release (#17)
+                "release_population": population_figures(
+                    assessment,
+                    measure.risk.class_size_counts,
+                    threshold=target["data_risk_target"],
+                ),
+                "utility": {
+                    **measure.information_loss,
+                    "entropy_maximum": maximum,
+                    "entropy_percent": entropy_percent(
+                        measure.information_loss["entropy"], maximum
+                    ),
+                    "record_missingness": missing.records,
+                    "cell_missingness": missing.cells,
+                },
+                "distributions": _distributions(problem, level_tuple, distributions),
+                **measured,
+                **text_scan,
+                "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
+                "columns": released.collect_schema().names(),
+                "has_secrets": bool(secrets_name),
+                # text cells of the CSV prefixed with ' per column (the Parquet is as is)
+                "csv_formula_guard": {"enabled": guard, "cells": guarded_cells},
+            }
+            with transaction.atomic():
+                locked = assessment_lock_draft(assessment.id)
+                old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
+                locked.apply_result = result
+                locked.output_parquet_path = parquet_name
+                locked.output_csv_path = csv_name
+                locked.secrets_path = secrets_name
+                locked.secrets_wrapped_key = wrapped_key
+                steps.mark_changed(locked, "deidentify")
+                locked.utility_accepted = False
+                locked.save(
+                    update_fields=[
+                        "apply_result",
+                        "output_parquet_path",
+                        "output_csv_path",
+                        "secrets_path",
+                        "secrets_wrapped_key",
+                        "step_state",
+                        "utility_accepted",
+                        "updated_at",
+                    ]
+                )
+                # Earlier versions of the assessment may still point at the old files.
+                unused = [
+                    n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)
+                ]
+                transaction.on_commit(lambda: delete_quietly(*unused))
+        except Exception:
+            delete_quietly(*stored)
+            raise
+    return _apply_summary(result)
+
+
+def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "rows_out": result["rows_out"],
+        "suppressed_rows": result["suppressed_rows"],
+        "passes": result["passes"],
+    }
+
+
+def _apply_folders(assessment: Assessment, job: Job) -> tuple[str, str]:
+    """Where an apply job stores its files: folders of its own, so that a re-run of the job
+    (its worker died) finds and replaces exactly the files of its earlier attempt."""
+    prefix = (
+        f"organizations/{assessment.organization_id}/assessments/{assessment.id}"
+        f"/v{assessment.version}"
+    )
+    return f"{prefix}/release/{job.id}", f"{prefix}/secrets/{job.id}"
+
+
+def _discard_unreferenced(assessment: Assessment, job: Job) -> list[str]:
+    """Delete the files in an apply job's folders that no assessment refers to (left by an
+    attempt whose worker died, or by a job that failed); returns their names."""
+    from django.core.files.storage import default_storage
+
+    from apps.datasets.storage import delete_quietly
+
+    discarded = []
+    for folder in _apply_folders(assessment, job):
+        try:
+            _, files = default_storage.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError, NotImplementedError):
+            continue
+        for file in files:
+            name = f"{folder}/{file}"
+            if not _referenced_elsewhere(name, None):
+                delete_quietly(name)
+                discarded.append(name)
+    return discarded
+
+
+def assessment_apply_finished(job: Job) -> None:
+    """An apply job that did not succeed (failed, cancelled, its worker lost) leaves no
+    files behind. Never raises."""
+    assessment_id = (job.params or {}).get("assessment_id")
+    if job.status == JobStatus.SUCCEEDED or not assessment_id:
+        return
+    try:
+        assessment = Assessment.objects.filter(
+            id=str(assessment_id), organization_id=job.organization_id
+        ).first()
+        if assessment is not None:
+            _discard_unreferenced(assessment, job)
+    except Exception:
+        logger.exception("could not clean up the files of apply job %s", job.id)
+
+
+def _apply_with_techniques(
+    data: Any,
+    inputs: Any,
+    levels: dict[str, int],
+    criterion: Any,
+    config: dict[str, Any],
+    out: Any,
+    techniques: list[dict[str, Any]],
+    quasi: list[str],
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Write the release with Step 7's further techniques (apps.assessments.techniques).
+
+    With local suppression no record is suppressed whole: the generalized data keeps every
+    record and single values are blanked until every group reaches the release size. The
+    other techniques then change the variables they were set on. The file is measured
+    like any release (a blank counts as a value of its own)."""
+    from apps.assessments.techniques import run_techniques
+    from apps.engine.apply import (
+        ApplyResult,
+        apply_levels,
+        apply_solution,
+        measure_release,
+        write_release,
+    )
+
+    k = criterion.release_size
+    local = any(t["technique"] == "local_suppression" for t in techniques)
+    if local:
+        frame, secret = apply_levels(
+            data,
+            lookups=inputs.lookups,
+            dictionaries=inputs.dictionaries,
+            levels=levels,
+            release_size=1,
+            direct=_mask_specs(config),
+        )
+    else:
+        first = apply_solution(
+            data,
+            problem=inputs.problem,
+            lookups=inputs.lookups,
+            dictionaries=inputs.dictionaries,
+            levels=levels,
+            criterion=criterion,
+            out=out,
+            suppression_limit=float(config["suppression_limit"]),
+            direct=_mask_specs(config),
+            sensitive=inputs.sensitive,
+        )
+        import polars as pl
+
+        frame, secret = pl.read_parquet(first.path), first.secrets
+    frame, results = run_techniques(frame, techniques, quasi=quasi, k=k)
+    path = write_release(frame, out)
+    measure = measure_release(
+        path,
+        problem=inputs.problem,
+        lookups=inputs.lookups,
+        levels=levels,
+        criterion=criterion,
+        suppression_limit=float(config["suppression_limit"]),
+        sensitive=inputs.sensitive if not local else None,
+    )
+    return ApplyResult(path=path, seed_used=False, measure=measure, secrets=secret), results
+
+
+def _generalization_only(assessment: Assessment, levels: dict[str, int]) -> dict[str, Any] | None:
+    """The search's own figures for the applied levels (record suppression, no further
+    technique): what Step 8 compares the techniques against."""
+    search = assessment.search_result or {}
+    nodes = [search.get("solution") or {}, *(search.get("pareto") or [])]
+    return next((dict(n) for n in nodes if n and n.get("levels") == levels), None)
+
+
+def release_secrets_read(*, assessment: Assessment) -> bytes:
+    """The keys and linking tables of a release (JSON), opened for an administrator's
+    download. The caller checks the role and records the download."""
+    from django.core.files.storage import default_storage
+
+    if not assessment.secrets_path:
+        raise ApplicationError("This release has no keys or linking tables.", status=404)
+    try:
+        with default_storage.open(assessment.secrets_path, "rb") as handle:
+            sealed = handle.read()
+        return crypto.open_bytes(
+            assessment.secrets_wrapped_key, sealed, purpose=SECRETS_BUNDLE_PURPOSE
+        )
+    except (OSError, crypto.SecretUnreadable):
+        logger.exception("the keys of assessment %s cannot be opened", assessment.id)
+        raise ApplicationError(
+            "The keys and linking tables cannot be read from storage (missing, damaged, or "
+            "sealed with a master key this server does not have).",
+            status=409,
+        ) from None
+
+
+MAX_CHART_VALUES = 30
+
+
+def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list[dict[str, Any]]:
+    """Per quasi-identifier, on the generalized values: records before de-identification
+    (original values grouped) and records released (suppressed rows removed). The largest
+    groups first, at most 30 of them for a readable chart."""
+    import numpy as np
+
+    out = []
+    for j, (lookup, level) in enumerate(zip(problem.lookups, levels, strict=True)):
+        mapped = lookup.maps[level][problem.codes[j]]
+        before = np.bincount(mapped, weights=problem.counts.astype(np.float64)).astype(np.int64)
+        after_by_label = {label: n for label, n in released[j].after}
+        labels = lookup.labels[level]
+        rows = sorted(
+            (
+                (labels[g], int(before[g]), int(after_by_label.get(labels[g], 0)))
+                for g in np.flatnonzero(before)
+            ),
+            key=lambda r: (-r[1], str(r[0])),
+        )
+        shown = rows[:MAX_CHART_VALUES]
+        out.append(
+            {
+                "column": lookup.column,
+                "level": level,
+                "labels": [r[0] if r[0] is not None else "(missing)" for r in shown],
+                "before": [r[1] for r in shown],
+                "after": [r[2] for r in shown],
+                "groups": len(rows),
+                "original_values": int(np.count_nonzero(problem.frequencies[j][0])),
+                "suppressed_rows": released[j].suppressed_rows,
+            }
+        )
+    return out
+
+
+def _referenced_elsewhere(name: str, assessment: Assessment | None) -> bool:
+    """Whether an assessment other than ``assessment`` (any, if None) refers to a file."""
+    from django.db.models import Q
+
+    others = Assessment.objects.all()
+    if assessment is not None:
+        others = others.exclude(id=assessment.id)
+    return others.filter(
+        Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name)
+    ).exists()
