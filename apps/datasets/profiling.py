@@ -60,6 +60,8 @@ from typing import Any, Literal
 import polars as pl
 import pyarrow.parquet as pq
 
+from apps.engine.frame import HASH_SLICE_VALUES, hash_slices
+
 __all__ = [
     "ColumnProfile",
     "DatasetProfile",
@@ -87,9 +89,8 @@ PROFILE_MEMORY_BUDGET = 512 * 1024**2
 # per query, which on a wide file of few rows is most of the time (2,000 columns: 17 s → 3 s).
 IN_MEMORY_BYTES = 64 * 1024**2
 # Distinct values counted exactly in one streaming pass at most: above, in hash slices of
-# this many (about 100 bytes each while counted: a few hundred MB at most).
-EXACT_DISTINCT_CHUNK = 4_000_000
-_SLICE_SEED = 0x5EED
+# this many (apps.engine.frame.hash_slices).
+EXACT_DISTINCT_CHUNK = HASH_SLICE_VALUES
 
 BOOLEAN_VALUES = frozenset(
     {"true", "false", "yes", "no", "y", "n", "t", "f", "0", "1", "oui", "non", "vrai", "faux"}
@@ -540,18 +541,12 @@ def _streamed_distinct(frame: pl.LazyFrame, names: dict[int, str]) -> dict[str, 
     ).row(0, named=True)
     counts: dict[str, int] = {}
     for index, name in names.items():
-        col = pl.col(name)
-        values = frame.select(col).drop_nulls()
-        # An estimate errs by about 1 %: 10 % more slices keep each within the bound.
-        slices = max(1, math.ceil(int(estimates[str(index)]) * 1.1 / EXACT_DISTINCT_CHUNK))
-        if slices == 1:
-            queries = [values.unique().select(pl.len())]
-        else:
-            queries = [
-                values.filter(col.hash(_SLICE_SEED) % slices == number).unique().select(pl.len())
-                for number in range(slices)
-            ]
-        counts[_key(index, "distinct")] = sum(int(_collect(query).item()) for query in queries)
+        parts = hash_slices(
+            frame.select(name).drop_nulls(), name, int(estimates[str(index)]), EXACT_DISTINCT_CHUNK
+        )
+        counts[_key(index, "distinct")] = sum(
+            int(_collect(part.unique().select(pl.len())).item()) for part in parts
+        )
     return counts
 
 

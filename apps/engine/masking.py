@@ -185,8 +185,8 @@ def mapped_values_refusal(column: str, method: str, distinct: int) -> str | None
     return (
         f"'{column}' has about {distinct:,} distinct values. Random pseudonyms keep every"
         f" distinct value with its pseudonym in memory (the linking table), at most"
-        f" {MAX_MAPPED_VALUES:,} values. Use keyed pseudonyms (hmac) or encryption, which are"
-        " computed batch by batch for any number of values, or remove the column."
+        f" {MAX_MAPPED_VALUES:,} values. Use keyed pseudonyms (HMAC-SHA-256) or encryption,"
+        " which are computed batch by batch for any number of values, or remove the column."
     )
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from apps.engine.frame import HASH_SLICE_VALUES, hash_slices
+
 MAX_VALUES = 20
 NUMERIC_BINS = 10
 OTHER_LABEL = "(other values)"
@@ -61,7 +63,7 @@ Frame = pl.DataFrame | pl.LazyFrame
 # the values are counted exactly, on a table that small.
 _SURELY_MANY = 4
 # Distinct values counted at once when ranking a column's values (`_most_frequent`).
-SLICE_VALUES = 4_000_000
+SLICE_VALUES = HASH_SLICE_VALUES
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,6 @@ def _most_frequent(
     values = _texts(frame, column)
     if besides:
         values = values.filter(~pl.col("value").is_in(list(besides)))
-    slices = max(1, math.ceil(distinct / SLICE_VALUES))
 
     def ranked(part: pl.LazyFrame) -> pl.DataFrame:
         return (
@@ -164,12 +165,8 @@ def _most_frequent(
             .collect(engine="streaming")
         )
 
-    if slices == 1:
-        top = ranked(values)
-    else:
-        bucket = pl.col("value").hash(seed=0) % slices
-        parts = [ranked(values.filter(bucket == i)) for i in range(slices)]
-        top = pl.concat(parts).sort(["records", "value"], descending=[True, False]).head(limit)
+    parts = [ranked(part) for part in hash_slices(values, "value", distinct, SLICE_VALUES)]
+    top = pl.concat(parts).sort(["records", "value"], descending=[True, False]).head(limit)
     return [(str(v), int(n)) for v, n in top.iter_rows()]
 
 
