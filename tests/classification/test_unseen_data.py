@@ -1,0 +1,129 @@
+"""Suggestions that fail safe on data no test was tuned on (issue 22, findings 1 and 2).
+
+The values are the evidence: a column of ages, states, months, days or dates under a neutral
+name must come out a quasi-identifier with a confidence that bulk accept takes, saying in plain
+words what was seen; a list of category words that happen to be given names or surnames is
+neither free text nor a direct identifier."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from apps.classification.detectors import Suggestion, suggest_roles
+from apps.classification.models import Variable
+from apps.classification.services import variables_accept_suggestions
+from apps.datasets.profiling import profile_parquet
+from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
+from tests.classification.public_extract import (
+    CATEGORY_LISTS,
+    EXPECTED_QUASI,
+    public_extract,
+)
+from tests.conftest import read_now
+
+TODAY = dt.date(2026, 1, 15)
+
+
+def suggest(frame: pl.DataFrame, tmp_path: Path) -> dict[str, Suggestion]:
+    path = tmp_path / "frame.parquet"
+    frame.write_parquet(path)
+    return {s.column: s for s in suggest_roles(profile_parquet(path), frame, today=TODAY)}
+
+
+@pytest.mark.parametrize("seed", [2211, 97, 40_503])
+def test_every_quasi_identifier_family_is_found_by_its_values(seed: int, tmp_path: Path) -> None:
+    result = suggest(public_extract(1500, seed=seed), tmp_path)
+    found = {c: (result[c].role, result[c].kind) for c in EXPECTED_QUASI}
+    assert found == {c: ("quasi", kind) for c, kind in EXPECTED_QUASI.items()}
+    for column in EXPECTED_QUASI:
+        suggestion = result[column]
+        assert suggestion.confidence in ("high", "medium"), (column, suggestion)
+        # The evidence says what was seen in the values, in plain words.
+        assert any("sampled values" in e for e in suggestion.evidence), suggestion.evidence
+
+
+def test_evidence_names_the_shape_without_a_raw_extreme(tmp_path: Path) -> None:
+    result = suggest(public_extract(1500), tmp_path)
+    assert any("ages" in e for e in result["c01"].evidence), result["c01"].evidence
+    assert any("US states" in e for e in result["c02"].evidence), result["c02"].evidence
+    assert any("month names" in e for e in result["c03"].evidence), result["c03"].evidence
+    assert any("day of the month" in e for e in result["c04"].evidence), result["c04"].evidence
+    assert any("Canadian provinces" in e for e in result["c08"].evidence)
+    assert any("countries" in e for e in result["c12"].evidence), result["c12"].evidence
+    # Neither the oldest age nor the sentinel code is quoted (reviewers read the evidence).
+    assert not any("999" in e or " 99 " in e for e in result["c01"].evidence)
+
+
+@pytest.mark.parametrize("seed", [2211, 97])
+def test_category_words_that_are_names_are_not_free_text_nor_identifiers(
+    seed: int, tmp_path: Path
+) -> None:
+    frame = public_extract(1500, seed=seed)
+    # The premise: most of these category values are in the name lists.
+    known = {n.lower() for n in (*FIRST_NAMES, *LAST_NAMES)}
+    share = sum(v.lower() in known for v in frame["c16"]) / frame.height
+    assert share > 0.6, share
+    result = suggest(frame, tmp_path)
+    for column in CATEGORY_LISTS:
+        suggestion = result[column]
+        assert suggestion.role != "direct", (column, suggestion)
+        assert suggestion.kind not in ("name", "free_text", "free_text_identifiers"), suggestion
+        assert not suggestion.needs_review, suggestion
+        assert not any("names found" in e for e in suggestion.evidence), suggestion.evidence
+
+
+def test_a_small_vocabulary_of_given_names_is_not_a_name_column(tmp_path: Path) -> None:
+    """Every value a given name, every value repeated hundreds of times: a category list."""
+    rng = random.Random(5)
+    words = ("Rose", "Victoria", "Madison", "Heather", "Jade", "Georgia", "Jordan")
+    values = [rng.choice(words) for _ in range(900)]
+    suggestion = suggest(pl.DataFrame({"v3": values}), tmp_path)["v3"]
+    assert suggestion.role != "direct", suggestion
+    assert not suggestion.needs_review
+
+
+def test_names_that_vary_are_still_names(tmp_path: Path) -> None:
+    """The counterpart: a column of many different first names is a direct identifier."""
+    rng = random.Random(11)
+    names = sorted(FIRST_NAMES)
+    values = [rng.choice(names) for _ in range(900)]
+    suggestion = suggest(pl.DataFrame({"v3": values}), tmp_path)["v3"]
+    assert (suggestion.role, suggestion.kind) == ("direct", "name")
+
+
+def test_small_integer_scales_stay_for_a_person(tmp_path: Path) -> None:
+    """A 1-5 score is not an age, a month or a day: nothing points anywhere, so a person
+    decides (low confidence, which bulk accept leaves alone)."""
+    rng = random.Random(3)
+    frame = pl.DataFrame({"q7": [rng.randint(1, 5) for _ in range(600)]})
+    suggestion = suggest(frame, tmp_path)["q7"]
+    assert (suggestion.role, suggestion.confidence) == ("other", "low")
+
+
+@pytest.mark.django_db
+def test_bulk_accept_leaves_no_age_state_month_day_or_date_as_other(custodian, analyst):
+    from apps.datasets.services import dataset_upload
+
+    frame = public_extract(1200, seed=8080)
+    dataset = read_now(
+        dataset_upload(
+            organization=custodian,
+            user=analyst,
+            upload=SimpleUploadedFile("extract.csv", frame.write_csv().encode()),
+        )
+    )
+    variables_accept_suggestions(dataset=dataset, user=analyst)
+    roles = dict(Variable.objects.filter(dataset=dataset).values_list("name", "role"))
+    assert {c: roles[c] for c in EXPECTED_QUASI} == dict.fromkeys(EXPECTED_QUASI, "quasi")
+    for column in CATEGORY_LISTS:
+        assert roles[column] != "direct"
+    # Category lists nothing recognizes are left for a person, never confirmed as Other.
+    left = Variable.objects.filter(dataset=dataset, role="")
+    assert {v.suggestion_confidence for v in left} <= {"low"}
+    assert not Variable.objects.filter(dataset=dataset, role="other", suggestion_confidence="low")
