@@ -9,12 +9,19 @@ comes from two places:
   "drug_name" a medication and not a person's name;
 - the values: a sample of rows checked for e-mail addresses, phone numbers, SINs and
   health numbers (with their check digits), postal codes, names, sex codes, ICD-10 codes,
-  and the column profile (dates, free text, values unique per row).
+  and the column profile (dates, free text, values unique per row);
+- the shape of the values whatever the name (``v3``, ``ideathmon``): dates, months and
+  weekdays, days of the month, years, ages, US states, Canadian provinces, countries and
+  ZIP codes are quasi-identifiers (:mod:`apps.classification.quasi_values`);
+- a category list (few different values, each held by many rows) is never read by the
+  name and free-text detectors: "White", "Rose" or "Jordan" there are categories, not people.
 
 Values decide over names when they clearly show a direct identifier. Confidence:
 high when at least 85 % of the sampled values pass a check (or a name and the values agree),
 medium for a name alone or a weaker match (60–85 %), low when nothing points anywhere or the
-values contradict the name.
+values contradict the name. Only high and medium suggestions can be confirmed without a reason
+a person types (bulk accept, `Variable.confident_suggestion`): "nothing recognized" is not
+evidence that a column is harmless.
 
 Sources: IPC *De-identification Guidelines for Structured Data* (2016), Step 2 (lists of
 direct and quasi-identifiers); Portage *De-identification Guidance* (2020): exact dates and
@@ -31,6 +38,16 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from apps.classification.quasi_values import (
+    HIGH_SHARE,
+    MEDIUM_SHARE,
+    TOP_CODE_AGE,
+    is_place,
+    quasi_identifier_by_values,
+)
+from apps.classification.quasi_values import counted as _counted
+from apps.classification.quasi_values import percent as _pct
+from apps.classification.quasi_values import share_of as _share
 from apps.classification.validators import (
     is_canadian_postal_code,
     is_email,
@@ -44,10 +61,14 @@ from apps.classification.validators import (
     is_ssn,
     is_street_address,
     is_url,
-    is_us_zip,
     strip_accents,
 )
-from apps.datasets.profiling import ColumnProfile, DatasetProfile
+from apps.datasets.profiling import (
+    FREE_TEXT_MIN_DISTINCT,
+    FREE_TEXT_MIN_UNIQUE_SHARE,
+    ColumnProfile,
+    DatasetProfile,
+)
 from apps.engine.freetext import SPAN_LABELS, ColumnScan, scan_series
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 
@@ -67,10 +88,7 @@ ROLES = ("direct", "quasi", "sensitive", "other")
 CONFIDENCES = ("high", "medium", "low")
 RELEASE_MODELS = ("public", "semi_public", "non_public")
 PUBLIC_QUASI_IDENTIFIER_LIMIT = 8  # El Emam, open-data protocol: "six to eight" at most
-HIGH_SHARE = 0.85
-MEDIUM_SHARE = 0.6
 MAX_SAMPLE_VALUES = 1000
-TOP_CODE_AGE = 89  # Portage: ages over 89 are identifying
 
 
 @dataclass(frozen=True)
@@ -131,6 +149,18 @@ _R = {
     "month and year.",
     "event_year": "A year tied to a person (graduation, immigration, an event) can reveal age "
     "or another quasi-identifier, so it is one too (IPC Step 2).",
+    "year": "A year tied to a person (of birth, of an event) can reveal age or when something "
+    "happened to them: a quasi-identifier (IPC Step 2).",
+    "year_month": "A month and year of an event is a date generalized to the month, as Portage "
+    "recommends for exact dates; it is still a quasi-identifier (IPC Step 2).",
+    "month": "The month of a birth, a death or another event is part of its date: with a year "
+    "or a day, even in another column, it narrows down who the person is. A quasi-identifier "
+    "(IPC Step 2, dates).",
+    "day_of_month": "A day of the month is part of an exact date: with the month and year, even "
+    "in other columns, it gives the exact date, which Portage treats as identifying. A "
+    "quasi-identifier (IPC Step 2, dates).",
+    "weekday": "The day of the week of an event is part of its date: with other dates it narrows "
+    "down when it happened. A quasi-identifier (IPC Step 2, dates).",
     "age": "Age is a quasi-identifier (IPC Step 2). Portage treats ages over 89 as "
     "identifying: top-code them at 90+.",
     "sex": "Sex, gender and sexual orientation are quasi-identifiers (IPC Step 2; Portage).",
@@ -367,14 +397,6 @@ _SEX_VALUES = frozenset(
      "non-binary", "non binaire", "intersex", "boy", "girl"}
 )  # fmt: skip
 _SEX_CORE = frozenset({"m", "f", "male", "female", "h", "homme", "femme", "man", "woman"})
-_PROVINCES = frozenset(
-    {"on", "qc", "bc", "ab", "mb", "sk", "ns", "nb", "nl", "pe", "pei", "yt", "nt", "nu",
-     "ontario", "quebec", "british columbia", "colombie-britannique", "alberta", "manitoba",
-     "saskatchewan", "nova scotia", "nouvelle-ecosse", "new brunswick", "nouveau-brunswick",
-     "newfoundland and labrador", "terre-neuve-et-labrador", "prince edward island",
-     "ile-du-prince-edouard", "yukon", "northwest territories", "territoires du nord-ouest",
-     "nunavut"}
-)  # fmt: skip
 
 
 def _values(sample: pl.DataFrame, column: str) -> list[str]:
@@ -389,12 +411,6 @@ def _values(sample: pl.DataFrame, column: str) -> list[str]:
     return [v.strip() for v in series.to_list() if v is not None and v.strip()]
 
 
-def _share(values: Sequence[str], check: Callable[[str], bool]) -> float:
-    if not values:
-        return 0.0
-    return sum(1 for value in values if check(value)) / len(values)
-
-
 def _is_person_name(value: str) -> bool:
     if any(ch.isdigit() for ch in value) or "@" in value:
         return False
@@ -405,14 +421,6 @@ def _is_person_name(value: str) -> bool:
     if value == value.lower() and len(words) > 1:
         return False  # a lower-case phrase, not a name
     return any(w in _FIRST or w in _LAST for w in lowered)
-
-
-def _pct(share: float) -> str:
-    return f"{round(share * 100)} %"
-
-
-def _counted(share: float, total: int, what: str) -> str:
-    return f"{_pct(share)} of {total} sampled values {what}"
 
 
 @dataclass(frozen=True)
@@ -597,7 +605,7 @@ _KIND_CHECKS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "health_information": ("start with an ICD-10 code", is_icd10_code),
     "name": ("are common first or last names", _is_person_name),
     "sex": ("are sex or gender codes", lambda v: v.lower() in _SEX_VALUES),
-    "geography": ("are Canadian provinces or territories", lambda v: v.lower() in _PROVINCES),
+    "geography": ("are US states, Canadian provinces or territories, or countries", is_place),
 }
 # Formats strict enough that a name contradicted by the values deserves low confidence.
 _STRICT_KINDS = frozenset({"email", "phone", "sin", "ssn", "health_number", "ip", "url"})
@@ -672,14 +680,78 @@ def _named_draft(
     return _Draft(kind, role, confidence, evidence)
 
 
+# A category list: few different values, each held by many rows. A name or a sentence
+# written about one person is not repeated that way, so the name and free-text detectors
+# never read such a list, whatever its words ("White", "Rose", "Georgia", "Jordan" are
+# categories there, not people).
+CLOSED_MAX_DISTINCT = 50
+CLOSED_MAX_UNIQUE_SHARE = 0.2  # five rows or more per value on average
+# Prose: several words per value on average, and values that vary as the profile's
+# free-text rule asks (apps.datasets.profiling).
+PROSE_MIN_MEAN_WORDS = 2.0
+
+
+def _closed_vocabulary(profile: ColumnProfile) -> bool:
+    return (
+        0 < profile.distinct <= CLOSED_MAX_DISTINCT
+        and profile.unique_share <= CLOSED_MAX_UNIQUE_SHARE
+    )
+
+
+def _looks_like_prose(profile: ColumnProfile, values: Sequence[str]) -> bool:
+    if not values or _closed_vocabulary(profile):
+        return False
+    if profile.inferred_type == "free_text":
+        return True
+    words = sum(len(_NAME_WORD.findall(v)) for v in values) / len(values)
+    varied = (
+        profile.unique_share >= FREE_TEXT_MIN_UNIQUE_SHARE
+        or profile.distinct >= FREE_TEXT_MIN_DISTINCT
+    )
+    return words >= PROSE_MIN_MEAN_WORDS and varied
+
+
+def _names_by_value(profile: ColumnProfile, values: Sequence[str]) -> _Draft | None:
+    """A column of people's names: most rows AND most of the different values are names, and
+    the values are not a category list."""
+    if profile.inferred_type not in ("categorical", "identifier_like") or not values:
+        return None
+    if _closed_vocabulary(profile):
+        return None
+    rows = _share(values, _is_person_name)
+    distinct = sorted(set(values))
+    different = _share(distinct, _is_person_name)
+    if rows < MEDIUM_SHARE or different < MEDIUM_SHARE:
+        return None
+    evidence = [
+        _counted(rows, len(values), "are common first or last names"),
+        f"{_pct(different)} of the {len(distinct)} different values are names",
+    ]
+    return _Draft("name", "direct", "high" if rows >= HIGH_SHARE else "medium", evidence)
+
+
+def _quasi_by_values(
+    profile: ColumnProfile, values: Sequence[str], today: dt.date
+) -> _Draft | None:
+    if not values or profile.inferred_type == "identifier_like":
+        return None
+    found = quasi_identifier_by_values(
+        values, numeric=profile.inferred_type in ("integer", "decimal"), today=today
+    )
+    if found is None:
+        return None
+    return _Draft(found.kind, "quasi", found.confidence, list(found.evidence))
+
+
 def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) -> _Draft:
     """The decision list, read top to bottom."""
     if profile.inferred_type == "empty":
         return _Draft("empty", "other", "high", ["the column has no values"])
     rule = _match_name(profile.name)
+    prose = _looks_like_prose(profile, values)
 
     # 1. Free text: a person must read it, whatever else the name suggests.
-    if profile.inferred_type == "free_text":
+    if profile.inferred_type == "free_text" and not _closed_vocabulary(profile):
         return _free_text_draft(profile, values, rule)
 
     # 2. Values that are direct identifiers decide, whatever the name says.
@@ -693,20 +765,21 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
         confidence = "high" if share >= HIGH_SHARE or agrees else "medium"
         return _Draft(check.kind, "direct", confidence, evidence)
 
-    # 3. The name, confirmed or contradicted by the values.
+    # 3. The name, confirmed or contradicted by the values; a name that points nowhere
+    #    ("batch_no" whose codes repeat) gives way to values that are quasi-identifiers.
     if rule is not None and rule.kind != "free_text":
-        return _named_draft(profile, values, rule, today)
+        named = _named_draft(profile, values, rule, today)
+        if named.role == "other":
+            by_values = _quasi_by_values(profile, values, today)
+            if by_values is not None:
+                by_values.evidence.append(_name_evidence(profile.name, rule))
+                return by_values
+        return named
 
     # 4. Values alone: names, quasi-identifiers, health information.
-    name_share = (
-        _share(values, _is_person_name)
-        if profile.inferred_type in ("categorical", "identifier_like")
-        else 0.0
-    )
-    if name_share >= MEDIUM_SHARE:
-        evidence = [_counted(name_share, len(values), "are common first or last names")]
-        confidence = "high" if name_share >= HIGH_SHARE else "medium"
-        return _Draft("name", "direct", confidence, evidence)
+    names = _names_by_value(profile, values)
+    if names is not None:
+        return names
     if matched is not None:
         check, share = matched
         evidence = [_counted(share, len(values), check.what)]
@@ -716,18 +789,14 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
         return _Draft(
             "sex", "quasi", "medium", [_counted(sex_share, len(values), "are sex or gender codes")]
         )
-    province_share = _share(values, lambda v: v.lower() in _PROVINCES)
-    if province_share >= HIGH_SHARE:
-        evidence = [_counted(province_share, len(values), "are Canadian provinces or territories")]
-        return _Draft("geography", "quasi", "medium", evidence)
+    by_values = _quasi_by_values(profile, values, today)
     if profile.inferred_type in ("date", "datetime"):
-        return _Draft(
-            "event_date", "quasi", "medium", ["values are dates", *_exact_date_evidence(profile)]
-        )
-    zip_share = _share(values, lambda v: is_us_zip(v) and "-" in v)
-    if zip_share >= HIGH_SHARE:
-        evidence = [_counted(zip_share, len(values), "are US ZIP+4 codes")]
-        return _Draft("postal_code", "quasi", "medium", evidence)
+        # The profile found dates in 95 % of the values or more: a date column, surely.
+        counted = by_values.evidence[:1] if by_values and by_values.kind == "event_date" else []
+        evidence = ["values are dates", *counted, *_exact_date_evidence(profile)]
+        return _Draft("event_date", "quasi", "high", evidence)
+    if by_values is not None:
+        return by_values
 
     # 5. Unique per row: a record number of some kind.
     if _unique(profile):
@@ -737,8 +806,9 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
         ]
         return _Draft("unique_values", "direct", "medium", evidence)
 
-    # 6. Text that is not long enough to be called free text may still carry identifiers.
-    scan = _embedded_scan(values) if profile.inferred_type in ("categorical", "text") else None
+    # 6. Text that is not long enough to be called free text may still carry identifiers,
+    #    if it reads as prose: a category list is never scanned.
+    scan = _embedded_scan(values) if prose else None
     if scan is not None and scan.share >= EMBEDDED_SHARE:
         return _Draft(
             "free_text_identifiers", "direct", "medium", _embedded_identifiers(scan),

@@ -13,6 +13,11 @@ class VariableRole(models.TextChoices):
     OTHER = "other", "Other"
 
 
+# Confidences a suggestion can be taken at without a person's reason (apps.classification
+# .detectors: high or medium when values or the name point somewhere, low when nothing does).
+CONFIDENT = ("high", "medium")
+
+
 class Variable(OrganizationOwned):
     dataset = models.ForeignKey(
         "datasets.Dataset", on_delete=models.CASCADE, related_name="variables"
@@ -54,6 +59,15 @@ class Variable(OrganizationOwned):
     @property
     def is_confirmed(self) -> bool:
         return bool(self.role)
+
+    @property
+    def confident_suggestion(self) -> bool:
+        """Whether the suggestion may be confirmed without a reason typed by a person (as bulk
+        accept does): a high- or medium-confidence one that leaves no free text in the
+        release unread. "Other (low confidence)" means nothing was recognized, which is no
+        evidence that the column is harmless."""
+        unread_text = self.needs_review and self.suggested_role != VariableRole.DIRECT
+        return self.suggestion_confidence in CONFIDENT and not unread_text
 
 
 class ClassificationChange(OrganizationOwned):

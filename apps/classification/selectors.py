@@ -23,6 +23,16 @@ def suggestion_evidence_shown(*, variable: Variable, raw_values: bool) -> list[s
     return [line for line in evidence if not line.startswith(EXAMPLE_PREFIX)]
 
 
+def _to_decide(variables: list[Variable]) -> list[str]:
+    return [v.name for v in variables if not v.role and not v.confident_suggestion]
+
+
+def variables_to_decide(*, dataset: Dataset) -> list[str]:
+    """Unconfirmed columns bulk accept leaves alone (low confidence, or free text left in the
+    release): a person decides each, with a reason."""
+    return _to_decide(list(variables_of(dataset=dataset)))
+
+
 def classification_changes_of(*, dataset: Dataset) -> QuerySet[ClassificationChange]:
     return (
         ClassificationChange.objects.filter(variable__dataset=dataset)
@@ -52,5 +62,6 @@ def classification_status(
         "complete": bool(variables) and len(confirmed) == len(variables),
         "counts": counts,
         "needs_review": [v.name for v in variables if v.needs_review and not v.role],
+        "to_decide": _to_decide(variables),
         "warnings": warnings,
     }

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from apps.classification.detectors import suggest_roles
+from apps.classification.detectors import EXAMPLE_PREFIX, suggest_roles
 from apps.classification.models import ClassificationChange, Variable, VariableRole
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset
@@ -67,15 +67,56 @@ class RoleDecision:
     keep_for_analysis: bool = False
 
 
+# The reason recorded when a confident suggestion is confirmed without a typed reason.
+ACCEPTED_AS_SUGGESTED = "Accepted as suggested"
+
+
+def accepted_as_suggested(variable: Variable) -> str:
+    """What the record says for a confident suggestion confirmed as it is: that it was the
+    suggestion, on what evidence. Sampled text (masked examples of free text) is left out:
+    the trail is read by people who may not see raw values."""
+    evidence = [
+        str(line)
+        for line in variable.suggestion_evidence or []
+        if not str(line).startswith(EXAMPLE_PREFIX)
+    ]
+    text = (
+        f"{ACCEPTED_AS_SUGGESTED} ({variable.suggestion_confidence} confidence): "
+        f"{variable.suggested_reason}"
+    )
+    return f"{text} Evidence: {'; '.join(evidence)}." if evidence else text
+
+
+def _typed_reason(reason: str, variable: Variable) -> str:
+    """The reason as a person wrote it for this decision. Text that came from the system —
+    the suggestion's reason, an "accepted as suggested" record, or the reason recorded for
+    the role the column has now (a form or a client sending it back) — argues for the
+    present role, not for a change, so it counts as no reason."""
+    text = reason.strip()
+    copied = {variable.suggested_reason.strip(), variable.reason.strip()} - {""}
+    if text in copied or text.startswith(ACCEPTED_AS_SUGGESTED):
+        return ""
+    return text
+
+
+def _role_label(role: str) -> str:
+    return str(VariableRole(role).label).lower()
+
+
 @transaction.atomic
 def variables_classify(
     *, dataset: Dataset, user: User, decisions: Iterable[RoleDecision]
 ) -> list[ClassificationChange]:
     """Confirm or change roles. Each real change is recorded with who, when, from → to, why.
 
-    A decision that merely confirms the suggestion may leave the reason empty (the suggestion's
-    reason is recorded); a decision that departs from the suggestion, or from a role already
-    confirmed, must say why.
+    The one guard of Step 2 decisions, for the page, the API and bulk accept alike:
+
+    - confirming a confident suggestion (`Variable.confident_suggestion`) may leave the
+      reason empty: the record says it was accepted as suggested, with the evidence;
+    - confirming a low-confidence suggestion (or free text left in the release), and
+      departing from the suggestion or from a role already confirmed, need a reason typed
+      by a person; the suggestion's own text or the reason recorded for the earlier role
+      is not one.
     """
     by_id = {str(v.id): v for v in Variable.objects.select_for_update().filter(dataset=dataset)}
     changes = []
@@ -83,7 +124,7 @@ def variables_classify(
     # Every decision is checked before anything is written, and every problem is reported at
     # once (column → message), so a form shows each missing reason in one round.
     problems: dict[str, str] = {}
-    accepted: list[tuple[Variable, RoleDecision, str]] = []
+    accepted: list[tuple[Variable, RoleDecision, str, bool]] = []
     for decision in decisions:
         variable = by_id.get(str(decision.variable_id))
         if variable is None:
@@ -100,18 +141,36 @@ def variables_classify(
         )
         if unchanged:
             continue
-        reason = decision.reason.strip()
-        departs = decision.role != (variable.role or variable.suggested_role)
-        if not reason:
-            if departs:
+        reason = _typed_reason(decision.reason, variable)
+        typed = bool(reason)
+        current = variable.role or variable.suggested_role
+        if not typed and decision.role != current:
+            problems[variable.name] = (
+                f"Column '{variable.name}': say why it is {_role_label(decision.role)} "
+                f"rather than {_role_label(current)}."
+            )
+            if decision.reason.strip():
+                problems[variable.name] += (
+                    " The suggestion's own text, or the reason recorded for the earlier "
+                    "role, is not a reason for this change."
+                )
+            continue
+        if not typed and not variable.role:
+            if not variable.confident_suggestion:
+                why = (
+                    "it looks like free text, which a person must read"
+                    if variable.needs_review
+                    else "the suggestion has low confidence (nothing recognized is no "
+                    "evidence that it is harmless)"
+                )
                 problems[variable.name] = (
-                    f"Column '{variable.name}': say why it is "
-                    f"{VariableRole(decision.role).label.lower()} rather than "
-                    f"{VariableRole(variable.role or variable.suggested_role).label.lower()}."
+                    f"Column '{variable.name}': {why}; say why it is {_role_label(decision.role)}."
                 )
                 continue
-            reason = variable.reason or variable.suggested_reason
-        accepted.append((variable, decision, reason))
+            reason = accepted_as_suggested(variable)
+        elif not typed:
+            reason = variable.reason  # the same role, only "needed for analysis" changed
+        accepted.append((variable, decision, reason, typed))
     if problems:
         first = next(iter(problems))
         raise ApplicationError(
@@ -125,7 +184,7 @@ def variables_classify(
                 "roles": list(VariableRole.values),
             },
         )
-    for variable, decision, reason in accepted:
+    for variable, decision, reason, _ in accepted:
         changes.append(
             ClassificationChange(
                 organization=dataset.organization,
@@ -155,7 +214,7 @@ def variables_classify(
     ClassificationChange.objects.bulk_create(changes)
     from apps.audit.services import audit_record
 
-    for change in changes:
+    for change, (_, _, _, typed) in zip(changes, accepted, strict=True):
         audit_record(
             organization=dataset.organization,
             actor=user,
@@ -167,6 +226,9 @@ def variables_classify(
                 "from": change.from_role,
                 "to": change.to_role,
                 "reason": change.reason,
+                # False: no reason was typed (a confident suggestion accepted as suggested,
+                # or only "needed for analysis" changed under the reason already recorded).
+                "reason_typed": typed,
                 "keep_for_analysis": change.keep_for_analysis,
             },
         )
@@ -192,15 +254,14 @@ def _assessments_changed(dataset: Dataset) -> None:
         assessment.save(update_fields=["step_state", *fields, "updated_at"])
 
 
-def variables_accept_suggestions(
-    *, dataset: Dataset, user: User, only_unconfirmed: bool = True
-) -> list[ClassificationChange]:
-    variables = Variable.objects.filter(dataset=dataset)
-    if only_unconfirmed:
-        variables = variables.filter(role="")
+def variables_accept_suggestions(*, dataset: Dataset, user: User) -> list[ClassificationChange]:
+    """Confirm every unconfirmed confident suggestion as it is (recorded as accepted as
+    suggested, with its evidence). Low-confidence suggestions and free text left in the
+    release stay unconfirmed: a person decides them row by row, with a reason."""
     decisions = [
-        RoleDecision(variable_id=str(v.id), role=v.suggested_role, reason=v.suggested_reason)
-        for v in variables
+        RoleDecision(variable_id=str(v.id), role=v.suggested_role)
+        for v in Variable.objects.filter(dataset=dataset, role="")
+        if v.confident_suggestion
     ]
     return variables_classify(dataset=dataset, user=user, decisions=decisions)
 

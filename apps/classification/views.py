@@ -15,6 +15,7 @@ from apps.classification.selectors import (
     classification_status,
     suggestion_evidence_shown,
     variables_of,
+    variables_to_decide,
 )
 from apps.classification.services import (
     RoleDecision,
@@ -43,8 +44,13 @@ def _page(
             variable=variable, raw_values=raw_values
         )
         entry = (posted or {}).get(str(variable.id))
-        variable.form_role = entry["role"] if entry else (variable.role or variable.suggested_role)  # type: ignore[attr-defined]
-        variable.form_reason = entry["reason"] if entry else variable.reason  # type: ignore[attr-defined]
+        # A row a person must decide is not preselected, so saving the form leaves it
+        # undecided; the reason box never holds text the person did not type.
+        preselected = variable.role or (
+            variable.suggested_role if variable.confident_suggestion else ""
+        )
+        variable.form_role = entry["role"] if entry else preselected  # type: ignore[attr-defined]
+        variable.form_reason = entry["reason"] if entry else ""  # type: ignore[attr-defined]
         variable.form_keep = entry["keep"] == "on" if entry else variable.keep_for_analysis  # type: ignore[attr-defined]
         variable.form_error = (errors or {}).get(variable.name, "")  # type: ignore[attr-defined]
     if raw_values:
@@ -117,5 +123,12 @@ def accept_suggestions(
 ) -> HttpResponse:
     dataset = dataset_get(organization=organization, dataset_id=dataset_id)
     changes = variables_accept_suggestions(dataset=dataset, user=user_of(request))
-    messages.success(request, f"{len(changes)} suggestion(s) confirmed; review every row.")
+    left = variables_to_decide(dataset=dataset)
+    message = f"{len(changes)} suggestion(s) confirmed as suggested; review every row."
+    if left:
+        message += (
+            f" {len(left)} left for you to decide, row by row with a reason (low confidence "
+            f"or free text to read): {', '.join(left)}."
+        )
+    messages.success(request, message)
     return redirect("dataset-classify", org=organization.slug, dataset_id=dataset.id)

@@ -92,7 +92,9 @@ def public_extract(n: int = 1500, *, seed: int = 2211) -> pl.DataFrame:
         rows["c10"].append(event.year - age if rng.random() > 0.01 else 9999)
         rows["c11"].append(WEEKDAYS[event.weekday()])
         rows["c12"].append(_pick(rng, COUNTRIES))
-        rows["c13"].append(f"{rng.choice((2, 7, 10, 30, 60, 77, 90, 95, 98)) * 1000 + rng.randrange(999):05d}")
+        rows["c13"].append(
+            f"{rng.choice((2, 7, 10, 30, 60, 77, 90, 95, 98)) * 1000 + rng.randrange(999):05d}"
+        )
         rows["c14"].append("Unknown" if rng.random() < 0.06 else event.strftime("%d/%m/%Y"))
         rows["c15"].append(event.strftime("%b").upper())
         rows["c16"].append(rng.choice(NAME_LIKE_CATEGORIES))

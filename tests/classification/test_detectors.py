@@ -356,10 +356,21 @@ def test_free_text_without_detected_identifiers_still_needs_reading(tmp_path: Pa
 
 
 def test_short_text_with_names_in_most_values_is_a_direct_identifier(tmp_path: Path) -> None:
-    values = ["called back", "Mary called", "left message for John", "no answer"] * 5
+    # Short notes that vary, half of them naming someone.
+    names = ["Mary", "John", "Sophie", "Wei", "Priya", "Luc", "Anna", "Marc", "Ahmed", "Omar"]
+    values = [f"{name} called back" for name in names]
+    values += ["no answer"] * 10
     result = suggest(pl.DataFrame({"outcome": values}), tmp_path)["outcome"]
     assert (result.role, result.kind) == ("direct", "free_text_identifiers")
     assert "names found in 50 % of 20 sampled texts (10 in all)" in result.evidence
+
+
+def test_a_repeated_short_list_is_not_scanned_as_text(tmp_path: Path) -> None:
+    """Four messages repeated over the rows are a category list, not notes about people,
+    even though two of them hold a given name (issue 22)."""
+    values = ["called back", "Mary called", "left message for John", "no answer"] * 5
+    result = suggest(pl.DataFrame({"outcome": values}), tmp_path)["outcome"]
+    assert (result.role, result.confidence, result.needs_review) == ("other", "low", False)
 
 
 def test_short_repeating_text_is_not_free_text(tmp_path: Path) -> None:
