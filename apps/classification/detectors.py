@@ -685,7 +685,7 @@ def _named_draft(
 # never read such a list, whatever its words ("White", "Rose", "Georgia", "Jordan" are
 # categories there, not people).
 CLOSED_MAX_DISTINCT = 50
-CLOSED_MAX_UNIQUE_SHARE = 0.2  # five rows or more per value on average
+CLOSED_MAX_UNIQUE_SHARE = 1 / 3  # three rows or more per value on average
 # Prose: several words per value on average, and values that vary as the profile's
 # free-text rule asks (apps.datasets.profiling).
 PROSE_MIN_MEAN_WORDS = 2.0
@@ -733,14 +733,31 @@ def _names_by_value(profile: ColumnProfile, values: Sequence[str]) -> _Draft | N
 def _quasi_by_values(
     profile: ColumnProfile, values: Sequence[str], today: dt.date
 ) -> _Draft | None:
-    if not values or profile.inferred_type == "identifier_like":
+    if not values or _numbered(values):
         return None
     found = quasi_identifier_by_values(
         values, numeric=profile.inferred_type in ("integer", "decimal"), today=today
     )
     if found is None:
         return None
-    return _Draft(found.kind, "quasi", found.confidence, list(found.evidence))
+    evidence = list(found.evidence)
+    if _unique(profile):
+        # Places and dates of a small data set can be unique per row: still what they are,
+        # a quasi-identifier, to be generalized until the classes are large enough.
+        evidence.append(
+            f"{_pct(profile.unique_share)} of the values are distinct: near-unique per row, "
+            "so it must be generalized"
+        )
+    return _Draft(found.kind, "quasi", found.confidence, evidence)
+
+
+def _numbered(values: Sequence[str]) -> bool:
+    """Numbers given to records in turn ("00017", "00018"…): the different values fill
+    nearly all of their range, which places, dates and ages spread over a wide one do not."""
+    digits = {int(v) for v in values if v.isdigit()}
+    if len(digits) < 10 or len(digits) < 0.9 * len(values):
+        return False
+    return len(digits) >= 0.9 * (max(digits) - min(digits) + 1)
 
 
 def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) -> _Draft:

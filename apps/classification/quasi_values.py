@@ -81,11 +81,11 @@ class _Vocabulary:
     kind: str
     what: str  # completes "97 % of 1000 sampled values ..."
     words: frozenset[str]
-    codes: frozenset[str] = frozenset()  # matched as written (upper case)
+    codes: frozenset[str] = frozenset()  # upper case; values are compared in upper case
 
     def __contains__(self, value: object) -> bool:
         text = str(value)
-        return normalized(text) in self.words or text.strip() in self.codes
+        return normalized(text) in self.words or text.strip().upper() in self.codes
 
 
 _MONTHS = _Vocabulary("month", "are month names (English or French)", MONTHS)
@@ -113,15 +113,24 @@ def share_of(values: Sequence[str], check: Callable[[str], bool]) -> float:
     return sum(1 for v in values if check(v)) / len(values) if values else 0.0
 
 
+def _from_vocabulary(values: Sequence[str], check: Callable[[str], bool]) -> float:
+    """The share of values `check` accepts, or 0 when they are all one value while the column
+    has others: two-letter codes are words too ("on" and "off" is not Ontario)."""
+    matched = {v for v in values if check(v)}
+    if len(matched) < 2 and len(set(values)) > 1:
+        return 0.0
+    return share_of(values, check)
+
+
 def _vocabulary_match(values: Sequence[str]) -> ValueEvidence | None:
     """The vocabulary most values come from; places may mix states, provinces and countries."""
-    scored = [(share_of(values, v.__contains__), v) for v in (*_CALENDAR, *_PLACES)]
+    scored = [(_from_vocabulary(values, v.__contains__), v) for v in (*_CALENDAR, *_PLACES)]
     share, best = max(scored, key=lambda pair: pair[0])
     if share >= MEDIUM_SHARE:
         return ValueEvidence(
             best.kind, _confidence(share), (counted(share, len(values), best.what),)
         )
-    places = share_of(values, is_place)
+    places = _from_vocabulary(values, is_place)
     if places >= MEDIUM_SHARE:
         what = "are places: US states, Canadian provinces or territories, or countries"
         return ValueEvidence(
@@ -269,6 +278,30 @@ def _number_match(values: Sequence[str], today: dt.date) -> ValueEvidence | None
     return None
 
 
+_BAND = re.compile(
+    r"^(?:(?P<low>\d{1,3})\s*(?:-|–|to|à)\s*(?P<high>\d{1,3})|(?P<top>\d{1,3})\s*\+"
+    r"|(?:<|under|moins de)\s*(?P<bottom>\d{1,3}))(?:\s*(?:years|yrs|ans))?$",
+    re.IGNORECASE,
+)
+
+
+def _is_band(value: str) -> bool:
+    match = _BAND.match(value.strip())
+    if match is None:
+        return False
+    low, high = match.group("low"), match.group("high")
+    return low is None or int(low) < int(high) <= 120
+
+
+def _band_match(values: Sequence[str]) -> ValueEvidence | None:
+    """Age groups ("20-24", "90+", "<5"): still ages, at the group's precision."""
+    share = _from_vocabulary(values, _is_band)
+    if share < MEDIUM_SHARE:
+        return None
+    what = "are ranges of whole numbers up to 120 (“20-24”, “90+”), as age groups are"
+    return ValueEvidence("age", "medium", (counted(share, len(values), what),))
+
+
 # --------------------------------------------------------------------------- together
 
 
@@ -296,6 +329,7 @@ def quasi_identifier_by_values(
         or _vocabulary_match(informative)
         or (None if numeric else _zip_match(informative))
         or _number_match(informative, today)
+        or _band_match(informative)
     )
     if found is None:
         return None

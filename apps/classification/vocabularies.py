@@ -6,8 +6,9 @@ is a quasi-identifier whatever its name. Everything is compared after `normalize
 removed, lower case, full stops dropped, hyphens and runs of spaces made one space ("B.C.",
 "Colombie-Britannique", "févr." all match).
 
-Abbreviations of two or three letters ("ON", "TX", "CAN") are ordinary words as often as codes
-("on", "or", "me", "can"), so they count only when written in upper case (`CODES_*`).
+Abbreviations of two or three letters (`CODES_*`: "ON", "TX", "CAN") are compared in upper
+case. They are ordinary words as often as codes ("on", "or", "me", "can"), so a column must
+show at least two different ones to count (quasi_values: "on" and "off" is not Ontario).
 """
 
 from __future__ import annotations

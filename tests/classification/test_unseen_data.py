@@ -36,9 +36,11 @@ def suggest(frame: pl.DataFrame, tmp_path: Path) -> dict[str, Suggestion]:
     return {s.column: s for s in suggest_roles(profile_parquet(path), frame, today=TODAY)}
 
 
-@pytest.mark.parametrize("seed", [2211, 97, 40_503])
-def test_every_quasi_identifier_family_is_found_by_its_values(seed: int, tmp_path: Path) -> None:
-    result = suggest(public_extract(1500, seed=seed), tmp_path)
+@pytest.mark.parametrize(("rows", "seed"), [(1500, 2211), (400, 97), (3000, 40_503)])
+def test_every_quasi_identifier_family_is_found_by_its_values(
+    rows: int, seed: int, tmp_path: Path
+) -> None:
+    result = suggest(public_extract(rows, seed=seed), tmp_path)
     found = {c: (result[c].role, result[c].kind) for c in EXPECTED_QUASI}
     assert found == {c: ("quasi", kind) for c, kind in EXPECTED_QUASI.items()}
     for column in EXPECTED_QUASI:
@@ -58,6 +60,20 @@ def test_evidence_names_the_shape_without_a_raw_extreme(tmp_path: Path) -> None:
     assert any("countries" in e for e in result["c12"].evidence), result["c12"].evidence
     # Neither the oldest age nor the sentinel code is quoted (reviewers read the evidence).
     assert not any("999" in e or " 99 " in e for e in result["c01"].evidence)
+
+
+def test_near_unique_zip_codes_are_still_places_but_record_numbers_are_not(
+    tmp_path: Path,
+) -> None:
+    """400 ZIP codes drawn from thousands are nearly all different, as record numbers are;
+    record numbers fill their range, ZIP codes spread over it."""
+    rng = random.Random(9)
+    zips = [f"{rng.randrange(1000, 99999):05d}" for _ in range(400)]
+    numbers = [f"{i:05d}" for i in range(17, 417)]
+    result = suggest(pl.DataFrame({"k1": zips, "k2": numbers}), tmp_path)
+    assert (result["k1"].role, result["k1"].kind) == ("quasi", "postal_code")
+    assert any("near-unique per row" in e for e in result["k1"].evidence)
+    assert (result["k2"].role, result["k2"].kind) == ("direct", "unique_values")
 
 
 @pytest.mark.parametrize("seed", [2211, 97])
@@ -127,3 +143,45 @@ def test_bulk_accept_leaves_no_age_state_month_day_or_date_as_other(custodian, a
     left = Variable.objects.filter(dataset=dataset, role="")
     assert {v.suggestion_confidence for v in left} <= {"low"}
     assert not Variable.objects.filter(dataset=dataset, role="other", suggestion_confidence="low")
+
+
+_DAY0 = dt.date(2001, 1, 1)
+SHAPES = {
+    "lower-case province codes": (lambda r: r.choice(["on", "qc", "bc", "ab", "ns"]), "geography"),
+    "French provinces": (lambda r: r.choice(["Québec", "Colombie-Britannique", "Nouvelle-Écosse"]), "geography"),
+    "alpha-3 countries": (lambda r: r.choice(["USA", "CAN", "MEX", "FRA", "IND", "CHN"]), "geography"),
+    "French month abbreviations": (lambda r: r.choice(["janv.", "févr.", "avr.", "juil.", "déc."]), "month"),
+    "French weekdays": (lambda r: r.choice(["lundi", "mardi", "jeudi", "samedi"]), "weekday"),
+    "month numbers with a zero": (lambda r: f"{r.randint(1, 12):02d}", "month"),
+    "month-first dates": (lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%m/%d/%Y"), "event_date"),
+    "written dates": (lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%B %d, %Y"), "event_date"),
+    "months of years": (lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%Y-%m"), "year_month"),
+    "age groups": (lambda r: r.choice(["20-24", "25-29", "30-34", "85-89", "90+"]), "age"),
+    "ages as text, some unknown": (lambda r: r.choice([str(r.randint(16, 90)), "Unknown"]), "age"),
+    "years of birth": (lambda r: r.randint(1921, 2010), "year"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_shapes_under_a_neutral_name(shape: str, tmp_path: Path) -> None:
+    make, kind = SHAPES[shape]
+    rng = random.Random(shape)
+    suggestion = suggest(pl.DataFrame({"x": [make(rng) for _ in range(300)]}), tmp_path)["x"]
+    assert (suggestion.role, suggestion.kind) == ("quasi", kind), suggestion
+    assert suggestion.confidence in ("high", "medium")
+
+
+NOT_SHAPES = {
+    "on and off": lambda r: r.choice(["on", "off"]),
+    "a 1-7 scale": lambda r: r.randint(1, 7),
+    "measurements": lambda r: round(r.uniform(10, 200), 1),
+    "outcomes": lambda r: r.choice(["Fatal", "Not fatal", "Incapacitating"]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NOT_SHAPES))
+def test_what_has_no_shape_is_left_to_a_person(shape: str, tmp_path: Path) -> None:
+    rng = random.Random(shape)
+    frame = pl.DataFrame({"x": [NOT_SHAPES[shape](rng) for _ in range(300)]})
+    suggestion = suggest(frame, tmp_path)["x"]
+    assert (suggestion.role, suggestion.confidence) == ("other", "low"), suggestion
