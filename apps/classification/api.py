@@ -240,7 +240,14 @@ class DatasetClassificationViewSet(viewsets.GenericViewSet[Dataset]):
             ClassificationChangeSerializer(changes, many=True).data, status=status.HTTP_200_OK
         )
 
-    @extend_schema(request=None, responses=ClassificationChangeSerializer(many=True))
+    @extend_schema(
+        request=None,
+        responses=ClassificationChangeSerializer(many=True),
+        description="Confirm every unconfirmed high- or medium-confidence suggestion, recorded "
+        "as accepted as suggested with its evidence. Low-confidence suggestions and free text "
+        "left in the release stay unconfirmed (`to_decide` in the status): decide each with a "
+        "typed reason through `decisions` or a variable's `classify`.",
+    )
     @action(detail=True, methods=["post"], url_path="accept-suggestions")
     def accept_suggestions(self, request: Request, pk: str | None = None) -> Response:
         changes = variables_accept_suggestions(dataset=self.get_object(), user=user_of(request))
