@@ -24,7 +24,7 @@ from apps.assessments.freetext import (
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
-from apps.assessments.privacy_models import KIND_LABELS, OFFERED_KINDS, step4_findings
+from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
 from apps.assessments.selectors import assessment_get
 from apps.assessments.services import quasi_identifiers
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
@@ -33,6 +33,7 @@ from apps.assessments.techniques import technique_columns
 from apps.assessments.views import _context, _go, step_view
 from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
+from apps.core.labels import label_for
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.jobs.selectors import job_refresh
 
@@ -143,7 +144,7 @@ def deidentify_step(
             numeric_techniques=NUMERIC_TECHNIQUES,
             technique_columns=technique_columns(assessment),
             quasi=quasi_identifiers(assessment),
-            model_kinds=[(k, KIND_LABELS[k]) for k in OFFERED_KINDS],
+            model_kinds=[(k, label_for("privacy_model", k)) for k in OFFERED_KINDS],
             methods=deidentify.MASKING_METHODS,
             metrics=deidentify.METRICS,
             hierarchies=[
