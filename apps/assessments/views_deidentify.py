@@ -21,7 +21,12 @@ from apps.assessments.freetext import (
     identifier_findings,
     identifiers_reviewed_set,
 )
-from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
+from apps.assessments.hierarchies import (
+    class_threshold,
+    hierarchies_proposed,
+    hierarchy_preview,
+    hierarchy_set,
+)
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
@@ -150,11 +155,14 @@ def deidentify_step(
             hierarchies=[
                 {
                     "spec": s,
-                    "preview": hierarchy_preview(assessment, s),
+                    "preview": hierarchy_preview(
+                        assessment, s, raw_values=membership_of(request).can_see_raw_values
+                    ),
                     "max_level": config["max_levels"].get(s.column, ""),
                 }
                 for s in specs
             ],
+            class_size=class_threshold(assessment),
             kinds=HierarchySpec.Kind.choices,
             date_levels=DATE_LEVELS,
             search=search,

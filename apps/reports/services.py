@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.assessments.freetext import identifier_findings
+from apps.assessments.hierarchies import value_lists
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -271,33 +272,6 @@ def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
             detail += f"; pseudonyms of {int(spec['length'])} characters"
         rows.append({"column": column, "method": method, "detail": detail})
     return rows
-
-
-def _hierarchy_mappings(record: AssessmentRecord) -> list[dict[str, Any]]:
-    """For each quasi-identifier, what each released value contains at the applied level."""
-    from apps.engine.hierarchies import parse_arx_text
-    from apps.engine.hierarchies.mapping import level_mapping
-
-    applied = record.assessment.apply_result or {}
-    levels = applied.get("levels") or {}
-    out = []
-    for spec in record.hierarchies:
-        level = levels.get(spec["column"])
-        if level is None:
-            continue
-        mapping = level_mapping(parse_arx_text(spec["arx_csv"], spec["column"]), int(level))
-        labels = list(spec.get("level_labels") or [])
-        out.append(
-            {
-                "column": spec["column"],
-                "level": level,
-                "level_label": labels[level] if level < len(labels) else f"level {level}",
-                "groups": mapping.groups,
-                "groups_total": mapping.groups_total,
-                "values_total": mapping.values_total,
-            }
-        )
-    return out
 
 
 def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
@@ -595,7 +569,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "masking": _masking_rows(applied.get("masking") or {}),
         "text_findings": identifier_findings(applied, record.deid_config),
         "hierarchies": _hierarchy_rows(record),
-        "hierarchy_mappings": _hierarchy_mappings(record),
+        "value_lists": value_lists(record.assessment, record.hierarchies),
         "control_questions": dict(engine_context.CONTROLS),
         "motive_questions": {key: question for key, question, _ in engine_context.MOTIVES},
         "record_risks": record_risk_rows(applied.get("risk_before"), applied.get("risk_after")),
