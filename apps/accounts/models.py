@@ -3,13 +3,14 @@
 from django.conf import settings
 from django.db import models
 
+from apps.core.labels import ROLE_LABELS
 from apps.core.models import BaseModel
 
 
 class Role(models.TextChoices):
-    ANALYST = "analyst", "Analyst (privacy officer)"
-    REVIEWER = "reviewer", "Reviewer"
-    ADMIN = "admin", "Administrator"
+    ANALYST = "analyst", ROLE_LABELS["analyst"]
+    REVIEWER = "reviewer", ROLE_LABELS["reviewer"]
+    ADMIN = "admin", ROLE_LABELS["admin"]
 
 
 def signing_passphrase_purpose(organization_id: object) -> str:

@@ -203,16 +203,24 @@ def steps_data(assessment: Assessment) -> list[dict[str, Any]]:
     return data
 
 
-def hierarchy_data(assessment: Assessment, spec: HierarchySpec) -> dict[str, Any]:
+def hierarchy_data(
+    assessment: Assessment, spec: HierarchySpec, *, raw_values: bool
+) -> dict[str, Any]:
+    """One hierarchy as the API shows it. Its value lists (the ARX table, the groups of a
+    categorical one) hold every original value: only for a role allowed raw values; the
+    others get the levels' groups as the report shows them (``hierarchy_preview``)."""
+    params = dict(spec.params)
+    if not raw_values and spec.kind == HierarchySpec.Kind.CATEGORICAL:
+        params.pop("levels", None)
     return HierarchySerializer(
         {
             "column": spec.column,
             "kind": spec.kind,
-            "params": spec.params,
-            "arx_csv": spec.arx_csv,
+            "params": params,
+            "arx_csv": spec.arx_csv if raw_values else None,
             "height": spec.height,
             "level_labels": spec.level_labels,
-            "preview": hierarchy_preview(assessment, spec),
+            "preview": hierarchy_preview(assessment, spec, raw_values=raw_values),
         }
     ).data
 
@@ -630,7 +638,8 @@ class AssessmentViewSet(
             specs = list(hierarchies_proposed(assessment=assessment).values())
         else:
             specs = list(HierarchySpec.objects.filter(assessment=assessment))
-        return Response([hierarchy_data(assessment, spec) for spec in specs])
+        raw = self._membership(assessment).can_see_raw_values
+        return Response([hierarchy_data(assessment, spec, raw_values=raw) for spec in specs])
 
     @extend_schema(
         parameters=[
@@ -665,7 +674,8 @@ class AssessmentViewSet(
             kind=data["kind"],
         )
         spec = HierarchySpec.objects.get(assessment=assessment, column=column)
-        return Response({**hierarchy_data(assessment, spec), "stale": stale})
+        raw = self._membership(assessment).can_see_raw_values
+        return Response({**hierarchy_data(assessment, spec, raw_values=raw), "stale": stale})
 
     @extend_schema(methods=["GET"], responses=SearchSerializer)
     @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)

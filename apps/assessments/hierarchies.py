@@ -7,6 +7,7 @@ all use exactly the same table.
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -19,9 +20,13 @@ from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine import hierarchies as h
+from apps.engine.criteria import size_for_risk
 from apps.engine.errors import EngineError
+from apps.engine.hierarchies.mapping import MAX_GROUPS, level_mapping
+from apps.engine.threshold import DEFAULT_PROFILE, get_profile
 
 Kind = HierarchySpec.Kind
+logger = logging.getLogger(__name__)
 
 
 def column_values(assessment: Assessment, column: str) -> pl.DataFrame:
@@ -35,6 +40,70 @@ def column_values(assessment: Assessment, column: str) -> pl.DataFrame:
             .sort("value", nulls_last=True)
             .collect()
         )
+
+
+def value_counts(assessment: Assessment, column: str) -> dict[str, int]:
+    """Records per original value of one column (missing values apart), as the engine
+    compares them (text)."""
+    counts = column_values(assessment, column)
+    return {str(value): int(n) for value, n in counts.iter_rows() if value is not None}
+
+
+def class_threshold(assessment: Assessment) -> int:
+    """k, the class size Step 3's threshold asks for (1/k ≤ threshold): an original value
+    held by fewer records is never shown to someone not allowed raw values. Before Step 3,
+    the strictest threshold of the profile."""
+    result = assessment.threshold_result or {}
+    if result.get("value"):
+        return size_for_risk(float(result["value"]))
+    profile = get_profile(assessment.threshold_profile or DEFAULT_PROFILE)
+    return size_for_risk(min(profile.thresholds.values()))
+
+
+def value_lists(assessment: Assessment, hierarchies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each quasi-identifier of the applied release, what each released value contains,
+    told without any original value held by fewer than k records (``class_threshold``), for
+    the report and the review page: people who may not see the data read them
+    (apps.engine.hierarchies.mapping). ``hierarchies``: the frozen specs (column, arx_csv,
+    level_labels). A quasi-identifier kept as it is gets no list: its released values are
+    the original ones. Read from the data set the release was made from (its Parquet copy,
+    never changed after upload)."""
+    levels = (assessment.apply_result or {}).get("levels") or {}
+    k = class_threshold(assessment)
+    out = []
+    for spec in hierarchies:
+        level = levels.get(spec["column"])
+        if level is None:
+            continue
+        labels = list(spec.get("level_labels") or [])
+        entry: dict[str, Any] = {
+            "column": spec["column"],
+            "level": level,
+            "level_label": labels[level] if level < len(labels) else f"level {level}",
+            "kept": level == 0,
+            "min_records": k,
+            "max_groups": MAX_GROUPS,
+        }
+        if level > 0:
+            try:
+                counts = value_counts(assessment, spec["column"])
+            except (OSError, pl.exceptions.PolarsError):
+                logger.warning("the values of %s could not be read", spec["column"])
+                entry["unavailable"] = True
+            else:
+                mapping = level_mapping(
+                    h.parse_arx_text(spec["arx_csv"], spec["column"]),
+                    int(level),
+                    counts=counts,
+                    min_records=k,
+                )
+                entry |= {
+                    "groups": mapping.groups,
+                    "groups_total": mapping.groups_total,
+                    "values_total": mapping.values_total,
+                }
+        out.append(entry)
+    return out
 
 
 def _nice_width(span: float) -> float:
@@ -283,12 +352,22 @@ def hierarchy_of(spec: HierarchySpec) -> h.Hierarchy:
     return h.parse_arx_text(spec.arx_csv, spec.column)
 
 
-def hierarchy_preview(assessment: Assessment, spec: HierarchySpec) -> list[dict[str, Any]]:
-    """Every level's groups with the number of records in each (missing values apart)."""
+def hierarchy_preview(
+    assessment: Assessment, spec: HierarchySpec, *, raw_values: bool = True
+) -> list[dict[str, Any]]:
+    """Every level's groups with the number of records in each (missing values apart).
+
+    For someone not allowed raw values (``raw_values`` False), a group that is itself an
+    original value held by fewer than k records (``class_threshold``) is shown without its
+    value (None), as the report does (apps.engine.hierarchies.mapping)."""
     counts = column_values(assessment, spec.column)
     hierarchy = hierarchy_of(spec)
     dictionary = counts["value"]
     lookup = hierarchy.lookup(dictionary)
+    rare: set[str] = set()
+    if not raw_values:
+        k = class_threshold(assessment)
+        rare = {str(v) for v, n in counts.iter_rows() if v is not None and n < k}
     levels = []
     for level in range(hierarchy.height + 1):
         codes = lookup.maps[level]
@@ -303,6 +382,7 @@ def hierarchy_preview(assessment: Assessment, spec: HierarchySpec) -> list[dict[
             (labels[g] if labels[g] is not None else "(missing)", int(n))
             for g, n in grouped.iter_rows()
         ]
+        shown = [(None if label in rare else label, n) for label, n in groups[:12]]
         levels.append(
             {
                 "level": level,
@@ -311,7 +391,7 @@ def hierarchy_preview(assessment: Assessment, spec: HierarchySpec) -> list[dict[
                 else f"level {level}",
                 "groups": len(groups),
                 "smallest": min((n for _, n in groups), default=0),
-                "top": groups[:12],
+                "top": shown,
             }
         )
     return levels

@@ -10,6 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from apps.core.labels import (
+    AGREEMENT_KIND_LABELS,
+    ASSESSMENT_STATUS_LABELS,
+    HIERARCHY_KIND_LABELS,
+    THRESHOLD_MODE_LABELS,
+)
 from apps.core.models import OrganizationOwned
 from apps.datasets.models import ReleaseModel
 
@@ -19,22 +25,22 @@ class FrozenAssessmentError(Exception):
 
 
 class AssessmentStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    SUBMITTED = "submitted", "Submitted for review"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
+    DRAFT = "draft", ASSESSMENT_STATUS_LABELS["draft"]
+    SUBMITTED = "submitted", ASSESSMENT_STATUS_LABELS["submitted"]
+    APPROVED = "approved", ASSESSMENT_STATUS_LABELS["approved"]
+    REJECTED = "rejected", ASSESSMENT_STATUS_LABELS["rejected"]
 
 
 class AgreementKind(models.TextChoices):
-    NONE = "", "None recorded"
-    DATA_SHARING_AGREEMENT = "dsa", "Data sharing agreement"
-    TERMS_OF_USE = "terms_of_use", "Terms of use"
+    NONE = "", AGREEMENT_KIND_LABELS[""]
+    DATA_SHARING_AGREEMENT = "dsa", AGREEMENT_KIND_LABELS["dsa"]
+    TERMS_OF_USE = "terms_of_use", AGREEMENT_KIND_LABELS["terms_of_use"]
 
 
 class ThresholdMode(models.TextChoices):
-    PROFILE = "profile", "From the invasion-of-privacy assessment"
-    PRESET = "preset", "A published preset"
-    CUSTOM = "custom", "Custom, with a written justification"
+    PROFILE = "profile", THRESHOLD_MODE_LABELS["profile"]
+    PRESET = "preset", THRESHOLD_MODE_LABELS["preset"]
+    CUSTOM = "custom", THRESHOLD_MODE_LABELS["custom"]
 
 
 # What the sealed keys-and-linking-tables file of a release is bound to (apps.core.crypto).
@@ -163,12 +169,12 @@ class HierarchySpec(OrganizationOwned):
     produced, kept in ARX's CSV form so the report and a re-run use exactly the same table."""
 
     class Kind(models.TextChoices):
-        INTERVAL = "interval", "Numeric intervals"
-        DATE = "date", "Dates"
-        PREFIX = "prefix", "Prefix masking"
-        CATEGORICAL = "categorical", "Categorical groups"
-        ARX = "arx", "Imported ARX hierarchy"
-        SUPPRESS = "suppress", "Keep or suppress only (*)"
+        INTERVAL = "interval", HIERARCHY_KIND_LABELS["interval"]
+        DATE = "date", HIERARCHY_KIND_LABELS["date"]
+        PREFIX = "prefix", HIERARCHY_KIND_LABELS["prefix"]
+        CATEGORICAL = "categorical", HIERARCHY_KIND_LABELS["categorical"]
+        ARX = "arx", HIERARCHY_KIND_LABELS["arx"]
+        SUPPRESS = "suppress", HIERARCHY_KIND_LABELS["suppress"]
 
     assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="hierarchies")
     column = models.CharField(max_length=300)

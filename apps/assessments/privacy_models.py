@@ -24,16 +24,6 @@ from apps.engine.errors import EngineError
 
 # hierarchical-t needs a hierarchy of the sensitive variable, which Step 7 does not build yet.
 OFFERED_KINDS = ("distinct-l", "entropy-l", "recursive-cl", "equal-t", "ordered-t")
-KIND_LABELS = {
-    "distinct-l": "Distinct l-diversity: at least l different values in every released group",
-    "entropy-l": "Entropy l-diversity: the values in every group are as spread as l equally "
-    "frequent ones",
-    "recursive-cl": "Recursive (c, l)-diversity: the most frequent value is not too dominant",
-    "equal-t": "t-closeness (equal distance): every group's distribution is within t of the "
-    "whole data set's",
-    "ordered-t": "t-closeness (ordered distance, numbers): as above, distance along the "
-    "numeric order",
-}
 
 
 @dataclass(frozen=True)

@@ -380,18 +380,26 @@ class HierarchySerializer(serializers.Serializer[Any]):
     params = serializers.DictField(
         default=dict,
         help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
-        "prefix: lengths; categorical: levels (list of {group: [values]}), keep_ungrouped.",
+        "prefix: lengths; categorical: levels (list of {group: [values]}; left out for a role "
+        "not allowed raw values), keep_ungrouped.",
     )
     arx_text = strict.CharField(
         write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"
     )
-    arx_csv = strict.CharField(read_only=True)
+    arx_csv = strict.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Every original value with its generalizations; null for a role not allowed "
+        "raw values (reviewers), who get the groups of each level in preview instead.",
+    )
     height = strict.IntegerField(read_only=True)
     level_labels = serializers.ListField(child=strict.CharField(), read_only=True)
     preview = serializers.ListField(
         child=serializers.DictField(),
         read_only=True,
-        help_text="Per level: name, number of groups, smallest group, largest groups.",
+        help_text="Per level: name, number of groups, smallest group, largest groups as "
+        "[value, records]. For a role not allowed raw values, a group that is an original "
+        "value held by fewer records than the threshold's class size has a null value.",
     )
 
 

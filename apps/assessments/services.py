@@ -17,6 +17,7 @@ from apps.accounts.models import Organization
 from apps.assessments import steps
 from apps.assessments.models import AgreementKind, Assessment, AssessmentStatus, ThresholdMode
 from apps.core.errors import ApplicationError
+from apps.core.labels import invasion_explanation
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
@@ -278,6 +279,16 @@ def assessment_set_threshold(
     assessment.threshold_justification = (
         justification.strip() if mode != ThresholdMode.PROFILE else ""
     )
+    invasion_result = {
+        "level": invasion.level,
+        "total": invasion.total,
+        "maximum": invasion.maximum,
+        "rule": invasion.rule,
+        "explanation": invasion.explanation,
+        "scores": [asdict(score) for score in invasion.scores],
+    }
+    # The API's explanation in words too (the engine's names its factors by their keys).
+    invasion_result["explanation"] = invasion_explanation(invasion_result)
     assessment.threshold_result = {
         "value": chosen.value,
         "minimum_class_size": chosen.minimum_class_size,
@@ -286,14 +297,7 @@ def assessment_set_threshold(
         "profile": profile,
         "profile_name": profile_data.name,
         "justification": assessment.threshold_justification,
-        "invasion_of_privacy": {
-            "level": invasion.level,
-            "total": invasion.total,
-            "maximum": invasion.maximum,
-            "rule": invasion.rule,
-            "explanation": invasion.explanation,
-            "scores": [asdict(score) for score in invasion.scores],
-        },
+        "invasion_of_privacy": invasion_result,
         "profile_threshold": from_profile.value,
         "profile_range": list(checked.profile_range),
         "outside_profile_range": checked.outside_profile_range,

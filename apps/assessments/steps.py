@@ -89,6 +89,15 @@ STEPS: tuple[Step, ...] = (
 )
 BY_SLUG = {step.slug: step for step in STEPS}
 
+
+def step_title(slug: str) -> str:
+    """A step as people name it ("Step 4: Data risk"); "general" is the whole assessment."""
+    step = BY_SLUG.get(slug)
+    if step is None:
+        return "the whole assessment" if slug == "general" else slug
+    return f"Step {step.number}: {step.title}"
+
+
 # Which later steps a change invalidates. Step 6 is derived from Steps 3-5 on every read,
 # so it is never marked itself: it is stale exactly when one of its inputs is. The data risk
 # before de-identification (Step 4) informs Step 6 but does not change the target of Step 7.

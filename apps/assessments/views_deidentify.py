@@ -21,10 +21,15 @@ from apps.assessments.freetext import (
     identifier_findings,
     identifiers_reviewed_set,
 )
-from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
+from apps.assessments.hierarchies import (
+    class_threshold,
+    hierarchies_proposed,
+    hierarchy_preview,
+    hierarchy_set,
+)
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
-from apps.assessments.privacy_models import KIND_LABELS, OFFERED_KINDS, step4_findings
+from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
 from apps.assessments.selectors import assessment_get
 from apps.assessments.services import quasi_identifiers
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
@@ -33,6 +38,7 @@ from apps.assessments.techniques import technique_columns
 from apps.assessments.views import _context, _go, step_view
 from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
+from apps.core.labels import label_for
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.jobs.selectors import job_refresh
 
@@ -143,17 +149,20 @@ def deidentify_step(
             numeric_techniques=NUMERIC_TECHNIQUES,
             technique_columns=technique_columns(assessment),
             quasi=quasi_identifiers(assessment),
-            model_kinds=[(k, KIND_LABELS[k]) for k in OFFERED_KINDS],
+            model_kinds=[(k, label_for("privacy_model", k)) for k in OFFERED_KINDS],
             methods=deidentify.MASKING_METHODS,
             metrics=deidentify.METRICS,
             hierarchies=[
                 {
                     "spec": s,
-                    "preview": hierarchy_preview(assessment, s),
+                    "preview": hierarchy_preview(
+                        assessment, s, raw_values=membership_of(request).can_see_raw_values
+                    ),
                     "max_level": config["max_levels"].get(s.column, ""),
                 }
                 for s in specs
             ],
+            class_size=class_threshold(assessment),
             kinds=HierarchySpec.Kind.choices,
             date_levels=DATE_LEVELS,
             search=search,

@@ -52,36 +52,13 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from apps.core.labels import AUDIT_ACTION_LABELS
+
 GENESIS_HASH = "0" * 64
 
 # The actions the product records (``noun.verb``). Others are allowed if they follow the
 # pattern (see ``services.ACTION_RE``); these get a label on the audit page.
-KNOWN_ACTIONS: dict[str, str] = {
-    "auth.login": "Signed in",
-    "auth.login_failed": "Failed sign-in",
-    "auth.logout": "Signed out",
-    "auth.lockout": "Sign-in locked after repeated failures",
-    "auth.password_change": "Password changed",
-    "auth.token_create": "API key created",
-    "auth.token_revoke": "API key revoked",
-    "admin.add": "Added in the administration site",
-    "admin.change": "Changed in the administration site",
-    "admin.delete": "Deleted in the administration site",
-    "dataset.upload": "Data set uploaded",
-    "dataset.release_model": "Intended release model changed",
-    "dataset.identifier_values_read": "Values of direct identifiers shown",
-    "download.refused": "Release download refused (file differs from the approved one)",
-    "dataset.delete": "Data set deleted",
-    "classification.change": "Classification changed",
-    "assessment.threshold": "Threshold set",
-    "assessment.submit": "Assessment submitted for review",
-    "job.run": "Job run",
-    "review.decision": "Review decision",
-    "report.generate": "Report generated",
-    "download.release": "Release downloaded",
-    "download.report": "Report downloaded",
-    "download.secrets": "Secrets downloaded",
-}
+KNOWN_ACTIONS: dict[str, str] = AUDIT_ACTION_LABELS  # their words: apps.core.labels
 
 
 class AppendOnlyError(Exception):

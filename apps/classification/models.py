@@ -3,14 +3,15 @@
 from django.conf import settings
 from django.db import models
 
+from apps.core.labels import VARIABLE_ROLE_LABELS
 from apps.core.models import OrganizationOwned
 
 
 class VariableRole(models.TextChoices):
-    DIRECT = "direct", "Direct identifier"
-    QUASI = "quasi", "Quasi-identifier"
-    SENSITIVE = "sensitive", "Sensitive"
-    OTHER = "other", "Other"
+    DIRECT = "direct", VARIABLE_ROLE_LABELS["direct"]
+    QUASI = "quasi", VARIABLE_ROLE_LABELS["quasi"]
+    SENSITIVE = "sensitive", VARIABLE_ROLE_LABELS["sensitive"]
+    OTHER = "other", VARIABLE_ROLE_LABELS["other"]
 
 
 # Confidences a suggestion can be taken at without a person's reason (apps.classification

@@ -3,20 +3,21 @@
 from django.conf import settings
 from django.db import models
 
+from apps.core.labels import DATASET_STATUS_LABELS, RELEASE_MODEL_LABELS
 from apps.core.models import OrganizationOwned
 
 
 class DatasetStatus(models.TextChoices):
-    CONVERTING = "converting", "Reading the file"
-    PROFILING = "profiling", "Profiling"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Profiling failed"
+    CONVERTING = "converting", DATASET_STATUS_LABELS["converting"]
+    PROFILING = "profiling", DATASET_STATUS_LABELS["profiling"]
+    READY = "ready", DATASET_STATUS_LABELS["ready"]
+    FAILED = "failed", DATASET_STATUS_LABELS["failed"]
 
 
 class ReleaseModel(models.TextChoices):
-    PUBLIC = "public", "Public"
-    SEMI_PUBLIC = "semi_public", "Semi-public"
-    NON_PUBLIC = "non_public", "Non-public"
+    PUBLIC = "public", RELEASE_MODEL_LABELS["public"]
+    SEMI_PUBLIC = "semi_public", RELEASE_MODEL_LABELS["semi_public"]
+    NON_PUBLIC = "non_public", RELEASE_MODEL_LABELS["non_public"]
 
 
 class Dataset(OrganizationOwned):

@@ -108,14 +108,26 @@ _DECIMAL = r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$"
 
 Progress = Callable[[int, str], None]
 
+# Every type profiling infers (the module's docstring says when); their words for pages are in
+# apps.core.labels.
+INFERRED_TYPES = (
+    "integer",
+    "decimal",
+    "date",
+    "datetime",
+    "categorical",
+    "free_text",
+    "identifier_like",
+    "boolean",
+    "empty",
+)
+
 
 @dataclass(frozen=True)
 class ColumnProfile:
     name: str
     position: int
-    inferred_type: (
-        str  # integer|decimal|date|datetime|categorical|free_text|identifier_like|boolean|empty
-    )
+    inferred_type: str  # one of INFERRED_TYPES
     missing: int
     distinct: int
     unique_share: float  # distinct / non-missing values (0 when the column is empty)

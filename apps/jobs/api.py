@@ -19,6 +19,9 @@ class JobSerializer(serializers.ModelSerializer[Job]):
     organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
     )
+    kind_label = serializers.CharField(
+        read_only=True, help_text="What the job does, in words (kind is its key)."
+    )
 
     class Meta:
         model = Job
@@ -26,6 +29,7 @@ class JobSerializer(serializers.ModelSerializer[Job]):
             "id",
             "organization",
             "kind",
+            "kind_label",
             "status",
             "progress",
             "message",

@@ -4,28 +4,19 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from apps.core.labels import JOB_STATUS_LABELS, label_for
 from apps.core.models import OrganizationOwned
 
 
 class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", JOB_STATUS_LABELS["queued"]
+    RUNNING = "running", JOB_STATUS_LABELS["running"]
+    SUCCEEDED = "succeeded", JOB_STATUS_LABELS["succeeded"]
+    FAILED = "failed", JOB_STATUS_LABELS["failed"]
+    CANCELLED = "cancelled", JOB_STATUS_LABELS["cancelled"]
 
 
 FINISHED = {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED}
-
-# What each kind of job does, as the pages say it (never the internal kind).
-KIND_LABELS = {
-    "ingest": "Upload: reading and converting the file",
-    "profile": "Profiling the data set",
-    "assessment-risk": "Measuring the data risk (Step 4)",
-    "assessment-search": "Searching for the optimal de-identification (Step 7)",
-    "assessment-apply": "Writing the de-identified file (Step 7)",
-    "report": "Preparing the signed report (Step 9)",
-}
 
 
 class Job(OrganizationOwned):
@@ -61,11 +52,13 @@ class Job(OrganizationOwned):
         indexes = [models.Index(fields=["organization", "kind", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.kind} job {self.id} ({self.status})"
+        # The audit trail records it as the object's name: words, never the kind's key.
+        return f"{self.kind_label}: job {self.id} ({self.get_status_display().lower()})"
 
     @property
     def kind_label(self) -> str:
-        return KIND_LABELS.get(self.kind, self.kind.replace("-", " ").capitalize())
+        """What the job does, in words (apps.core.labels)."""
+        return label_for("job_kind", self.kind)
 
     @property
     def is_finished(self) -> bool:

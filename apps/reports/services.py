@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.assessments.freetext import identifier_findings
+from apps.assessments.hierarchies import value_lists
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -34,7 +35,7 @@ from apps.assessments.presenters import (
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.core import crypto
 from apps.core.errors import ApplicationError
-from apps.core.labels import METRIC_LABELS
+from apps.core.labels import label_for
 from apps.datasets.storage import delete_quietly
 from apps.engine import context as engine_context
 from apps.jobs.models import Job
@@ -241,23 +242,6 @@ def organization_certificate(organization: Organization) -> bytes:
 
 # --------------------------------------------------------------------------- report content
 
-MASKING_LABELS = {
-    "remove": "Removed: the column is not in the release",
-    "hmac": "Pseudonymized with a keyed hash (HMAC-SHA-256); the per-release key is kept "
-    "apart from the release, by the custodian",
-    "random": "Replaced by random pseudonyms; the linking table is kept apart from the release, "
-    "by the custodian",
-    "encrypt": "Encrypted (reversible); the key is kept by the custodian",
-    "mask": "Character masking",
-    "scrub": "Scrubbed: each span the free-text detectors found is replaced by a typed "
-    "placeholder ([NAME], [PHONE], [DATE]…); the rest of the text is released",
-}
-DECISION_LABELS = {"approve": "Approved", "reject": "Rejected"}
-RELEASE_MODEL_LABELS = {
-    "public": "Public",
-    "semi_public": "Semi-public",
-    "non_public": "Non-public",
-}
 STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
 STEP_TITLES["general"] = "General"
 
@@ -280,7 +264,7 @@ def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
     rows = []
     for column, spec in masking.items():
         method = str(spec.get("method", ""))
-        detail = MASKING_LABELS.get(method, method)
+        detail = label_for("masking_method_detail", method)
         if method == "mask":
             lead, trail = int(spec.get("keep_leading") or 0), int(spec.get("keep_trailing") or 0)
             detail += f": keeps {lead} leading and {trail} trailing characters"
@@ -288,33 +272,6 @@ def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
             detail += f"; pseudonyms of {int(spec['length'])} characters"
         rows.append({"column": column, "method": method, "detail": detail})
     return rows
-
-
-def _hierarchy_mappings(record: AssessmentRecord) -> list[dict[str, Any]]:
-    """For each quasi-identifier, what each released value contains at the applied level."""
-    from apps.engine.hierarchies import parse_arx_text
-    from apps.engine.hierarchies.mapping import level_mapping
-
-    applied = record.assessment.apply_result or {}
-    levels = applied.get("levels") or {}
-    out = []
-    for spec in record.hierarchies:
-        level = levels.get(spec["column"])
-        if level is None:
-            continue
-        mapping = level_mapping(parse_arx_text(spec["arx_csv"], spec["column"]), int(level))
-        labels = list(spec.get("level_labels") or [])
-        out.append(
-            {
-                "column": spec["column"],
-                "level": level,
-                "level_label": labels[level] if level < len(labels) else f"level {level}",
-                "groups": mapping.groups,
-                "groups_total": mapping.groups_total,
-                "values_total": mapping.values_total,
-            }
-        )
-    return out
 
 
 def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
@@ -328,7 +285,7 @@ def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
         rows.append(
             {
                 "column": spec["column"],
-                "kind": spec.get("kind_label") or spec["kind"],
+                "kind": label_for("hierarchy_kind", spec["kind"]),
                 "height": spec["height"],
                 "labels": [
                     {"level": i, "label": label, "chosen": i == chosen}
@@ -477,7 +434,7 @@ def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str
         "id": decision.id,
         "reviewer": _person(decision.reviewer),
         "decision": decision.decision,
-        "decision_label": DECISION_LABELS.get(decision.decision, decision.decision),
+        "decision_label": label_for("decision_outcome", decision.decision),
         "reasons": decision.reasons,
         "version": decision.version,
         "final": decision.final,
@@ -590,10 +547,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "steps": STEPS,
         "step_refs": {s.slug: s.guideline for s in STEPS},
         "release_model": model,
-        "release_model_label": RELEASE_MODEL_LABELS.get(model, model or "—"),
-        "declared_release_model_label": RELEASE_MODEL_LABELS.get(
-            assessment.release_model, assessment.release_model or "—"
-        ),
+        "release_model_label": label_for("release_model", model),
+        "declared_release_model_label": label_for("release_model", assessment.release_model),
         "handled_as_semi_public": model != assessment.release_model,
         "threshold": threshold,
         "threshold_value": threshold_value,
@@ -608,15 +563,13 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "passes_after": passes_after,
         "search": search,
         "alternatives": _alternatives(search, applied.get("levels")),
-        "search_metric_label": METRIC_LABELS.get(
-            search.get("metric", ""), search.get("metric", "")
-        ),
+        "search_metric_label": label_for("metric", search.get("metric", ""), empty=""),
         "applied": applied,
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),
         "text_findings": identifier_findings(applied, record.deid_config),
         "hierarchies": _hierarchy_rows(record),
-        "hierarchy_mappings": _hierarchy_mappings(record),
+        "value_lists": value_lists(record.assessment, record.hierarchies),
         "control_questions": dict(engine_context.CONTROLS),
         "motive_questions": {key: question for key, question, _ in engine_context.MOTIVES},
         "record_risks": record_risk_rows(applied.get("risk_before"), applied.get("risk_after")),
@@ -892,7 +845,7 @@ def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
             "assessment_title": decision.assessment.title,
             "version": decision.version,
             "decision": decision.decision,
-            "decision_label": DECISION_LABELS.get(decision.decision, decision.decision),
+            "decision_label": label_for("decision_outcome", decision.decision),
             "final": decision.final,
             "reviewer": _person(decision.reviewer),
             "decided_at": decision.created_at.isoformat(),

@@ -5,6 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from apps.assessments.steps import step_title
+from apps.core.labels import DECISION_LABELS
 from apps.core.models import OrganizationOwned
 
 
@@ -88,8 +90,8 @@ class Submission(OrganizationOwned):
 
 
 class Decision(models.TextChoices):
-    APPROVE = "approve", "Approve"
-    REJECT = "reject", "Reject"
+    APPROVE = "approve", DECISION_LABELS["approve"]
+    REJECT = "reject", DECISION_LABELS["reject"]
 
 
 class ReviewDecision(OrganizationOwned):
@@ -142,6 +144,11 @@ class StepComment(OrganizationOwned):
 
     class Meta:
         ordering = ["created_at"]
+
+    @property
+    def step_title(self) -> str:
+        """What the comment is on, as people say it ("Step 4: Data risk"), never the slug."""
+        return step_title(self.step)
 
 
 class ReleaseRecord(OrganizationOwned):

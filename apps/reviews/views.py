@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
+from apps.assessments.hierarchies import value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.assessments.presenters import (
     applied_solution,
@@ -106,6 +107,7 @@ def assessment_review(
             "overall": overall,
             "variables": record.variables,
             "solution": applied_solution(record),
+            "value_lists": value_lists(frozen, record.hierarchies),
             "findings": identifier_findings(applied, record.deid_config),
             "risk_before_charts": risk_charts(frozen.risk_result, overall)
             if frozen.risk_result

@@ -83,6 +83,27 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
     assert user is not None
 
 
+def test_demo_users_have_names_people_have(db, settings, tmp_path):
+    """Printed in every report they sign (issue #22): a first and a last name from the
+    product's lists of real names, not a pun on the role ("Ana Lyst", "Rev Iewer"); an
+    installation seeded with the old names gets the new ones."""
+    from django.contrib.auth import get_user_model
+
+    from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
+
+    settings.VAR_DIR = tmp_path
+    get_user_model().objects.create_user(
+        username="demo-reviewer", password="x" * 20, first_name="Rev", last_name="Iewer"
+    )
+    call_command("seed_demo", rows=50)
+    users = get_user_model().objects.filter(username__startswith="demo-")
+    assert users.count() == 3
+    for user in users:
+        role = user.username.removeprefix("demo-")
+        assert user.first_name in FIRST_NAMES and user.last_name in LAST_NAMES, user
+        assert role not in (user.first_name + user.last_name).lower(), user
+
+
 @pytest.mark.parametrize("args", [["deid", "measure", "/nonexistent.csv", "--quasi", "a"]])
 def test_deid_command_forwards_to_the_engine_and_its_exit_code(args):
     result = subprocess.run(

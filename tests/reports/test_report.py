@@ -108,13 +108,15 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
     assert "email Removed: the column is not in the release" in text
     for column, label in applied["level_labels"].items():
         assert f"{column}: {label}" in text
-    # ... and what each released value contains (with how many original values): age in
-    # 20-year bands, 40-59 holds 40 and 50, 20-39 holds 30.
+    # ... and what each released value contains (values, records), never an original value
+    # held by fewer than k = 10 records (issue #22): age in 20-year bands, 20-39 holds 30 (5
+    # records), 40-59 holds 40 and 50 (4 + 1); sex: F (7) and M (3) both under *.
     assert applied["levels"] == {"age": 3, "sex": 1}
     assert "What each released value of age contains (level 3: intervals of 20)" in text
-    assert "40-59 40, 50 2 20-39 30 1" in text
+    assert "20-39 1 value held by fewer than 10 records, not listed 1 5" in text
+    assert "40-59 2 values held by fewer than 10 records each, not listed 2 5" in text
     assert "What each released value of sex contains (level 1: suppressed (*))" in text
-    assert "* F, M 2" in text
+    assert "* 2 values held by fewer than 10 records each, not listed 2 10" in text
     search = assessment.search_result
     assert f"Lattice nodes evaluated {search['nodes_evaluated']} of {search['nodes_total']}" in text
     assert "Yes: the solution is proven optimal" in text

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 from django.urls import reverse
 
-from apps.core.labels import MASKING_SHORT_LABELS, METRIC_LABELS, RELEASE_MODEL_LABELS
+from apps.core.labels import LABELS, invasion_explanation, label_for
 
 register = template.Library()
 
@@ -34,23 +34,37 @@ def concat(*parts: object) -> str:
     return "".join("" if p is None else str(p) for p in parts)
 
 
+@register.filter(name="label")
+def label(key: str | None, family: str) -> str:
+    """``{{ job.kind|label:"job_kind" }}``: a key in words, from the one table of display
+    labels (apps.core.labels). An unknown family is a programming error and raises."""
+    if family not in LABELS:
+        raise template.TemplateSyntaxError(f"no family of labels called {family!r}")
+    return label_for(family, key)
+
+
+@register.filter(name="invasion_explanation")
+def invasion_explanation_filter(invasion: dict[str, object] | None) -> str:
+    """Step 3's score in words (apps.core.labels.invasion_explanation)."""
+    return invasion_explanation(invasion or {})
+
+
 @register.filter
 def span_label(span_type: str | None) -> str:
     """A free-text detector's span type in words ("NAME" → "names")."""
-    from apps.engine.freetext import SPAN_LABELS
-
-    return SPAN_LABELS.get(span_type or "", (span_type or "").lower())
+    return label_for("span_type", span_type, empty="")
 
 
 @register.filter
 def masking_label(method: str | None) -> str:
     """A masking method in words (never its internal key)."""
-    return MASKING_SHORT_LABELS.get(method or "", method or "")
+    return label_for("masking_method", method, empty="")
 
 
 @register.filter
 def release_model_label(model: str | None) -> str:
-    return RELEASE_MODEL_LABELS.get(model or "", model or "—")
+    """A release model in words, as it reads inside a sentence ("semi-public")."""
+    return label_for("release_model", model).lower() if model else "—"
 
 
 @register.filter
@@ -101,4 +115,4 @@ def sig(value: float | str | None, digits: int = 4) -> str:
 @register.filter
 def metric_label(metric: str | None) -> str:
     """An information-loss metric by its name in the literature (never its internal key)."""
-    return METRIC_LABELS.get(metric or "", metric or "")
+    return label_for("metric", metric, empty="")

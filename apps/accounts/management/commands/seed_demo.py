@@ -16,10 +16,11 @@ from apps.accounts.models import Organization, Role
 from apps.accounts.services import membership_set, organization_create, user_set_password
 
 DEMO_ORG = {"name": "Demo Health Agency", "slug": "demo"}
+# Names as people have them: they are printed in reports and pages next to real ones.
 DEMO_USERS = [
-    ("demo-analyst", Role.ANALYST, "Ana", "Lyst"),
-    ("demo-reviewer", Role.REVIEWER, "Rev", "Iewer"),
-    ("demo-admin", Role.ADMIN, "Ad", "Min"),
+    ("demo-analyst", Role.ANALYST, "Maria", "Santos"),
+    ("demo-reviewer", Role.REVIEWER, "David", "Okafor"),
+    ("demo-admin", Role.ADMIN, "Sophie", "Tremblay"),
 ]
 DEMO_DATASET_NAME = "Demo patient register"
 
@@ -79,6 +80,9 @@ class Command(BaseCommand):
             username=username,
             defaults={"first_name": first, "last_name": last, "email": f"{username}@example.org"},
         )
+        if (user.first_name, user.last_name) != (first, last):  # an earlier demo's names
+            user.first_name, user.last_name = first, last
+            user.save(update_fields=["first_name", "last_name"])
         if not user.check_password(password):
             user_set_password(user=user, password=password)  # the site's validators apply
         return user
