@@ -209,3 +209,39 @@ def test_local_suppressions_bound_is_a_ratio_too():
         "least any solution can have (8)."
     ) in page
     assert "within" not in page
+
+
+def test_the_step_7_page_caps_a_default_hierarchy_before_it_is_saved(
+    assessment, analyst, client_for
+):
+    # The page lists every quasi-identifier's default hierarchy with a "highest level" box;
+    # saving a cap on one that was never saved used to answer "'age' has no hierarchy."
+    from apps.assessments import services
+    from apps.assessments.models import HierarchySpec
+    from tests.assessments.conftest import LOW_ANSWERS
+
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    client = client_for(analyst)
+    page = _step(client, assessment, "deidentify")
+    assert 'name="maxlevel-age"' in page
+    assert not HierarchySpec.objects.filter(assessment=assessment).exists()
+    url = reverse(
+        "assessment-step",
+        kwargs={
+            "org": assessment.organization.slug,
+            "assessment_id": assessment.id,
+            "slug": "deidentify",
+        },
+    )
+    response = client.post(
+        url,
+        {"action": "config", "suppression_limit": "5", "metric": "loss", "maxlevel-age": "2"},
+        follow=True,
+    )
+    assert "Settings saved." in response.content.decode()
+    assessment.refresh_from_db()
+    assert assessment.deid_config["max_levels"] == {"age": 2}
