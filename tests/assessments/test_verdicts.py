@@ -41,12 +41,15 @@ def _pdf_text(report: Report) -> str:
     )
 
 
-def _step(client, assessment, slug):  # type: ignore[no-untyped-def]
-    url = reverse(
+def _step_url(assessment, slug: str) -> str:  # type: ignore[no-untyped-def]
+    return reverse(
         "assessment-step",
         kwargs={"org": assessment.organization.slug, "assessment_id": assessment.id, "slug": slug},
     )
-    response = client.get(url)
+
+
+def _step(client, assessment, slug):  # type: ignore[no-untyped-def]
+    response = client.get(_step_url(assessment, slug))
     assert response.status_code == 200
     return response.content.decode()
 
@@ -229,16 +232,8 @@ def test_the_step_7_page_caps_a_default_hierarchy_before_it_is_saved(
     page = _step(client, assessment, "deidentify")
     assert 'name="maxlevel-age"' in page
     assert not HierarchySpec.objects.filter(assessment=assessment).exists()
-    url = reverse(
-        "assessment-step",
-        kwargs={
-            "org": assessment.organization.slug,
-            "assessment_id": assessment.id,
-            "slug": "deidentify",
-        },
-    )
     response = client.post(
-        url,
+        _step_url(assessment, "deidentify"),
         {"action": "config", "suppression_limit": "5", "metric": "loss", "maxlevel-age": "2"},
         follow=True,
     )
