@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class AssessmentsConfig(AppConfig):
     name = "apps.assessments"
     label = "assessments"
+
+    def ready(self) -> None:
+        from django.conf import settings
+
+        from apps.engine.lattice import set_search_memory
+
+        # The engine takes its search's memory budget from the deployment's setting.
+        set_search_memory(settings.DEIDWEB_SEARCH_MEMORY_MB << 20)

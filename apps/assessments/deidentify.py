@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
-from apps.assessments.hierarchies import hierarchies_ensure
+from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
@@ -21,7 +21,7 @@ from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
-from apps.engine.lattice import MAX_NODES
+from apps.engine.lattice import max_nodes
 from apps.engine.masking import mapped_values_refusal
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
@@ -161,10 +161,18 @@ def deid_config_set(
             f"'{metric}' is not an information-loss metric.", {"field": "metric"}
         )
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    if any(column not in specs for column in max_levels):
+        # A quasi-identifier without a saved hierarchy has its default one, which the page
+        # and the API show and the search will use: a cap applies to it as to a saved one.
+        specs = {**hierarchies_proposed(assessment=assessment), **specs}
     for column, level in max_levels.items():
         hierarchy = specs.get(column)
         if hierarchy is None:
-            raise ApplicationError(f"'{column}' has no hierarchy.", {"column": column})
+            raise ApplicationError(
+                f"'{column}' is not a quasi-identifier: a maximum level applies to the "
+                "generalization hierarchy of a quasi-identifier (Step 2).",
+                {"column": column},
+            )
         if not 0 <= int(level) <= hierarchy.height:
             raise ApplicationError(
                 f"The maximum level of '{column}' must be between 0 and {hierarchy.height}.",
@@ -287,12 +295,13 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
 
     tops = lattice_tops(problem, config["max_levels"] or None)
-    if math.prod(t + 1 for t in tops) > MAX_NODES:
+    limit = max_nodes(len(tops))
+    if math.prod(t + 1 for t in tops) > limit:
         if encoded.sensitive is not None:
             raise ApplicationError(
                 "Privacy models on sensitive variables need the exact search, and this lattice "
-                f"has more than {MAX_NODES:,} combinations: drop or merge quasi-identifiers, or "
-                "lower their maximum levels."
+                f"has more than the {limit:,} combinations it holds in its memory: drop or "
+                "merge quasi-identifiers, or lower their maximum levels."
             )
         return _heuristic(
             assessment, job, context, problem, criterion, config, target, quasi, specs, encoded
@@ -332,6 +341,9 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "nodes_total": result.nodes_total,
         "nodes_evaluated": result.nodes_evaluated,
         "optimal": result.optimal,
+        # (no time budget is given here: a search that is not optimal ran out of one)
+        "outcome": "optimal" if result.optimal else "time_budget",
+        **_lattice_scope(quasi, specs, config["max_levels"]),
         "seconds": result.seconds,
     }
     with transaction.atomic():
@@ -400,14 +412,17 @@ def _heuristic(
         "nodes_total": result.nodes_total,
         "nodes_evaluated": result.nodes_evaluated,
         "optimal": False,
+        "outcome": "heuristic",
+        **_lattice_scope(quasi, specs, config["max_levels"]),
         "heuristic": {
             "method": result.method,
             "lower_bound": result.lower_bound,
-            "gap": result.gap,
+            # found / lower bound: the optimum lies between the bound and the answer
+            "ratio": result.ratio,
             "minimum_levels": dict(zip(quasi, result.minimum_levels, strict=True))
             if result.minimum_levels
             else None,
-            "max_nodes": MAX_NODES,
+            "max_nodes": max_nodes(len(quasi)),
             "drop_or_merge": suggestions_to_drop(assessment, quasi, list(problem.heights)),
         },
         "seconds": result.seconds,
@@ -422,7 +437,23 @@ def _heuristic(
         "levels": result.levels,
         "nodes_evaluated": result.nodes_evaluated,
         "heuristic": True,
-        "gap": result.gap,
+        "ratio": result.ratio,
+    }
+
+
+def _lattice_scope(
+    quasi: list[str], specs: dict[str, HierarchySpec], max_levels: dict[str, int]
+) -> dict[str, Any]:
+    """What the search looked over, kept with its result (and so frozen with a submitted
+    version): the levels the analyst capped (those below their hierarchy's top) and the
+    lattice's size without them."""
+    return {
+        "caps": {
+            q: int(max_levels[q])
+            for q in quasi
+            if q in max_levels and int(max_levels[q]) < specs[q].height
+        },
+        "nodes_uncapped": math.prod(specs[q].height + 1 for q in quasi),
     }
 
 

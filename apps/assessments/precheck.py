@@ -3,7 +3,13 @@ this machine, and whether a solution can exist at all (naming the caps that bloc
 
 Read-only: it builds the problem from the saved hierarchies, or for a draft the defaults it
 would get (``hierarchies_proposed``), and saves nothing. The answer is cached per input
-(data, hierarchies, caps, limit, target), since it reads and encodes the data set.
+(data, hierarchies, caps, limit, metric, privacy models, target), since it reads and
+encodes the data set.
+
+It judges every privacy model the search enforces: the risk target (k, or the strict
+average risk) and the models on sensitive variables (l-diversity, t-closeness), through
+the same evaluator as the search, so it never says a solution exists where the search
+finds none. (Population figures are measured on the release, not enforced by the search.)
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ from apps.datasets.storage import local_path
 from apps.engine.criteria import Criterion, criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
-from apps.engine.lattice import MAX_NODES
 from apps.engine.search import SearchProblem
 from apps.engine.search.feasibility import check_feasibility
+from apps.engine.search.sensitive import SensitiveTable
 
 CACHE_SECONDS = 3600
 
@@ -35,6 +41,7 @@ class SearchInputs:
     quasi: list[str]
     problem: SearchProblem
     criterion: Criterion
+    sensitive: SensitiveTable | None  # the privacy models on sensitive variables
     config: dict[str, Any]
     target: dict[str, Any]
     rows: int
@@ -63,6 +70,7 @@ def search_inputs(assessment: Assessment, specs: dict[str, HierarchySpec]) -> Se
         quasi=quasi,
         problem=built.problem,
         criterion=criterion,
+        sensitive=built.sensitive,
         config=config,
         target=target,
         rows=built.rows,
@@ -87,6 +95,8 @@ def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
         },
         "caps": config["max_levels"],
         "limit": config["suppression_limit"],
+        "metric": config["metric"],
+        "models": config["privacy_models"],
         "target": [
             overall.get("release_model"),
             overall.get("threshold"),
@@ -137,18 +147,21 @@ def assessment_precheck(assessment: Assessment) -> dict[str, Any]:
         suppression_limit=float(inputs.config["suppression_limit"]),
         max_levels=caps,
         metric=inputs.config["metric"],
+        sensitive=inputs.sensitive,
     )
+    exact = nodes <= found.max_nodes
     result = {
         **asdict(found),
         "nodes": nodes,
-        "exact_search_possible": nodes <= MAX_NODES,
-        "max_nodes": MAX_NODES,
+        "exact_search_possible": exact,
+        # (the search refuses models on sensitive variables on a lattice this large)
+        "models_need_exact_search": inputs.sensitive is not None and not exact,
         "quasi_identifiers": inputs.quasi,
         "heights": dict(zip(inputs.quasi, heights, strict=True)),
         "rows": inputs.rows,
         "distinct_tuples": inputs.distinct_tuples,
         "drop_or_merge": suggestions_to_drop(assessment, inputs.quasi, heights)
-        if nodes > MAX_NODES or not found.feasible
+        if not exact or not found.feasible
         else [],
     }
     cache.set(key, result, CACHE_SECONDS)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core.charts import (
     Chart,
     bar_chart,
@@ -270,13 +271,19 @@ def applied_solution(record: Any) -> dict[str, Any]:
     search = assessment.search_result or {}
     levels = applied.get("levels")
     optimum = search.get("levels")
+    verdict = search_verdict(search)
     return {
         "levels": levels,
         "in_words": solution_in_words(levels, record.hierarchies),
-        "is_optimum": bool(levels) and levels == optimum,
+        # the search's own solution: its optimum only when the search proved it optimal
+        "is_search_solution": bool(levels) and levels == optimum,
+        "is_optimum": bool(levels) and levels == optimum and bool(verdict.get("optimal")),
         "optimum_in_words": solution_in_words(optimum, record.hierarchies)
         if optimum and optimum != levels
         else [],
+        "verdict": verdict,
+        "loss_headline": loss_headline(applied, search) if applied else {},
+        "missingness": missingness_figures(applied) if applied else [],
         "metric": search.get("metric", ""),
         "suppressed_rows": applied.get("suppressed_rows"),
         "rows_in": applied.get("rows_in"),
@@ -420,6 +427,7 @@ def alternatives_rows(
     ]
     rows_total = int(search.get("rows") or 0)
     optimum = (search.get("solution") or {}).get("levels")
+    verdict = search_verdict(search)
     out = []
     for index, alt in enumerate(search.get("pareto") or []):
         suppressed = int(alt.get("suppressed_rows") or 0)
@@ -430,7 +438,10 @@ def alternatives_rows(
                 "in_words": solution_in_words(alt["levels"], hierarchies),
                 "words": solution_words(alt["levels"], hierarchies),
                 "suppressed_share": suppressed / rows_total if rows_total else 0.0,
-                "is_optimum": alt["levels"] == optimum,
+                # the search's own answer; "optimum" only when proven (search_verdict)
+                "is_solution": alt["levels"] == optimum,
+                "is_optimum": alt["levels"] == optimum and verdict["optimal"],
+                "solution_name": verdict["solution_name"] if alt["levels"] == optimum else "",
                 "is_chosen": alt["levels"] == chosen,
             }
         )

@@ -81,7 +81,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from apps.engine.formula_guard import guard_formulas_lazy
     from apps.engine.loss import EntropyMetric, entropy_percent
     from apps.engine.risk import risk_profile
-    from apps.engine.search.report import node_missingness, variable_distributions
+    from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -158,6 +158,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             dropped = np.zeros(len(problem.counts), dtype=bool)
         distributions = variable_distributions(problem, level_tuple, k, suppressed=dropped)
         missing = node_missingness(problem, level_tuple, k, suppressed=dropped)
+        starred = starred_cells(problem, level_tuple, k, suppressed=dropped)
         maximum = EntropyMetric(problem).maximum()
         before = risk_profile(problem.counts)
         context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
@@ -252,6 +253,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     ),
                     "record_missingness": missing.records,
                     "cell_missingness": missing.cells,
+                    # the quasi-identifier cells released as * (not counted as missing)
+                    "starred": starred.to_dict(),
+                    # the metric Step 7's search minimized: Step 8's headline
+                    "metric": config["metric"],
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
                 **measured,

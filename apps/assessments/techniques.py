@@ -235,6 +235,12 @@ def _outcome_dict(outcome: Any, entry: dict[str, Any]) -> dict[str, Any]:
             method_used=str(detail.method_used),
             optimal=bool(detail.optimal),
             gap=float(detail.gap),
+            # the blanks' weighted cost as a multiple of the least any solution can have
+            # (a ratio, not the gap (cost - bound) / cost, which reads as "% above")
+            lower_bound=float(detail.lower_bound),
+            ratio=float(detail.weighted_cost / detail.lower_bound)
+            if detail.lower_bound > 0
+            else None,
         )
     return out
 

@@ -27,6 +27,7 @@ from apps.assessments.forms import (
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
+from apps.assessments.verdicts import loss_headline, missingness_figures
 from apps.core.errors import ApplicationError
 from apps.core.pagination import list_page
 from apps.datasets.selectors import dataset_get
@@ -379,6 +380,8 @@ def utility_step(
             result=result,
             charts=utility_charts(result) if result else None,
             search=assessment.search_result,
+            headline=loss_headline(result, assessment.search_result) if result else None,
+            missingness=missingness_figures(result) if result else [],
         ),
         status=400 if form.errors else 200,
     )

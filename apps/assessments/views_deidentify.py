@@ -35,6 +35,7 @@ from apps.assessments.services import quasi_identifiers
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
 from apps.assessments.techniques import technique_columns
+from apps.assessments.verdicts import search_verdict
 from apps.assessments.views import _context, _go, step_view
 from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
@@ -166,6 +167,7 @@ def deidentify_step(
             kinds=HierarchySpec.Kind.choices,
             date_levels=DATE_LEVELS,
             search=search,
+            verdict=search_verdict(search),
             search_job=search_job,
             apply_job=apply_job,
             pareto=pareto_chart(search, assessment.chosen_levels) if search else None,

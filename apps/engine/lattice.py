@@ -18,9 +18,45 @@ from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
 
-#: Largest lattice the search accepts: the level matrix, the per-level masks and the
-#: search's per-node arrays are held in memory (about 100 bytes per node with 9 QIs).
-MAX_NODES = 2_000_000
+#: Memory the exact search holds per lattice node, measured: NODE_BYTES_BASE +
+#: NODE_BYTES_PER_QI x quasi-identifiers. ``bench/bench_lattice_memory.py`` runs searches as
+#: the Step 7 job does (Pareto front included) on lattices of 65 k to 2.1 M nodes and reads
+#: each one's peak resident memory: the arrays over all nodes take 110-230 bytes a node,
+#: each evaluated node about 400 more (its memoized facts). The worst it measured, a search
+#: that evaluated almost every node (1 M nodes, 10 QIs, 100 % suppression allowed, so its
+#: Pareto front ran down to nothing suppressed), took 608 bytes a node, everything
+#: included: the limit takes that for every node (2 bytes per QI for the level matrix, the
+#: rest the base; docs/benchmarks.md, "Memory of the exact search"). The class tables are
+#: bounded apart (``search.classes.default_cache_bytes``, at most 512 MiB).
+NODE_BYTES_BASE = 600
+NODE_BYTES_PER_QI = 2
+#: Memory the lattice may take when no budget is set (the app sets one from its
+#: ``DEIDWEB_SEARCH_MEMORY_MB`` setting through :func:`set_search_memory`).
+DEFAULT_SEARCH_MEMORY = 2 << 30
+_budget = [DEFAULT_SEARCH_MEMORY]
+
+
+def set_search_memory(nbytes: int) -> None:
+    """The memory the exact search's lattice may take, in bytes (every later search)."""
+    if nbytes <= 0:
+        raise EngineInputError("the search's memory budget must be positive")
+    _budget[0] = int(nbytes)
+
+
+def search_memory() -> int:
+    return _budget[0]
+
+
+def node_bytes(dimensions: int) -> int:
+    """Measured memory of one lattice node of the exact search (see NODE_BYTES_BASE)."""
+    return NODE_BYTES_BASE + NODE_BYTES_PER_QI * dimensions
+
+
+def max_nodes(dimensions: int, memory: int | None = None) -> int:
+    """Largest lattice the exact search takes on, with ``dimensions`` quasi-identifiers,
+    within ``memory`` bytes (default: the budget set, :func:`set_search_memory`). Larger
+    lattices go to the heuristic (``search.heuristic``)."""
+    return (search_memory() if memory is None else memory) // node_bytes(dimensions)
 
 
 class Lattice:
@@ -34,10 +70,12 @@ class Lattice:
         size = 1
         for r in radix:
             size *= r
-        if size > MAX_NODES:
+        limit = max_nodes(len(radix))
+        if size > limit:
             raise EngineInputError(
-                f"the lattice has {size:,} nodes (more than {MAX_NODES:,}): "
-                "use fewer quasi-identifiers or set maximum levels"
+                f"the lattice has {size:,} nodes, more than the {limit:,} its memory budget "
+                f"({search_memory() >> 20:,} MiB) holds: use fewer quasi-identifiers or set "
+                "maximum levels"
             )
         self.size: int = size
         strides = [1] * len(radix)

@@ -33,6 +33,7 @@ from apps.assessments.presenters import (
     risk_charts,
 )
 from apps.assessments.steps import BY_SLUG, STEPS
+from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
@@ -564,6 +565,11 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "search": search,
         "alternatives": _alternatives(search, applied.get("levels")),
         "search_metric_label": label_for("metric", search.get("metric", ""), empty=""),
+        # what the search may claim (its caps and lattice), the loss headline, and what
+        # the missingness counts: the same words as Step 7, Step 8 and the review page
+        "search_verdict": search_verdict(search),
+        "loss_headline": loss_headline(applied, search),
+        "missingness": missingness_figures(applied),
         "applied": applied,
         "utility": utility,
         "masking": _masking_rows(applied.get("masking") or {}),

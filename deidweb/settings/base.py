@@ -215,6 +215,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # message), a minute later by ending the worker child.
 DEIDWEB_JOB_TIME_LIMIT = env_int("DEIDWEB_JOB_TIME_LIMIT", 6 * 3600, minimum=60)
 CELERY_TASK_SOFT_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT
+# Memory the exact search's lattice may take in a worker (its class tables, at most 512 MiB,
+# come on top): larger lattices get the heuristic search. The node limit follows from the
+# measured bytes per node (apps.engine.lattice.NODE_BYTES_BASE): 2048 MiB hold 3.47 M nodes
+# with 9 quasi-identifiers (the fixed limit was 2 M).
+DEIDWEB_SEARCH_MEMORY_MB = env_int("DEIDWEB_SEARCH_MEMORY_MB", 2048, minimum=64)
 CELERY_TASK_TIME_LIMIT = DEIDWEB_JOB_TIME_LIMIT + 60
 # Tasks are acknowledged only when the job has ended, and given back to the broker when the
 # worker process running them dies, so another worker runs the job again (job_execute

@@ -388,6 +388,41 @@ WRITES = (
 )
 
 
+def test_a_level_cap_applies_to_a_default_hierarchy_the_api_shows(api, ready):
+    # Nothing saved: GET hierarchies shows the defaults (age in intervals, sex kept or *).
+    from apps.assessments.models import HierarchySpec
+
+    aid = ready
+    shown = {h["column"]: h for h in api.get(url(aid, "hierarchies")).json()}
+    assert not HierarchySpec.objects.filter(assessment_id=aid).exists()
+    height = shown["age"]["height"]
+    assert height >= 2 and shown["sex"]["height"] == 1
+    config = {"suppression_limit": 0.05, "metric": "loss", "max_levels": {"age": height - 1}}
+    response = put(api, url(aid, "deidentify", "config"), config)
+    assert response.status_code == 200, response.json()
+    assert response.json()["max_levels"] == {"age": height - 1}
+    # Above the default hierarchy's height, and on a column that has none: named refusals.
+    config["max_levels"] = {"age": height + 1}
+    response = put(api, url(aid, "deidentify", "config"), config)
+    assert response.status_code == 400
+    assert (
+        f"The maximum level of 'age' must be between 0 and {height}." in response.json()["message"]
+    )
+    config["max_levels"] = {"email": 0}
+    response = put(api, url(aid, "deidentify", "config"), config)
+    assert (
+        response.status_code == 400
+        and "'email' is not a quasi-identifier" in (response.json()["message"])
+    )
+    # The search then looks within the cap (the default hierarchy, now saved).
+    run(api, url(aid, "search"))
+    result = api.get(url(aid, "search")).json()["result"]
+    assert result["caps"] == {"age": height - 1}
+    assert result["nodes_total"] == height * 2 and result["nodes_uncapped"] == (height + 1) * 2
+    # (k = 10 on 10 people needs a single group: age * as well, which the cap forbids)
+    assert result["solution"] is None
+
+
 def test_permissions_matrix(client_for, reviewer, outsider, created):
     aid = created["id"]
     as_reviewer, as_outsider = client_for(reviewer), client_for(outsider)

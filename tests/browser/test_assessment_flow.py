@@ -128,7 +128,7 @@ def test_steps_1_to_8_reach_a_passing_release(
 
     # Step 8: utility, accepted with a reason.
     page.get_by_role("link", name=re.compile("Next: Step 8")).click()
-    expect(page.get_by_test_id("entropy-percent")).to_be_visible()
+    expect(page.get_by_test_id("loss-headline")).to_be_visible()
     page.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
         "Age bands, regions and admission periods suffice for the readmission model."
     )

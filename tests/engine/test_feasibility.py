@@ -6,10 +6,16 @@ b: b1,b2 -> *. At (1, 0) the classes are (a12,b1): 3, (a12,b2): 1, (a3,b2): 2.
 
 from __future__ import annotations
 
-from apps.engine.criteria import KAnonymity
-from apps.engine.search import optimal_search
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apps.engine.criteria import Criterion, KAnonymity
+from apps.engine.search import exhaustive_search, optimal_search
 from apps.engine.search.feasibility import check_feasibility
 from tests.engine.test_loss import tiny
+from tests.engine.test_search_properties import LIMITS
+from tests.engine.test_sensitive import SENSITIVE_TREE, SPECS, build
+from tests.engine.test_sensitive_search import criteria, data_sets
 
 
 def test_caps_that_block_every_solution_are_named_with_the_way_out() -> None:
@@ -62,3 +68,36 @@ def test_a_target_no_generalization_can_meet_says_to_revisit_the_threshold() -> 
     assert found.suppressed_share_at_top == 1.0
     assert "revisit the threshold or the context risk" in found.explanation
     assert found.estimated_seconds >= 0 and found.exact_search_possible
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=data_sets(),
+    specs=st.lists(SPECS, min_size=1, max_size=2, unique=True),
+    criterion=criteria,
+    limit=st.sampled_from(LIMITS),
+)
+def test_with_privacy_models_the_check_never_contradicts_the_search(
+    data: tuple[list[tuple[str | None, ...]], dict[str, list[list[str]]]],
+    specs: list[str],
+    criterion: Criterion,
+    limit: float,
+) -> None:
+    # "A solution exists" only where one does; "no solution exists" only where none does;
+    # otherwise (models not monotone with suppression) the check says it cannot tell.
+    rows, hiers = data
+    problem, table = build(rows, hiers, specs, SENSITIVE_TREE)
+    found = check_feasibility(problem, criterion, suppression_limit=limit, sensitive=table)
+    best, _ = exhaustive_search(problem, criterion, suppression_limit=limit, sensitive=table)
+    if found.feasible:
+        assert best is not None
+        assert found.undecided is None
+        assert any(
+            words in found.explanation for words in ("a solution exists", "should find a solution")
+        )
+    elif not found.undecided:
+        assert best is None
+        assert "no solution exists" in found.explanation.lower()
+    else:
+        assert "No solution is certain" in found.explanation
+        assert not table.monotone_with_suppression and limit > 0

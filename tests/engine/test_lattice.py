@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from apps.engine.errors import EngineInputError
-from apps.engine.lattice import Lattice
+from apps.engine.lattice import Lattice, max_nodes, node_bytes, search_memory, set_search_memory
 
 
 def test_size_and_numbering_is_lexicographic() -> None:
@@ -68,3 +68,21 @@ def test_bad_levels() -> None:
         Lattice([-1])
     with pytest.raises(EngineInputError, match="lattice has"):
         Lattice([9] * 9)
+
+
+def test_the_node_limit_follows_the_memory_budget() -> None:
+    # 600 + 2 x 9 = 618 measured bytes a node (bench/bench_lattice_memory.py): 2 GiB hold
+    # 2^31 // 618 = 3,474,892 nodes with 9 QIs, no longer the round 2,000,000.
+    assert node_bytes(9) == 618
+    assert max_nodes(9, 2048 << 20) == (2048 << 20) // 618 == 3_474_892
+    before = search_memory()
+    try:
+        set_search_memory(node_bytes(2) * 6)  # room for 6 nodes with 2 QIs
+        assert max_nodes(2) == 6
+        assert Lattice([2, 1]).size == 6
+        with pytest.raises(EngineInputError, match=r"more than the 6 its memory budget"):
+            Lattice([2, 2])
+        with pytest.raises(EngineInputError, match="must be positive"):
+            set_search_memory(0)
+    finally:
+        set_search_memory(before)

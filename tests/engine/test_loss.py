@@ -37,7 +37,7 @@ from apps.engine.loss import (
 )
 from apps.engine.search import SearchProblem, problem_from_encoded
 from apps.engine.search.classes import base_table, roll_up
-from apps.engine.search.report import node_missingness, variable_distributions
+from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 
 HIER_A = [["a1", "a12", "*"], ["a2", "a12", "*"], ["a3", "a3", "*"]]
 HIER_B = [["b1", "*"], ["b2", "*"]]
@@ -208,6 +208,27 @@ def test_node_missingness_counts_only_added() -> None:
     full = node_missingness(p, (0, 1), 1, count_full_generalization=True)
     assert full.cells == pytest.approx(6 / 14)
     assert full.records == pytest.approx(6 / 7)
+
+
+def test_cells_released_as_star_hand_computed() -> None:
+    # TINY at (2, 0), k = 2: classes (*, b1) x3 and (*, b2) x3, nothing suppressed: a is *
+    # in all 6 released records, b in none: 6 of 12 cells (50 %), while missingness
+    # (suppression only) is 0.
+    p = tiny()
+    starred = starred_cells(p, (2, 0), 2)
+    assert (starred.by_column, starred.released_rows) == ({"a": 6, "b": 0}, 6)
+    assert (starred.starred, starred.cells, starred.share) == (6, 12, 0.5)
+    assert starred.whole_columns == ("a",)
+    assert node_missingness(p, (2, 0), 2).cells == 0.0
+    # At (1, 0), k = 2, (a12, b2) (1 record) is suppressed; a12 and a3 are not * (a12
+    # covers 2 of a's 3 values): nothing starred among the 5 released records.
+    starred = starred_cells(p, (1, 0), 2)
+    assert (starred.by_column, starred.released_rows, starred.share) == ({"a": 0, "b": 0}, 5, 0)
+    # At (1, 1): b is * in the 6 released records (classes (a12,*) x4, (a3,*) x2).
+    assert starred_cells(p, (1, 1), 2).by_column == {"a": 0, "b": 6}
+    # Everything suppressed: nothing released, nothing starred.
+    everything = starred_cells(p, (0, 0), 7)
+    assert (everything.released_rows, everything.share, everything.whole_columns) == (0, 0.0, ())
 
 
 def test_variable_distributions() -> None:

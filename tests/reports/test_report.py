@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import re
 
@@ -66,7 +67,8 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
         f"Context risk {sig(context['value'])}",
         f"Overall risk after de-identification {sig(overall_after)} PASS",
         f"Rows suppressed {applied['suppressed_rows']} of {applied['rows_in']}",
-        f"Information loss {applied['utility']['entropy_percent']:.1f}%",
+        # the metric chosen in Step 7 (loss, the default): sqrt((1 + 1/4)(1 + 1)) - 1
+        "Information loss: Loss (Iyengar 2002) 0.5811 (the metric the search minimized)",
         "Report date",
         "Page 1 of",
     ):
@@ -119,11 +121,15 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
     assert "* 2 values held by fewer than 10 records each, not listed 2 10" in text
     search = assessment.search_result
     assert f"Lattice nodes evaluated {search['nodes_evaluated']} of {search['nodes_total']}" in text
-    assert "Yes: the solution is proven optimal" in text
-    # Step 8: utility
     assert (
-        f"Non-uniform entropy, share of the maximum {applied['utility']['entropy_percent']:.1f}%"
-        in text
+        "Yes: the solution is proven optimal among all 10 combinations of levels (no level "
+        "capped)" in text
+    )
+    # Step 8: utility, the chosen metric first, the others as others
+    assert "Information loss: Loss (Iyengar 2002) 0.5811" in text
+    assert (
+        f"Non-uniform entropy (El Emam et al. 2009) (other measure) "
+        f"{applied['utility']['entropy_percent']:.1f}%" in text
     )
     assert "Ten-year age bands suffice for the prevalence study." in text
     # the review: decision, reasons, comments
@@ -137,6 +143,56 @@ def test_report_shows_every_steps_figures_and_no_direct_identifier(report, decid
         assert email not in text
     assert not EMAIL.search(text)
     assert "<svg" not in text
+
+
+def test_the_levels_the_analyst_capped_are_in_the_report(
+    assessment, analyst, reviewer, monkeypatch, client_for
+):
+    # Age capped at level 3 (intervals of 20) of its 4: the search looked at 4 x 2 = 8 of the
+    # 5 x 2 = 10 combinations; its solution is optimal among those, not among all. Step 7,
+    # the review page and the report say so in the same words.
+    from apps.assessments import deidentify
+    from apps.assessments.hierarchies import hierarchies_ensure
+
+    hierarchies_ensure(assessment=assessment)  # (the defaults, saved as a search saves them)
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking={},
+        suppression_limit=0.05,
+        metric="loss",
+        max_levels={"age": 3},
+    )
+    compute(assessment, analyst)
+    search = assessment.search_result
+    assert (search["caps"], search["nodes_total"], search["nodes_uncapped"]) == (
+        {"age": 3},
+        8,
+        10,
+    )
+    verdict = (
+        "The solution is proven optimal among the levels allowed (age ≤ level 3 (intervals of "
+        "20)): 8 of the 10 combinations of levels."
+    )
+    org = assessment.organization.slug
+    step7 = reverse(
+        "assessment-step", kwargs={"org": org, "assessment_id": assessment.id, "slug": "deidentify"}
+    )
+    assert verdict in _flat(html.unescape(client_for(analyst).get(step7).content.decode()))
+    decision = decide(assessment, analyst, reviewer)
+    review = reverse("assessment-review", kwargs={"org": org, "assessment_id": assessment.id})
+    assert verdict in _flat(html.unescape(client_for(reviewer).get(review).content.decode()))
+    job = run_report_job(monkeypatch, decision)
+    report = Report.objects.get(id=job.result["report_id"])
+    text = _flat("\n".join(_pages(report_pdf(report))))
+    assert (
+        "Levels allowed age ≤ level 3 (intervals of 20) (capped by the analyst: 8 of the 10 "
+        "combinations of levels)"
+    ) in text
+    assert (
+        "Yes: the solution is proven optimal among the levels allowed (age ≤ level 3 "
+        "(intervals of 20)): 8 of the 10 combinations of levels"
+    ) in text
+    assert "among all" not in text
 
 
 def test_report_is_stored_recorded_and_matched_to_its_decision(report, decided, monkeypatch):

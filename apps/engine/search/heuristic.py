@@ -2,8 +2,8 @@
 from the optimum its answer can be.
 
 With many quasi-identifiers the lattice (the product of the hierarchies' heights + 1)
-outgrows what the exact search holds in memory (``lattice.MAX_NODES``). Then two greedy
-walks run on nodes evaluated one at a time (:mod:`points`), in the spirit of ARX's
+outgrows what the exact search holds in its memory budget (``lattice.max_nodes``). Then
+two greedy walks run on nodes evaluated one at a time (:mod:`points`), in the spirit of ARX's
 heuristic ("Lightning") and of the bottom-up / top-down walks of the generalization
 literature (Sweeney's Datafly; El Emam et al. 2009 discuss why they are not optimal):
 
@@ -20,8 +20,11 @@ variables only splits classes). Each metric's static lower bound (``Metric.lower
 valid for every node whatever it suppresses) combines one term per quasi-identifier with a
 sum or product that grows in each term, so its least value over the box above ``m`` is
 reached by minimizing each variable's term on its own: the optimum is at least that. The
-result reports the bound and the relative gap ``(found - bound) / found``: the answer is at
-most that far above the optimum.
+result reports the bound and the **ratio** ``found / bound``: the optimum lies between the
+bound and the answer, so the answer is at most that many times the optimum (a ratio of 1
+proves the answer optimal; with a bound of 0 no ratio bounds it). The ratio is a multiple,
+never a percentage above the optimum: a loss of 0.74 over a bound of 0.0075 is "at most
+99 times the bound", which says little, and is said so.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ class HeuristicResult:
     suppression_limit: float
     solution: NodeResult | None
     minimum_levels: tuple[int, ...] | None  # None: no node can meet the target
-    lower_bound: float | None  # the optimum is at least this (None: no bound for the metric)
-    gap: float | None  # (found - bound) / found
+    lower_bound: float | None  # the optimum is at least this (None: no solution)
+    ratio: float | None  # found / lower_bound; None: no solution, or a bound of 0
     nodes_total: int
     nodes_evaluated: int
     seconds: float
@@ -78,6 +81,17 @@ def minimum_levels(
     return tuple(levels)
 
 
+def bound_ratio(found: float, bound: float) -> float | None:
+    """How many times the lower bound the answer's loss is at most: ``found / bound``
+    (1.0 when the answer reaches the bound: it is optimal); None when the bound is 0 and
+    the answer is not (no multiple of 0 bounds it)."""
+    if found <= bound:
+        return 1.0
+    if bound <= 0:
+        return None
+    return found / bound
+
+
 def _better(a: NodeResult, b: NodeResult | None) -> bool:
     return b is None or (a.information_loss, sum(a.levels)) < (b.information_loss, sum(b.levels))
 
@@ -99,10 +113,6 @@ def heuristic_search(
     points = PointEvaluator(problem, criterion, metric)
 
     def done(solution: NodeResult | None, bound: float | None) -> HeuristicResult:
-        gap = None
-        if solution is not None and bound is not None:
-            found = solution.information_loss
-            gap = 0.0 if found <= bound else (found - bound) / found if found else 0.0
         return HeuristicResult(
             quasi=problem.quasi,
             metric=metric,
@@ -110,7 +120,9 @@ def heuristic_search(
             solution=solution,
             minimum_levels=lowest,
             lower_bound=bound,
-            gap=gap,
+            ratio=bound_ratio(solution.information_loss, bound)
+            if solution is not None and bound is not None
+            else None,
             nodes_total=total,
             nodes_evaluated=points.evaluations,
             seconds=time.perf_counter() - started,

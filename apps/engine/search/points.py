@@ -1,6 +1,6 @@
 """Evaluating nodes one by one, without building the lattice they belong to.
 
-The exact search holds the whole lattice in memory (``lattice.MAX_NODES``); a feasibility
+The exact search holds the whole lattice in memory (``lattice.max_nodes``); a feasibility
 check looks at a handful of nodes and a heuristic walk at a few hundred, in lattices of any
 size. :class:`NodeSet` numbers nodes as they are met and stands in for the
 :class:`~apps.engine.lattice.Lattice` where the :class:`Evaluator` only needs a node's
@@ -19,6 +19,7 @@ from apps.engine.loss import prepare_metric
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeResult
 from apps.engine.search.problem import SearchProblem
+from apps.engine.search.sensitive import SensitiveTable
 
 
 class NodeSet:
@@ -45,7 +46,8 @@ class NodeSet:
 
 
 class PointEvaluator:
-    """Evaluates any node given by its levels (memoized), under one criterion and metric."""
+    """Evaluates any node given by its levels (memoized), under one criterion and metric,
+    and the privacy models on sensitive columns (``sensitive``) as the exact search does."""
 
     def __init__(
         self,
@@ -53,6 +55,7 @@ class PointEvaluator:
         criterion: Criterion,
         metric: str = "loss",
         cache_bytes: int | None = None,
+        sensitive: SensitiveTable | None = None,
     ) -> None:
         self.problem = problem
         self.criterion = criterion
@@ -62,7 +65,10 @@ class PointEvaluator:
             self.nodes,  # type: ignore[arg-type]  # duck-types the Lattice (levels, node)
             criterion,
             prepare_metric(metric, problem),
-            TableCache(problem, cache_bytes, criterion.release_size),
+            TableCache(problem, cache_bytes, criterion.release_size)
+            if sensitive is None
+            else TableCache(sensitive.cells, cache_bytes, 1),
+            sensitive,
         )
 
     @property

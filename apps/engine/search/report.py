@@ -1,7 +1,8 @@
 """Utility figures of one chosen node for the report (METHOD.md Step 8).
 
-Per-variable before/after distributions (for charts) and the missingness that
-de-identification added (Seed 001), computed on the compressed tuple table.
+Per-variable before/after distributions (for charts), the missingness that
+de-identification added (Seed 001) and the quasi-identifier cells released as ``*``,
+computed on the compressed tuple table.
 """
 
 from __future__ import annotations
@@ -32,6 +33,69 @@ class Missingness:
 
     records: float
     cells: float
+
+
+@dataclass(frozen=True)
+class StarredCells:
+    """Quasi-identifier cells of the *released* records whose value stands for every value
+    of the column (the hierarchy's ``*``): they carry no information, yet Seed 001's
+    missingness, which counts only what suppression empties, leaves them out."""
+
+    by_column: dict[str, int]  # released records whose value of the column is *
+    released_rows: int
+
+    @property
+    def cells(self) -> int:
+        return self.released_rows * len(self.by_column)
+
+    @property
+    def starred(self) -> int:
+        return sum(self.by_column.values())
+
+    @property
+    def share(self) -> float:
+        return self.starred / self.cells if self.cells else 0.0
+
+    @property
+    def whole_columns(self) -> tuple[str, ...]:
+        """The quasi-identifiers that are * in every released record."""
+        if not self.released_rows:
+            return ()
+        return tuple(c for c, n in self.by_column.items() if n == self.released_rows)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "by_column": dict(self.by_column),
+            "released_rows": self.released_rows,
+            "cells": self.cells,
+            "starred": self.starred,
+            "share": self.share,
+            "whole_columns": list(self.whole_columns),
+        }
+
+
+def starred_cells(
+    problem: SearchProblem,
+    levels: tuple[int, ...],
+    k: int,
+    *,
+    suppressed: NDArray[np.bool_] | None = None,
+) -> StarredCells:
+    """Per quasi-identifier, the released records whose value at ``levels`` covers the
+    whole hierarchy (a level above the original whose group holds every leaf), and the
+    released records (``suppressed`` per tuple, as for :func:`node_missingness`)."""
+    if suppressed is None:
+        suppressed = tuple_suppressed(problem, levels, k)
+    kept: I64 = np.where(suppressed, 0, problem.counts).astype(np.int64)
+    by_column = {}
+    for lk, lv, codes in zip(problem.lookups, levels, problem.codes, strict=True):
+        whole = (
+            np.asarray(lk.leaves[lv]) >= lk.domain_size
+            if lv > 0
+            else np.zeros(lk.values_at(0), dtype=bool)
+        )
+        by_column[lk.column] = int(kept[whole[lk.maps[lv][codes]]].sum())
+    return StarredCells(by_column=by_column, released_rows=int(kept.sum()))
 
 
 def tuple_suppressed(problem: SearchProblem, levels: tuple[int, ...], k: int) -> NDArray[np.bool_]:
