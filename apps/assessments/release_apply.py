@@ -176,7 +176,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             tops={q: specs[q].height for q in quasi},
             masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
         )
-        from apps.assessments.freetext import release_text_scan
+        from apps.assessments.freetext import free_text_columns, release_text_scan
         from apps.classification.models import Variable
 
         roles = dict(
@@ -190,6 +190,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             sensitive=sensitive_columns(assessment),
             masking=config["masking"],
             roles=roles,
+            free_text=free_text_columns(assessment),
             release_size=k,
             release_model=target["release_model"],
             data_risk_target=float(target["data_risk_target"]),

@@ -3,8 +3,8 @@ guard that keeps a release they expose from being submitted.
 
 Every released column that is neither a quasi-identifier, a sensitive variable (measured by
 l-diversity), a pseudonymized or encrypted identifier (no intruder can compute its values)
-nor scrubbed free text (its identifiers are re-scanned, `apps.assessments.freetext`) is
-measured as if it were one more quasi-identifier (`apps.engine.released_columns`): an
+nor scrubbed free text (prose, each text its own value: its identifiers are re-scanned,
+`apps.assessments.freetext`) is measured as if it were one more quasi-identifier (`apps.engine.released_columns`): an
 "other" column left as it is, and a character-masked direct identifier. A column that has
 small cells, creates uniques or raises the data risk above the target, or predicts a
 sensitive variable, blocks the submission until it is treated in Step 2 or 7 or explained
@@ -36,23 +36,35 @@ from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters
 from apps.engine.released_columns import released_column_exposure
 
-# Released as values no intruder can compute (pseudonyms, ciphertext), or as free text whose
-# identifiers are re-scanned: not measured as quasi-identifiers.
-NOT_MEASURED_METHODS = frozenset({"hmac", "random", "encrypt", "scrub"})
+# Released as values no intruder can compute (pseudonyms, ciphertext): not measured as
+# quasi-identifiers. Scrubbed free text is not either (`measured_columns`).
+OPAQUE_METHODS = frozenset({"hmac", "random", "encrypt"})
 SINGLES_OUT_KINDS = ("small_cells", "uniques", "risk")
 ROLE_WORDS = {"other": "other", "direct": "direct identifier", "": "not classified"}
 
 
 def measured_columns(
-    names: list[str], *, quasi: list[str], sensitive: list[str], masking: dict[str, Any]
+    names: list[str],
+    *,
+    quasi: list[str],
+    sensitive: list[str],
+    masking: dict[str, Any],
+    free_text: list[str],
 ) -> list[str]:
-    """The released columns measured as quasi-identifiers would be (module docstring)."""
+    """The released columns measured as quasi-identifiers would be (module docstring). A
+    scrubbed column that is not free text (a name or code column scrubbed) is measured: what
+    the detectors did not recognize in it is released as it was."""
+
+    def method(c: str) -> str:
+        return str((masking.get(c) or {}).get("method") or "")
+
     return [
         c
         for c in names
         if c not in quasi
         and c not in sensitive
-        and (masking.get(c) or {}).get("method") not in NOT_MEASURED_METHODS
+        and method(c) not in OPAQUE_METHODS
+        and not (method(c) == "scrub" and c in free_text)
     ]
 
 
@@ -100,6 +112,7 @@ def release_columns_measure(
     sensitive: list[str],
     masking: dict[str, Any],
     roles: dict[str, str],
+    free_text: list[str],
     release_size: int,
     release_model: str,
     data_risk_target: float,
@@ -109,7 +122,9 @@ def release_columns_measure(
     `apps.engine.released_columns`)."""
     names = released.collect_schema().names()
     present = [s for s in sensitive if s in names]
-    columns = measured_columns(names, quasi=quasi, sensitive=present, masking=masking)
+    columns = measured_columns(
+        names, quasi=quasi, sensitive=present, masking=masking, free_text=free_text
+    )
     masked = [c for c in columns if (masking.get(c) or {}).get("method") == "mask"]
     report = released_column_exposure(
         released,
@@ -157,8 +172,9 @@ def _finding_lines(
     if entry["small_values"]:
         kinds.append("small_cells")
         lines.append(
-            f"{_n(entry['small_values'])} of its {_n(entry['values'])} values are held by fewer "
-            f"than {k} records ({_n(entry['small_records'])} records in all)"
+            f"{_n(entry['small_values'])} of its {_n(entry['values'])} values "
+            f"{'is' if entry['small_values'] == 1 else 'are'} held by fewer than {k} records "
+            f"({_n(entry['small_records'])} records in all)"
         )
     if with_column["uniques"] > without["uniques"]:
         kinds.append("uniques")

@@ -263,11 +263,12 @@ def test_a_new_finding_after_the_explanation_blocks_again(custodian, analyst):
 
 
 def patients(n: int = 400, seed: int = 8) -> pl.DataFrame:
-    """Patients with a full name ("Patient First Last"), an Ottawa phone number and a
-    free-text note naming them, besides age, sex and a diagnosis."""
+    """Patients with a full name ("Patient First Last"), an Ottawa phone number, a free-text
+    note naming them and a badge number no detector knows, besides age, sex and a
+    diagnosis."""
     rng = random.Random(seed)
     rows: dict[str, list[str]] = {
-        k: [] for k in ("full_name", "phone", "notes", "age", "sex", "diagnosis")
+        k: [] for k in ("full_name", "phone", "notes", "badge", "age", "sex", "diagnosis")
     }
     for _ in range(n):
         first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
@@ -279,6 +280,7 @@ def patients(n: int = 400, seed: int = 8) -> pl.DataFrame:
             f"Patient {first} {last} called from {phone} about {diagnosis.lower()}; "
             f"follow-up booked with Dr. {rng.choice(LAST_NAMES)} next week."
         )
+        rows["badge"].append(f"Badge {rng.randrange(100, 1000)}")
         rows["age"].append(str(rng.randrange(20, 80)))
         rows["sex"].append(rng.choice("FM"))
         rows["diagnosis"].append(diagnosis)
@@ -292,8 +294,8 @@ def masked_ready(custodian, analyst):  # type: ignore[no-untyped-def]
     _classify(
         dataset,
         analyst,
-        {"full_name": "direct", "phone": "direct", "notes": "direct", "age": "quasi",
-         "sex": "quasi", "diagnosis": "sensitive"},
+        {"full_name": "direct", "phone": "direct", "notes": "direct", "badge": "direct",
+         "age": "quasi", "sex": "quasi", "diagnosis": "sensitive"},
     )  # fmt: skip
     return through_risk(custodian, analyst, dataset)
 
@@ -470,3 +472,30 @@ def test_what_a_masking_kept_is_one_streaming_aggregate() -> None:
         "code": {"keep_leading": 3, "keep_trailing": 0, "most_kept": 3,
                  "mean_share": pytest.approx((1 / 3 + 3 / 6) / 2)},
     }  # fmt: skip
+
+
+def test_a_scrubbed_column_that_is_not_free_text_is_measured(masked_ready, analyst):
+    """Scrubbing replaces what the detectors recognize; in a code column they recognize
+    nothing, so the values leave as they were. Free text is re-scanned instead; any other
+    scrubbed column is measured like the rest."""
+    assessment = masked_ready
+    config = deidentify.deid_config(assessment)
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking={**config["masking"], "badge": {"method": "scrub"}, "notes": {"method": "scrub"}},
+        suppression_limit=config["suppression_limit"],
+        metric=config["metric"],
+        max_levels=config["max_levels"],
+    )
+    _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    released = _released(assessment)
+    assert set(released.get_column("badge").to_list()) <= set(patients().get_column("badge"))
+    assert assessment.apply_result["released_columns"]["measured"] == ["badge"]
+    (finding,) = column_findings(assessment.apply_result, assessment.deid_config)
+    assert finding["column"] == "badge" and finding["role_words"] == "direct identifier"
+    assert "uniques" in finding["kinds"] and not finding["hard"]
+    sizes = released.group_by(["age", "sex", "badge"]).len().get_column("len")
+    assert f"leaves {int((sizes == 1).sum()):,} records alone" in finding["in_words"]
