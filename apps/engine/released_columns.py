@@ -255,8 +255,8 @@ def released_column_exposure(
 
         def tables(by: list[str], distinct: int) -> dict[str | None, pl.DataFrame]:
             """The class table of ``by``, once per sensitive variable (each gives the
-            sizes too), or once without any."""
-            keys: list[str | None] = list(sensitive) or [None]
+            sizes too), or once without any (or with no column to compare it with)."""
+            keys: list[str | None] = list(sensitive) if sensitive and columns else [None]
             return {
                 s: class_table(frame, by, s, distinct=distinct, slice_values=slice_values)
                 for s in keys

@@ -179,3 +179,16 @@ def test_bad_columns_are_refused() -> None:
             RELEASE, quasi=["age"], columns=["nope"], sensitive=[], release_size=2,
             release_model="public",
         )  # fmt: skip
+
+
+def test_no_column_to_measure() -> None:
+    report = released_column_exposure(
+        RELEASE,
+        quasi=["age", "sex"],
+        columns=[],
+        sensitive=["injury"],
+        release_size=4,
+        release_model="public",
+    )
+    assert (report.columns, report.with_all, report.diversity_with_all) == ((), None, ())
+    assert report.without.classes == 3 and report.without.smallest == 4
