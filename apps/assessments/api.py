@@ -745,8 +745,8 @@ class AssessmentViewSet(
         intruder knew them (small cells, uniques and data risk with them, sensitive values
         they predict). Each blocks the submission until it is treated in Step 2 or 7, or
         until the analyst POSTs why it does not expose anyone (a sentence naming what was
-        found, or a ground); a character-masked identifier that singles people out cannot be
-        explained away."""
+        found, or a ground); a direct identifier released character-masked or scrubbed whose
+        values single people out cannot be explained away."""
         assessment = self.get_object()
         if request.method == "POST":
             data = self._payload(IdentifiersReviewedSerializer).validated_data

@@ -4,15 +4,17 @@ guard that keeps a release they expose from being submitted.
 Every released column that is neither a quasi-identifier, a sensitive variable (measured by
 l-diversity), a pseudonymized or encrypted identifier (no intruder can compute its values)
 nor scrubbed free text (prose, each text its own value: its identifiers are re-scanned,
-`apps.assessments.freetext`) is measured as if it were one more quasi-identifier (`apps.engine.released_columns`): an
-"other" column left as it is, and a character-masked direct identifier. A column that has
+`apps.assessments.freetext`) is measured as if it were one more quasi-identifier
+(`apps.engine.released_columns`): an "other" column left as it is, a character-masked
+direct identifier, a scrubbed one that is not free text. A column that has
 small cells, creates uniques or raises the data risk above the target, or predicts a
 sensitive variable, blocks the submission until it is treated in Step 2 or 7 or explained
 (`apps.assessments.release_reasons`); the reviewer sees the finding and the explanation.
 
-A character-masked direct identifier that singles people out cannot be explained away: a
-direct identifier is known to whoever knows the person, so what the masking kept of it must
-not tell records apart (a masking that keeps the value is not masking).
+A direct identifier released character-masked or scrubbed that singles people out cannot be
+explained away: a direct identifier is known to whoever knows the person, so what the
+masking kept of it must not tell records apart (a masking that keeps the value is not
+masking).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.freetext import OPAQUE_METHODS
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
     grounds_for,
@@ -36,11 +39,9 @@ from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters
 from apps.engine.released_columns import released_column_exposure
 
-# Released as values no intruder can compute (pseudonyms, ciphertext): not measured as
-# quasi-identifiers. Scrubbed free text is not either (`measured_columns`).
-OPAQUE_METHODS = frozenset({"hmac", "random", "encrypt"})
 SINGLES_OUT_KINDS = ("small_cells", "uniques", "risk")
 ROLE_WORDS = {"other": "other", "direct": "direct identifier", "": "not classified"}
+_HOW = {"mask": "character-masked", "scrub": "scrubbed"}
 
 
 def measured_columns(
@@ -51,7 +52,8 @@ def measured_columns(
     masking: dict[str, Any],
     free_text: list[str],
 ) -> list[str]:
-    """The released columns measured as quasi-identifiers would be (module docstring). A
+    """The released columns measured as quasi-identifiers would be (module docstring):
+    pseudonyms and ciphertext (`OPAQUE_METHODS`) are values no intruder can compute. A
     scrubbed column that is not free text (a name or code column scrubbed) is measured: what
     the detectors did not recognize in it is released as it was."""
 
@@ -221,7 +223,9 @@ def column_findings(
         )
         if not kinds:
             continue
-        masked = entry.get("method") == "mask"
+        # a direct identifier released character-masked, or scrubbed where the detectors
+        # found nothing to replace
+        masked = entry.get("method") in ("mask", "scrub")
         hard = masked and any(kind in SINGLES_OUT_KINDS for kind in kinds)
         review = reviewed.get(entry["column"])
         covered = not hard and review_covers(review, kinds)
@@ -231,6 +235,7 @@ def column_findings(
                 "role": entry.get("role", ""),
                 "role_words": ROLE_WORDS.get(entry.get("role", ""), entry.get("role", "")),
                 "masked": masked,
+                "method": entry.get("method", ""),
                 "kinds": kinds,
                 "findings": lines,
                 "in_words": "; ".join(lines),
@@ -266,9 +271,11 @@ def column_blockers(
         column = finding["column"]
         if finding["hard"]:
             blockers.append(
-                f"Character masking of '{column}' keeps values that single people out: "
+                f"The direct identifier '{column}' is released "
+                f"{_HOW.get(finding['method'], 'in part')} and its values single people out: "
                 f"{finding['in_words']}. A direct identifier is known to whoever knows the "
-                "person, so no explanation lifts this: in Step 7 keep fewer characters, "
+                "person, so no explanation lifts this: in Step 7 "
+                f"{'keep fewer characters, ' if finding['method'] == 'mask' else ''}"
                 "pseudonymize or remove it, or classify it as a quasi-identifier in Step 2 and "
                 "generalize it."
             )
@@ -309,9 +316,10 @@ def columns_reviewed_set(
         )
     if finding["hard"]:
         raise ApplicationError(
-            f"Character masking of '{column}' keeps values that single people out; a direct "
-            "identifier is known to whoever knows the person, so this cannot be explained "
-            "away: keep fewer characters, pseudonymize or remove it (Step 7).",
+            f"The direct identifier '{column}' is released "
+            f"{_HOW.get(finding['method'], 'in part')} and its values single people out; a "
+            "direct identifier is known to whoever knows the person, so this cannot be "
+            "explained away: pseudonymize or remove it (Step 7).",
             {"column": column},
         )
     config = dict(locked.deid_config or {})

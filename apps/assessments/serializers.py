@@ -359,8 +359,8 @@ class ColumnFindingSerializer(serializers.Serializer[Any]):
     )
     findings = serializers.ListField(child=strict.CharField(), help_text="Each finding in words.")
     hard = strict.BooleanField(
-        help_text="A character-masked identifier that singles people out: no explanation "
-        "lifts the block."
+        help_text="A direct identifier released character-masked or scrubbed whose values "
+        "single people out: no explanation lifts the block."
     )
     grounds = serializers.ListField(
         child=serializers.ListField(child=strict.CharField()),
