@@ -380,7 +380,14 @@ class IdentifierFindingSerializer(serializers.Serializer[Any]):
     examples = serializers.ListField(
         child=strict.CharField(), help_text="Values with spans, detected spans masked."
     )
-    reviewed = strict.CharField(help_text="The analyst's explanation, if any.")
+    kinds = serializers.ListField(child=strict.CharField(), help_text="The span types found.")
+    grounds = serializers.ListField(
+        child=serializers.ListField(child=strict.CharField()),
+        help_text="The grounds that can answer every finding: [key, text].",
+    )
+    reviewed = strict.CharField(
+        help_text="The analyst's explanation, if it answers every span type found."
+    )
     reviewed_by = strict.CharField()
 
 
