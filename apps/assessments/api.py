@@ -44,10 +44,12 @@ from apps.assessments.models import (
     AssessmentStatus,
     HierarchySpec,
 )
+from apps.assessments.release_columns import column_findings, columns_reviewed_set
 from apps.assessments.selectors import overall_risk
 from apps.assessments.serializers import (
     ApplySerializer,
     ChooseSerializer,
+    ColumnFindingSerializer,
     ContextSavedSerializer,
     ContextSerializer,
     DeidConfigSavedSerializer,
@@ -729,10 +731,45 @@ class AssessmentViewSet(
                 user=self._user(),
                 column=data["column"],
                 reason=data["reason"],
+                ground=data.get("ground", ""),
             )
             assessment.refresh_from_db()
         findings = identifier_findings(assessment.apply_result, assessment.deid_config)
         return Response(IdentifierFindingSerializer(findings, many=True).data)
+
+    @extend_schema(methods=["GET"], responses=ColumnFindingSerializer(many=True))
+    @extend_schema(
+        methods=["POST"],
+        request=IdentifiersReviewedSerializer,
+        responses=ColumnFindingSerializer(many=True),
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        url_path="deidentify/columns",
+        url_name="deidentify-columns",
+        pagination_class=None,
+    )
+    def columns(self, request: Request, pk: str | None = None) -> Response:
+        """Step 7: released columns other than the quasi-identifiers, measured as if an
+        intruder knew them (small cells, uniques and data risk with them, sensitive values
+        they predict). Each blocks the submission until it is treated in Step 2 or 7, or
+        until the analyst POSTs why it does not expose anyone (a sentence naming what was
+        found, or a ground); a direct identifier released character-masked or scrubbed whose
+        values single people out cannot be explained away."""
+        assessment = self.get_object()
+        if request.method == "POST":
+            data = self._payload(IdentifiersReviewedSerializer).validated_data
+            columns_reviewed_set(
+                assessment=assessment,
+                user=self._user(),
+                column=data["column"],
+                reason=data["reason"],
+                ground=data.get("ground", ""),
+            )
+            assessment.refresh_from_db()
+        findings = column_findings(assessment.apply_result, assessment.deid_config)
+        return Response(ColumnFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ApplySerializer)
     @extend_schema(methods=["POST"], request=NO_BODY, responses=RUN)

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
@@ -101,12 +102,70 @@ def _check_masking_numbers(column: str, spec: dict[str, Any]) -> None:
             )
 
 
-def _distinct_values(assessment: Assessment, column: str) -> int:
-    """The column's distinct values from the data set's profile (0 if not profiled)."""
+def _profiled(assessment: Assessment, column: str) -> dict[str, Any]:
+    """The column's entry in the data set's profile ({} if not profiled)."""
     for entry in (assessment.dataset.profile or {}).get("columns") or []:
         if entry.get("name") == column:
-            return int(entry.get("distinct") or 0)
-    return 0
+            return dict(entry)
+    return {}
+
+
+def _distinct_values(assessment: Assessment, column: str) -> int:
+    """The column's distinct values from the data set's profile (0 if not profiled)."""
+    return int(_profiled(assessment, column).get("distinct") or 0)
+
+
+def _check_character_mask(assessment: Assessment, column: str, spec: dict[str, Any]) -> None:
+    """A masking that keeps the value is not masking. It keeps something, at most half of a
+    value of the column's typical length (the engine never keeps more than half of any
+    value: `apps.engine.masking.kept_characters`), and it is not for free text, whose
+    every word may name someone (scrub or remove it)."""
+    keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
+    if keep <= 0:
+        raise ApplicationError(
+            f"Character masking of '{column}' keeps nothing: say how many leading or "
+            "trailing characters to keep, or remove the column.",
+            {"column": column},
+        )
+    if column in free_text_columns(assessment):
+        raise ApplicationError(
+            f"'{column}' is free text: character masking would release the start or end of "
+            "each text as it is. Scrub it (each detected identifier replaced) or remove it.",
+            {"column": column},
+        )
+    mean = _profiled(assessment, column).get("mean_length")
+    if mean is None:
+        return
+    allowed = max(1, int(float(mean)) // 2)
+    if keep > allowed:
+        raise ApplicationError(
+            f"Character masking of '{column}' would keep {keep} characters of values "
+            f"{float(mean):.0f} characters long on average: a masking keeps at most half of "
+            f"a value ({allowed} here). Keep fewer characters, or pseudonymize or remove it.",
+            {"column": column, "field": "keep_leading"},
+        )
+
+
+def masking_check(assessment: Assessment, masking: dict[str, dict[str, Any]]) -> None:
+    """Step 7.1's masking settings, refused with a message naming the column: the one check
+    of the settings page, the API and the apply job (a stored setting from before a rule
+    is refused when the file is written)."""
+    directs = set(direct_identifiers(assessment))
+    for column, spec in masking.items():
+        if column not in directs:
+            raise ApplicationError(f"'{column}' is not a direct identifier.", {"column": column})
+        if spec.get("method") not in MASKING_METHODS:
+            raise ApplicationError(
+                f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
+            )
+        _check_masking_numbers(column, spec)
+        refusal = mapped_values_refusal(
+            column, spec["method"], _distinct_values(assessment, column)
+        )
+        if refusal:
+            raise ApplicationError(refusal, {"column": column})
+        if spec["method"] == "mask":
+            _check_character_mask(assessment, column, spec)
 
 
 @transaction.atomic
@@ -129,28 +188,7 @@ def deid_config_set(
     from apps.assessments.services import sensitive_columns
 
     _editable(assessment)
-    directs = set(direct_identifiers(assessment))
-    for column, spec in masking.items():
-        if column not in directs:
-            raise ApplicationError(f"'{column}' is not a direct identifier.", {"column": column})
-        if spec.get("method") not in MASKING_METHODS:
-            raise ApplicationError(
-                f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
-            )
-        _check_masking_numbers(column, spec)
-        refusal = mapped_values_refusal(
-            column, spec["method"], _distinct_values(assessment, column)
-        )
-        if refusal:
-            raise ApplicationError(refusal, {"column": column})
-        if spec["method"] == "mask":
-            keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
-            if keep <= 0:
-                raise ApplicationError(
-                    f"Character masking of '{column}' keeps nothing: say how many leading or "
-                    "trailing characters to keep, or remove the column.",
-                    {"column": column},
-                )
+    masking_check(assessment, masking)
     if not 0 <= suppression_limit <= 1:
         raise ApplicationError(
             "The suppression limit is a share between 0 and 1 (e.g. 0.05).",
@@ -202,6 +240,8 @@ def deid_config_set(
         **new,
         # the analyst's reading of detections in released text (apps.assessments.freetext)
         "identifiers_reviewed": old.get("identifiers_reviewed") or {},
+        # and of findings on other released columns (apps.assessments.release_columns)
+        "columns_reviewed": old.get("columns_reviewed") or {},
     }
     search_inputs_changed = any(
         old.get(k) != new[k]

@@ -5,11 +5,13 @@ Step 2 suggests a column whose values hold names, phone numbers, exact dates or 
 direct identifier; Step 7 removes it (the default) or scrubs it (each detected span replaced
 by a typed placeholder). Whatever the roles, the file written in Step 7 is scanned again:
 every released text column that is neither a quasi-identifier (the risk measurement covers
-those) nor a masked direct identifier. A column in which the detectors still find something
-blocks the submission, naming the column and the step that fixes it — unless the analyst has
-read the detections and explained, in a sentence, why they are not identifiers; the reviewer
-then sees that explanation as an override (IPC guideline, step 2; Portage guidance on
-qualitative data).
+those) nor a pseudonymized or encrypted direct identifier (a character-masked one is read:
+what the masking kept is released text). A column in which the detectors still find
+something blocks the submission, naming the column and the step that fixes it — unless the
+analyst has read the detections and explained why they are not identifiers, naming what was
+found or choosing one of the grounds offered (`apps.assessments.release_reasons`); the
+reviewer then sees that explanation as an override (IPC guideline, step 2; Portage guidance
+on qualitative data).
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments.models import Assessment
+from apps.assessments.release_reasons import (
+    grounds_for,
+    review_by,
+    review_covers,
+    review_entry,
+    review_text,
+)
 from apps.assessments.services import _editable
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
@@ -29,10 +38,9 @@ from apps.engine.freetext import (
     scan_frame,
 )
 
-# Masked direct identifiers whose released values are pseudonyms, ciphertext or masked
-# characters: not text a detector can read (a scrubbed column is scanned again).
-OPAQUE_METHODS = frozenset({"hmac", "random", "encrypt", "mask"})
-MIN_REVIEW_WORDS = 6
+# Masked direct identifiers whose released values are pseudonyms or ciphertext: not text a
+# detector can read (a scrubbed or character-masked column is scanned again).
+OPAQUE_METHODS = frozenset({"hmac", "random", "encrypt"})
 FREE_TEXT_KINDS = frozenset({"free_text", "free_text_identifiers"})
 
 
@@ -97,7 +105,8 @@ def identifier_findings(
     apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
     """Released columns in which the detectors found something, each with the analyst's
-    explanation if one was recorded (``reviewed``: reason or "")."""
+    explanation if one answers every kind found (``reviewed``: what the reviewer reads, or
+    "")."""
     if not apply_result:
         return []
     reviewed = (deid_config or {}).get("identifiers_reviewed") or {}
@@ -105,15 +114,20 @@ def identifier_findings(
     for entry in apply_result.get("identifier_scan") or []:
         if not entry.get("rows_with_spans"):
             continue
-        review = reviewed.get(entry["column"]) or {}
+        review = reviewed.get(entry["column"])
+        covered = review_covers(review, (entry.get("spans") or {}).keys())
         out.append(
             {
                 **entry,
                 "labels": {
                     SPAN_LABELS.get(t, t.lower()): n for t, n in (entry.get("spans") or {}).items()
                 },
-                "reviewed": review.get("reason", "") if isinstance(review, dict) else "",
-                "reviewed_by": review.get("by", "") if isinstance(review, dict) else "",
+                "kinds": sorted((entry.get("spans") or {}).keys()),
+                "grounds": [
+                    (g.key, g.text) for g in grounds_for((entry.get("spans") or {}).keys())
+                ],
+                "reviewed": review_text(review) if covered else "",
+                "reviewed_by": review_by(review) if covered else "",
             }
         )
     return out
@@ -139,18 +153,20 @@ def identifier_blockers(
             f"Column '{column}' is released with identifiers the detectors found "
             f"({finding['in_words']}). In Step 7, remove or scrub it (classify it as a direct "
             "identifier in Step 2 first if it is not one), or, if what was found is not "
-            "identifying, explain why under “Identifiers found in the release”."
+            "identifying, explain why under “Identifiers found in the release”, naming what was "
+            "found or choosing one of the grounds offered."
         )
     return blockers
 
 
 @transaction.atomic
 def identifiers_reviewed_set(
-    *, assessment: Assessment, user: User, column: str, reason: str
+    *, assessment: Assessment, user: User, column: str, reason: str, ground: str = ""
 ) -> None:
     """Record the analyst's reading of a released column's detections: why they are not
-    identifiers (at least a sentence). An empty reason withdraws it. Audited; the reviewer
-    sees it as an override."""
+    identifiers, in a sentence naming what was found, or one of the grounds offered
+    (`apps.assessments.release_reasons`). An empty reason and no ground withdraws it.
+    Audited; the reviewer sees it as an override."""
     from apps.accounts.selectors import membership_get
     from apps.audit.services import audit_record
 
@@ -161,22 +177,25 @@ def identifiers_reviewed_set(
         )
     _editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
-    findings = {f["column"] for f in identifier_findings(locked.apply_result, locked.deid_config)}
+    findings = {
+        f["column"]: f for f in identifier_findings(locked.apply_result, locked.deid_config)
+    }
     if column not in findings:
         raise ApplicationError(
             f"Nothing was detected in the released column '{column}'.", {"column": column}
         )
-    text = " ".join(reason.split())
     config = dict(locked.deid_config or {})
     reviewed = dict(config.get("identifiers_reviewed") or {})
-    if text:
-        if len(text.split()) < MIN_REVIEW_WORDS:
-            raise ApplicationError(
-                f"Explain in a sentence (at least {MIN_REVIEW_WORDS} words) why what the "
-                f"detectors found in '{column}' does not identify anyone.",
-                {"column": column, "field": "reason"},
-            )
-        reviewed[column] = {"reason": text, "by": user.get_username()}
+    entry: dict[str, Any] | None = None
+    if reason.strip() or ground:
+        entry = review_entry(
+            column=column,
+            kinds=findings[column]["kinds"],
+            reason=reason,
+            ground=ground,
+            by=user.get_username(),
+        )
+        reviewed[column] = entry
     else:
         reviewed.pop(column, None)
     config["identifiers_reviewed"] = reviewed
@@ -188,5 +207,10 @@ def identifiers_reviewed_set(
         actor=user,
         action="assessment.identifiers_reviewed",
         obj=assessment,
-        details={"column": column, "reason": text},
+        details={
+            "column": column,
+            "reason": entry["reason"] if entry else "",
+            "ground": entry["ground"] if entry else "",
+            "findings": findings[column]["kinds"],
+        },
     )

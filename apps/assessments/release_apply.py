@@ -12,9 +12,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
-from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.core import crypto
 from apps.core.errors import ApplicationError
@@ -96,6 +97,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
+    # Settings saved before a rule on masking existed are refused here, as on the page.
+    masking_check(assessment, config["masking"])
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
@@ -174,18 +177,28 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             tops={q: specs[q].height for q in quasi},
             masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
         )
-        from apps.assessments.freetext import release_text_scan
+        from apps.assessments.freetext import free_text_columns, release_text_scan
         from apps.classification.models import Variable
 
-        context.progress(85, "Scanning released text for identifiers", force=True)
-        text_scan = release_text_scan(
+        roles = dict(
+            Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
+        )
+        context.progress(83, "Measuring the other released columns", force=True)
+        released_columns = release_columns_measure(
             data,
             released,
             quasi=quasi,
+            sensitive=sensitive_columns(assessment),
             masking=config["masking"],
-            roles=dict(
-                Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
-            ),
+            roles=roles,
+            free_text=free_text_columns(assessment),
+            release_size=k,
+            release_model=target["release_model"],
+            data_risk_target=float(target["data_risk_target"]),
+        )
+        context.progress(85, "Scanning released text for identifiers", force=True)
+        text_scan = release_text_scan(
+            data, released, quasi=quasi, masking=config["masking"], roles=roles
         )
         measure = applied.measure
         try:
@@ -261,6 +274,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "distributions": _distributions(problem, level_tuple, distributions),
                 **measured,
                 **text_scan,
+                "released_columns": released_columns,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.collect_schema().names(),
                 "has_secrets": bool(secrets_name),

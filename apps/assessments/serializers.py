@@ -17,6 +17,7 @@ from apps.assessments.models import (
     HierarchySpec,
     ThresholdMode,
 )
+from apps.assessments.release_reasons import GROUNDS
 from apps.core import fields as strict
 from apps.datasets.models import ReleaseModel
 from apps.engine import context as engine_context
@@ -333,9 +334,40 @@ class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
     column = strict.CharField(help_text="A released column in which identifiers were found.")
     reason = strict.CharField(
         allow_blank=True,
-        help_text="Why what the detectors found is not identifying (at least 6 words); empty "
+        help_text="Why what the detectors found is not identifying: a sentence (at least 6 "
+        "words) naming what was found, unless a ground is chosen. Empty, with no ground, "
         "withdraws an earlier explanation.",
     )
+    ground = serializers.ChoiceField(
+        choices=[g.key for g in GROUNDS],
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="One of the fixed grounds instead of (or besides) a reason: "
+        + "; ".join(f"{g.key}: {g.text}" for g in GROUNDS),
+    )
+
+
+class ColumnFindingSerializer(serializers.Serializer[Any]):
+    """A released column (not a quasi-identifier) measured as if an intruder knew it."""
+
+    column = strict.CharField()
+    role = strict.CharField(help_text="Its Step 2 role: other, or direct (character-masked).")
+    kinds = serializers.ListField(
+        child=strict.CharField(),
+        help_text="small_cells, uniques, risk, predicts:<sensitive variable>.",
+    )
+    findings = serializers.ListField(child=strict.CharField(), help_text="Each finding in words.")
+    hard = strict.BooleanField(
+        help_text="A direct identifier released character-masked or scrubbed whose values "
+        "single people out: no explanation lifts the block."
+    )
+    grounds = serializers.ListField(
+        child=serializers.ListField(child=strict.CharField()),
+        help_text="The grounds that can answer every finding: [key, text].",
+    )
+    reviewed = strict.CharField(help_text="The analyst's explanation, if it answers them all.")
+    reviewed_by = strict.CharField()
 
 
 class IdentifierFindingSerializer(serializers.Serializer[Any]):
@@ -348,7 +380,14 @@ class IdentifierFindingSerializer(serializers.Serializer[Any]):
     examples = serializers.ListField(
         child=strict.CharField(), help_text="Values with spans, detected spans masked."
     )
-    reviewed = strict.CharField(help_text="The analyst's explanation, if any.")
+    kinds = serializers.ListField(child=strict.CharField(), help_text="The span types found.")
+    grounds = serializers.ListField(
+        child=serializers.ListField(child=strict.CharField()),
+        help_text="The grounds that can answer every finding: [key, text].",
+    )
+    reviewed = strict.CharField(
+        help_text="The analyst's explanation, if it answers every span type found."
+    )
     reviewed_by = strict.CharField()
 
 

@@ -30,6 +30,7 @@ from apps.assessments.hierarchies import (
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
+from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.assessments.services import quasi_identifiers
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
@@ -145,6 +146,8 @@ def deidentify_step(
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),
             findings=identifier_findings(assessment.apply_result, assessment.deid_config),
+            column_findings=column_findings(assessment.apply_result, assessment.deid_config),
+            masked_columns=masked_columns(assessment.apply_result),
             privacy_rows=_privacy_rows(assessment, config),
             technique_titles=TECHNIQUE_TITLES,
             numeric_techniques=NUMERIC_TECHNIQUES,
@@ -450,8 +453,19 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             user=user_of(request),
             column=column,
             reason=post.get("reason", ""),
+            ground=post.get("ground", ""),
         )
         return f"Your reading of what was found in '{column}' is recorded."
+    if action == "columns_reviewed":
+        column = post.get("column", "")
+        columns_reviewed_set(
+            assessment=assessment,
+            user=user_of(request),
+            column=column,
+            reason=post.get("reason", ""),
+            ground=post.get("ground", ""),
+        )
+        return f"Your explanation of what was found in the released column '{column}' is recorded."
     raise ApplicationError("Unknown action.")
 
 

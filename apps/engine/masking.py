@@ -3,7 +3,8 @@
 Methods: remove the column (the default and safest); keyed pseudonyms with
 HMAC-SHA-256 under a per-release secret key (same input → same pseudonym within
 the release, unlinkable across releases); random pseudonyms with a linking
-table; reversible AES-GCM encryption; character masking; for free text, scrubbing (each span
+table; reversible AES-GCM encryption; character masking (at most half of each value
+kept); for free text, scrubbing (each span
 the detectors of :mod:`apps.engine.freetext` find is replaced by a typed placeholder,
 "[NAME]", "[PHONE]").  An unkeyed hash is not
 offered: identifiers have few enough possible values to be hashed by brute force
@@ -140,19 +141,31 @@ def decrypt_value(token: str, key: bytes, column: str) -> str:
     return plain.decode("utf-8")
 
 
+def kept_characters(
+    expr: pl.Expr, keep_leading: int, keep_trailing: int
+) -> tuple[pl.Expr, pl.Expr]:
+    """How many leading and trailing characters of each value character masking keeps: as
+    many as asked, but never more than half of the value (rounded down), leading ones
+    first. A masking that keeps the value is not masking: whatever the counts asked for
+    (1,000 leading characters of a name), at least half of every value is hidden, and a
+    value of one character is hidden whole."""
+    n = expr.cast(pl.String).str.len_chars().cast(pl.Int64)
+    budget = n // 2
+    lead = pl.min_horizontal(pl.lit(keep_leading), budget)
+    trail = pl.min_horizontal(pl.lit(keep_trailing), budget - lead)
+    return lead, trail
+
+
 def character_mask(
     expr: pl.Expr, keep_leading: int, keep_trailing: int, mask_char: str = "*"
 ) -> pl.Expr:
-    """Keep up to n leading and trailing characters, mask the rest ("K1A 0B1" → "K1A****").
-
-    At least one character is always masked, so a short value is never shown whole.
-    """
+    """Keep up to n leading and trailing characters, mask the rest ("K1A 0B1" → "K1A****"),
+    never keeping more than half of a value (`kept_characters`)."""
     if keep_leading < 0 or keep_trailing < 0 or len(mask_char) != 1:
         raise EngineInputError("character masking: keep counts ≥ 0 and a one-character mask")
     text = expr.cast(pl.String)
     n = text.str.len_chars().cast(pl.Int64)
-    lead = pl.min_horizontal(pl.lit(keep_leading), (n - 1).clip(lower_bound=0))
-    trail = pl.min_horizontal(pl.lit(keep_trailing), (n - lead - 1).clip(lower_bound=0))
+    lead, trail = kept_characters(text, keep_leading, keep_trailing)
     middle = n - lead - trail
     return text.str.head(lead) + pl.lit("").str.pad_end(middle, mask_char) + text.str.tail(trail)
 

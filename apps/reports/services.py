@@ -32,6 +32,7 @@ from apps.assessments.presenters import (
     record_risk_rows,
     risk_charts,
 )
+from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core import crypto
@@ -259,16 +260,30 @@ def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
     return alternatives_rows(search or None, levels)
 
 
-def _masking_rows(masking: dict[str, Any]) -> list[dict[str, str]]:
-    """How each direct identifier was masked: the method and its public parameters only.
-    Keys and linking tables never come near the report."""
+def _masking_rows(
+    masking: dict[str, Any], measured: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, str]]:
+    """How each direct identifier was masked: the method and its public parameters only, and
+    for character masking what was kept of the values (measured on the release). Keys and
+    linking tables never come near the report."""
     rows = []
     for column, spec in masking.items():
         method = str(spec.get("method", ""))
         detail = label_for("masking_method_detail", method)
         if method == "mask":
             lead, trail = int(spec.get("keep_leading") or 0), int(spec.get("keep_trailing") or 0)
-            detail += f": keeps {lead} leading and {trail} trailing characters"
+            detail += f": keeps {lead} leading and {trail} trailing characters, never more "
+            detail += "than half of a value"
+            kept = (measured or {}).get(column)
+            if kept and kept.get("kept"):
+                figures = kept["kept"]
+                detail += (
+                    f"; at most {figures['most_kept']} characters of a value were kept, "
+                    f"{100 * float(figures['mean_share']):.0f} % of its characters on average; "
+                    f"{int(kept['values']):,} distinct masked values, "
+                    f"{int(kept['with_column']['uniques']):,} records alone in their class "
+                    "with the quasi-identifiers"
+                )
         elif method in {"hmac", "random"} and spec.get("length"):
             detail += f"; pseudonyms of {int(spec['length'])} characters"
         rows.append({"column": column, "method": method, "detail": detail})
@@ -572,8 +587,12 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "missingness": missingness_figures(applied),
         "applied": applied,
         "utility": utility,
-        "masking": _masking_rows(applied.get("masking") or {}),
+        "masking": _masking_rows(
+            applied.get("masking") or {},
+            {m["column"]: m for m in masked_columns(applied)},
+        ),
         "text_findings": identifier_findings(applied, record.deid_config),
+        "column_findings": column_findings(applied, record.deid_config),
         "hierarchies": _hierarchy_rows(record),
         "value_lists": value_lists(record.assessment, record.hierarchies),
         "control_questions": dict(engine_context.CONTROLS),

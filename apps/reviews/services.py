@@ -19,7 +19,9 @@ from django.utils import timezone
 from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import membership_get
 from apps.assessments import steps
+from apps.assessments.freetext import identifier_blockers
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
@@ -72,9 +74,8 @@ def submission_blockers(assessment: Assessment) -> list[str]:
             blockers.append(f"Step {step.number} ({step.title}) is not done.")
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
-    from apps.assessments.freetext import identifier_blockers
-
     blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
+    blockers += column_blockers(assessment.apply_result, assessment.deid_config)
     return blockers
 
 

@@ -21,6 +21,7 @@ from apps.assessments.presenters import (
     pareto_chart,
     risk_charts,
 )
+from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import services
@@ -109,6 +110,8 @@ def assessment_review(
             "solution": applied_solution(record),
             "value_lists": value_lists(frozen, record.hierarchies),
             "findings": identifier_findings(applied, record.deid_config),
+            "column_findings": column_findings(applied, record.deid_config),
+            "masked_columns": masked_columns(applied),
             "risk_before_charts": risk_charts(frozen.risk_result, overall)
             if frozen.risk_result
             else None,

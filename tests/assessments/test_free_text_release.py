@@ -160,10 +160,14 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assert kept > 0
     assert (finding["values"], finding["rows_with_spans"]) == (kept, kept)  # each states an age
     assert all("[AGE]" in e for e in finding["examples"])
+    assert finding["kinds"] == ["AGE", "NAME", "PHONE"]
     blockers = submission_blockers(assessment)
-    assert len(blockers) == 1
+    # Released as it is, each note is its own value: measured as a quasi-identifier would
+    # be, it leaves records alone in their class too (apps.assessments.release_columns).
+    assert len(blockers) == 2
     assert blockers[0].startswith("Column 'clinical_note' is released with identifiers")
     assert "Step 7" in blockers[0]
+    assert blockers[1].startswith("Column 'clinical_note' (other) is released as it is")
     with pytest.raises(ApplicationError) as refused:
         assessment_submit(assessment=assessment, user=analyst, note="Please review.")
     assert refused.value.status == 409
@@ -193,6 +197,19 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     )
     assert short.status_code == 400
     assert "at least 6 words" in str(short.json())
+    # #23: six tokens lifted the block; a reason must name what was found (or be a ground).
+    for reason in ("x x x x x x", "These notes are fine for the study's purposes.",
+                   "A clinician read every note and the ages are needed."):  # fmt: skip
+        refused = client_for(analyst).post(
+            url, {"column": "clinical_note", "reason": reason}, "application/json"
+        )
+        assert refused.status_code == 400, reason
+        assert "naming what was found" in refused.json()["message"]
+    assert "names, phone numbers" in refused.json()["message"]  # the ones it did not name
+    bad_ground = client_for(analyst).post(
+        url, {"column": "clinical_note", "reason": "", "ground": "anything"}, "application/json"
+    )
+    assert bad_ground.status_code == 400
     with pytest.raises(ApplicationError, match="at least 6 words"):
         identifiers_reviewed_set(
             assessment=assessment, user=analyst, column="clinical_note", reason="fine"
@@ -201,11 +218,27 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
         identifiers_reviewed_set(
             assessment=assessment, user=analyst, column="diagnosis", reason="x " * 8
         )
+    assessment.refresh_from_db()
+    assert "clinical_note" not in (assessment.deid_config.get("identifiers_reviewed") or {})
     identifiers_reviewed_set(
         assessment=assessment,
         user=analyst,
         column="clinical_note",
-        reason="A clinician read every note and the ages are needed by the study.",
+        reason="A clinician read every note: the names and phone numbers are the clinic's "
+        "staff and lines, and the ages are needed by the study.",
+    )
+    assessment.refresh_from_db()
+    assert [b[:40] for b in submission_blockers(assessment)] == [
+        "Column 'clinical_note' (other) is releas"
+    ]
+    from apps.assessments.release_columns import columns_reviewed_set
+
+    columns_reviewed_set(
+        assessment=assessment,
+        user=analyst,
+        column="clinical_note",
+        reason="",
+        ground="not_knowable",
     )
     assessment.refresh_from_db()
     assert submission_blockers(assessment) == []
@@ -215,6 +248,7 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     from apps.audit.models import AuditEvent
 
     assert AuditEvent.objects.filter(action="assessment.identifiers_reviewed").count() == 1
+    assert AuditEvent.objects.filter(action="assessment.columns_reviewed").count() == 1
     # Saving the Step 7 settings again keeps the explanation.
     config = deidentify.deid_config(assessment)
     deidentify.deid_config_set(
@@ -226,6 +260,7 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     )
     assessment.refresh_from_db()
     assert "clinical_note" in assessment.deid_config["identifiers_reviewed"]
+    assert "clinical_note" in assessment.deid_config["columns_reviewed"]
     submission = assessment_submit(assessment=assessment, user=analyst, note="Please review.")
     assert submission.assessment.status == "submitted"
     # The reviewer sees the same finding and the analyst's explanation, not a form.
@@ -236,3 +271,5 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assert 'data-testid="finding-clinical_note"' in page
     assert "A clinician read every note" in page
     assert 'data-testid="review-identifiers-clinical_note"' not in page
+    assert 'data-testid="column-finding-clinical_note"' in page
+    assert "No one outside the custodian can know a person&#x27;s value" in page

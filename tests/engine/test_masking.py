@@ -93,10 +93,23 @@ def test_character_masking() -> None:
     assert isinstance(data, pl.DataFrame)
     # "K1A 0B1" keeps 3 → "K1A****"; "AB" keeps 1 so that at least one character is hidden
     assert data.get_column("postal").to_list() == ["K1A****", "M5V****", "K1A****", "A*"]
+    # 2 leading and 3 trailing asked of 9 characters: at most 4 (half) are kept, leading first
     both = pl.DataFrame({"s": ["123456789", "", None]}).select(
         character_mask(pl.col("s"), 2, 3, "#")
     )
-    assert both.get_column("s").to_list() == ["12####789", "", None]
+    assert both.get_column("s").to_list() == ["12#####89", "", None]
+
+
+def test_character_masking_never_keeps_more_than_half_of_a_value() -> None:
+    """#23: 1,000 leading characters kept of a full name released every name minus its last
+    letter. Whatever is asked, at least half of each value is masked."""
+    names = pl.DataFrame({"n": ["Patient Jane Doe", "Al", "X", "Marie-Claude Tremblay"]})
+    kept = names.select(character_mask(pl.col("n"), 1000, 0)).get_column("n").to_list()
+    assert kept == ["Patient ********", "A*", "*", "Marie-Clau***********"]
+    trailing = names.select(character_mask(pl.col("n"), 0, 1000)).get_column("n").to_list()
+    assert trailing == ["********Jane Doe", "*l", "*", "***********e Tremblay"]
+    for original, masked in zip(names.get_column("n").to_list(), kept, strict=True):
+        assert masked.count("*") >= (len(original) + 1) // 2
 
 
 def test_lazy_input_stays_lazy() -> None:
