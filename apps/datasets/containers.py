@@ -2,7 +2,7 @@
 
 A 490 KB workbook can expand to 168 MB of sheet XML and three million rows, and readers
 such as calamine (behind fastexcel) hold a whole sheet in memory. So before a reader sees
-an .xlsx or a Parquet file, ingest.py compares these measurements with its limits:
+an .xlsx or a Parquet file, the ingest package compares these measurements with its limits:
 
 - an .xlsx is a ZIP archive: its central directory states every part's expanded size
   (`zip_expanded_size`), read without inflating anything;
