@@ -41,16 +41,18 @@ def upload_limit_for(organization: Organization) -> int:
     return int(organization.upload_limit_bytes or settings.DEIDWEB_UPLOAD_MAX_BYTES)
 
 
-# A Parquet file is read by streaming: its expansion bounds time and disk, not memory, so
-# its bound follows the upload limit rather than DEIDWEB_MAX_EXPANDED_BYTES.
-PARQUET_EXPANSION = 20
+# Parquet, SAS, SPSS and Stata files are read by streaming: what their values decode to
+# bounds time and disk, not memory, so its bound follows the upload limit rather than
+# DEIDWEB_MAX_EXPANDED_BYTES.
+DECODED_EXPANSION = 20
 
 
 def ingest_limits_for(organization: Organization) -> IngestLimits:
     return IngestLimits(
         max_columns=int(settings.DEIDWEB_MAX_COLUMNS),
         max_expanded_bytes=int(settings.DEIDWEB_MAX_EXPANDED_BYTES),
-        max_parquet_expanded_bytes=PARQUET_EXPANSION * upload_limit_for(organization),
+        max_sheet_cells=int(settings.DEIDWEB_MAX_SHEET_CELLS),
+        max_decoded_bytes=DECODED_EXPANSION * upload_limit_for(organization),
     )
 
 
@@ -290,9 +292,10 @@ def _sample(path: Path, rows: int) -> pl.DataFrame:
     frame = pl.scan_parquet(path)
     if rows <= SAMPLE_ROWS:
         return frame.collect()
-    # Every k-th row: spread over the file, deterministic, and cheap on a lazy scan.
+    # Every k-th row: spread over the file, deterministic, and cheap on a lazy scan; by
+    # the streaming engine, which holds a row group at a time, not the whole file.
     step = max(1, rows // SAMPLE_ROWS)
-    return frame.gather_every(step).head(SAMPLE_ROWS).collect()
+    return frame.gather_every(step).head(SAMPLE_ROWS).collect(engine="streaming")
 
 
 def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:

@@ -84,7 +84,7 @@ def convert_to_parquet(
         if fmt in TEXT_FORMATS:
             return convert_text(src, fmt, temporary, scratch, encoding, delimiter, limits)
         if fmt == "xlsx":
-            return convert_xlsx(src, temporary, sheet, limits)
+            return convert_xlsx(src, filename, temporary, sheet, limits)
         if fmt == "parquet":
-            return convert_parquet(src, temporary, limits)
-        return convert_statistical(src, fmt, temporary, scratch, encoding, limits)
+            return convert_parquet(src, filename, temporary, limits)
+        return convert_statistical(src, filename, fmt, temporary, scratch, encoding, limits)

@@ -49,19 +49,26 @@ EXCEL_MAX_ROWS = 1_048_576
 
 @dataclass(frozen=True)
 class IngestLimits:
-    """Bounds checked before a file is read in full, so that no shape of file (10 000
-    columns, a ZIP bomb) can make conversion or profiling outgrow memory.
+    """Bounds checked before a file is read in full — from what it declares (a sheet's
+    range, a Parquet footer, a statistical file's header) and from a streamed measure of
+    what it holds — so that no shape of file (10 000 columns, a ZIP bomb, a 1.5 KB workbook
+    with a cell at XFD10000, 200 million run-length-encoded rows) can make conversion or
+    profiling outgrow memory. What passes is read by streaming, except a workbook.
 
-    `max_columns`: any format. `max_expanded_bytes`: what an .xlsx may expand to (its
-    reader holds a whole sheet in memory); `max_sheet_rows` the rows of any of its sheets.
-    `max_parquet_expanded_bytes`: the uncompressed column data of a Parquet file (read by
-    streaming, so this bounds time and disk rather than memory; None: no bound).
+    `max_columns`: any format. An .xlsx is read whole into memory, so it is bounded three
+    ways: `max_expanded_bytes`, what its archive may expand to; `max_sheet_rows`, the rows
+    of the sheet read; `max_sheet_cells`, that sheet's rows × columns (counted from A1 to
+    its last cell, as its reader allocates them) and the workbook's shared text values.
+    `max_decoded_bytes`: at least what the values of a Parquet, SAS, SPSS or Stata file
+    take once decoded (read by streaming, so this bounds time and disk rather than memory;
+    None: no bound).
     """
 
     max_columns: int = 2000
     max_expanded_bytes: int = 1024**3
     max_sheet_rows: int = EXCEL_MAX_ROWS
-    max_parquet_expanded_bytes: int | None = None
+    max_sheet_cells: int = 10_000_000
+    max_decoded_bytes: int | None = None
 
 
 FORMATS_BY_EXTENSION: dict[str, str] = {

@@ -25,10 +25,17 @@ from apps.datasets.ingest.common import (
     whole_number_columns,
 )
 
+_BEYOND = "Delete what lies beyond your data (or save the sheet as CSV) and upload again."
+_WHOLE = "the limit for a workbook is {limit:,} cells, because a workbook is read whole into memory"
 
-def _check_workbook_expansion(src: Path, limits: IngestLimits) -> None:
-    """Refuse a workbook that expands beyond the limit or has a sheet of too many rows,
-    before a reader inflates it (containers.py)."""
+
+def _measure_workbook(
+    src: Path, filename: str, sheet: str | None, limits: IngestLimits
+) -> list[str]:
+    """The workbook's sheet names, after refusing what would make its reader outgrow memory
+    (containers.py), before a reader opens it: an archive that expands too much; a chosen
+    sheet (the first by default) whose declared range or whose cells reach beyond the
+    columns, rows or cells allowed; more shared text values than cells allowed."""
     try:
         expanded = containers.zip_expanded_size(src)
         if expanded > limits.max_expanded_bytes:
@@ -38,25 +45,109 @@ def _check_workbook_expansion(src: Path, limits: IngestLimits) -> None:
                 "Save the sheet as CSV, or as Parquet, and upload that instead.",
                 code="expands_too_much",
             )
-        for part in containers.sheet_parts(src):
-            rows = containers.sheet_rows(src, part, stop_above=limits.max_sheet_rows)
-            if rows > limits.max_sheet_rows:
-                raise IngestError(
-                    f"A sheet of the workbook ({part.rsplit('/', 1)[-1]}) has more than "
-                    f"{limits.max_sheet_rows:,} rows, the limit for a workbook (Excel's own). "
-                    "Save the data as CSV or Parquet and upload that instead.",
-                    code="too_many_rows",
-                )
+        sheets = containers.workbook_sheets(src)
+        names = [name for name, _ in sheets]
+        if sheet is not None and sheets and sheet not in names:
+            raise _no_such_sheet(sheet, names)
+        # The sheet that will be read; if the workbook does not say which part that is,
+        # every sheet part.
+        measured = (
+            [sheets[names.index(sheet) if sheet is not None else 0]]
+            if sheets
+            else [(part.rsplit("/", 1)[-1], part) for part in containers.sheet_parts(src)]
+        )
+        for name, part in measured:
+            _check_sheet(src, part, f"Sheet '{name}' of '{filename}'", limits)
+        strings = containers.shared_strings(src, stop_above=limits.max_sheet_cells)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error) as exc:
         raise reading_failure(exc, LABELS["xlsx"]) from None
+    except ValueError as exc:
+        raise reading_failure(exc, LABELS["xlsx"]) from None
+    if strings > limits.max_sheet_cells:
+        raise IngestError(
+            f"'{filename}' holds more than {limits.max_sheet_cells:,} shared text values; "
+            + _WHOLE.format(limit=limits.max_sheet_cells)
+            + ". Save the sheet as CSV or Parquet (read in parts) and upload that instead.",
+            code="too_many_cells",
+        )
+    return names
+
+
+def _check_sheet(src: Path, part: str, where: str, limits: IngestLimits) -> None:
+    """Refuse a sheet by its declared range, then by where its cells really are."""
+    extent = containers.sheet_extent(
+        src,
+        part,
+        stop_rows=limits.max_sheet_rows,
+        stop_columns=limits.max_columns,
+        stop_cells=limits.max_sheet_cells,
+    )
+    rows, columns = extent.declared_rows, extent.declared_columns
+    declared = (
+        f"{where} declares its range as {extent.declared}: {rows:,} rows × {columns:,} columns"
+    )
+    if columns > limits.max_columns:
+        raise IngestError(
+            f"{declared}; the limit is {limits.max_columns:,} columns. {_BEYOND}",
+            code="too_many_columns",
+        )
+    if rows > limits.max_sheet_rows:
+        raise IngestError(
+            f"{declared}; the limit for a workbook is {limits.max_sheet_rows:,} rows (Excel's "
+            "own). Save the data as CSV or Parquet and upload that instead.",
+            code="too_many_rows",
+        )
+    if rows * columns > limits.max_sheet_cells:
+        raise IngestError(
+            f"{declared}, {rows * columns:,} cells; "
+            + _WHOLE.format(limit=limits.max_sheet_cells)
+            + ". Delete what lies beyond your data, or save the sheet as CSV or Parquet "
+            "(read in parts), and upload again.",
+            code="too_many_cells",
+        )
+    if extent.columns > limits.max_columns:
+        raise IngestError(
+            f"{where} has a cell at {extent.widest}: it is {extent.columns:,} columns wide; "
+            f"the limit is {limits.max_columns:,} columns. {_BEYOND}",
+            code="too_many_columns",
+        )
+    if extent.rows > limits.max_sheet_rows:
+        raise IngestError(
+            f"{where} has more than {limits.max_sheet_rows:,} rows, the limit for a workbook "
+            "(Excel's own). Save the data as CSV or Parquet and upload that instead.",
+            code="too_many_rows",
+        )
+    if extent.cells > limits.max_sheet_cells:
+        spans = (
+            f"spans {extent.rows:,} rows × {extent.columns:,} columns (to its cell at "
+            f"{extent.widest}): {extent.rows * extent.columns:,} cells"
+            if extent.rows * extent.columns > limits.max_sheet_cells
+            else f"writes more than {limits.max_sheet_cells:,} cells"
+        )
+        raise IngestError(
+            f"{where} {spans}; "
+            + _WHOLE.format(limit=limits.max_sheet_cells)
+            + ". Delete what lies beyond your data, or save the sheet as CSV or Parquet "
+            "(read in parts), and upload again.",
+            code="too_many_cells",
+        )
+
+
+def _no_such_sheet(sheet: str, names: list[str]) -> IngestError:
+    return IngestError(
+        f"The workbook has no sheet named '{sheet}'. Its sheets: "
+        + ", ".join(f"'{name}'" for name in names)
+        + ".",
+        code="sheet_not_found",
+    )
 
 
 def convert_xlsx(
-    src: Path, temporary: Path, sheet: str | None, limits: IngestLimits
+    src: Path, filename: str, temporary: Path, sheet: str | None, limits: IngestLimits
 ) -> IngestResult:
     import fastexcel
 
-    _check_workbook_expansion(src, limits)
+    _measure_workbook(src, filename, sheet, limits)
     try:
         reader = fastexcel.read_excel(src)
         sheets = list(reader.sheet_names)
@@ -65,12 +156,7 @@ def convert_xlsx(
     if not sheets:
         raise IngestError("The workbook has no sheets.", code="empty_file")
     if sheet is not None and sheet not in sheets:
-        raise IngestError(
-            f"The workbook has no sheet named '{sheet}'. Its sheets: "
-            + ", ".join(f"'{name}'" for name in sheets)
-            + ".",
-            code="sheet_not_found",
-        )
+        raise _no_such_sheet(sheet, sheets)
     chosen = sheet if sheet is not None else sheets[0]
     try:
         header_frame = reader.load_sheet(chosen, header_row=None, n_rows=1, dtypes="string")

@@ -1,11 +1,22 @@
-"""Parquet files: their footer checked against the limits, then their rows streamed."""
+"""Parquet files: their footer checked against the limits, then their rows streamed.
+
+A Parquet file says in its footer how many rows and columns it holds, so a file whose
+values would decode to more than the limit is refused before any is read. What passes is
+read in batches of a bounded number of values (pyarrow decodes a row group page by page;
+polars would decode a whole row group at once, and a 1.5 MB file can hold one of 64
+million rows) and written in row groups of the same size, so every later step that reads
+the stored file holds at most one such group per column.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from apps.datasets import containers
 from apps.datasets.ingest.common import (
@@ -16,7 +27,6 @@ from apps.datasets.ingest.common import (
     blank_strings_to_null,
     check_columns,
     check_names,
-    count_rows,
     drop_empty_rows,
     dropped_rows_warning,
     human_size,
@@ -24,18 +34,30 @@ from apps.datasets.ingest.common import (
 )
 
 _UNSUPPORTED_TYPES = (pl.List, pl.Array, pl.Struct, pl.Object, pl.Binary)
+# Values in one batch read, and in one row group written: rows = this / columns, within
+# [_MIN_BATCH_ROWS, _MAX_BATCH_ROWS]. 4 Mi values of text take about 100 MB in polars.
+BATCH_VALUES = 4 * 1024**2
+_MIN_BATCH_ROWS = 1024
+_MAX_BATCH_ROWS = 1024**2
+# Rows decoded at once, at most (pyarrow is fastest on batches of this order).
+_READ_ROWS = 64 * 1024
 
 
-def _check_parquet_footer(src: Path, limits: IngestLimits) -> None:
+def batch_rows(columns: int) -> int:
+    """Rows in a batch of `columns` columns (see BATCH_VALUES)."""
+    return max(_MIN_BATCH_ROWS, min(_MAX_BATCH_ROWS, BATCH_VALUES // max(columns, 1)))
+
+
+def _check_parquet_footer(src: Path, filename: str, limits: IngestLimits) -> None:
     try:
         footer = containers.parquet_footer(src)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise reading_failure(exc, LABELS["parquet"]) from None
     check_columns(footer.columns, limits)
-    bound = limits.max_parquet_expanded_bytes
+    bound = limits.max_decoded_bytes
     if bound is not None and footer.expanded_bytes > bound:
         raise IngestError(
-            f"The Parquet file is {human_size(src.stat().st_size)} but its "
+            f"'{filename}' is {human_size(src.stat().st_size)} but its "
             f"{footer.rows:,} rows × {footer.columns:,} columns expand to at least "
             f"{human_size(footer.expanded_bytes)}; the limit is {human_size(bound)}. "
             "Upload fewer rows or columns.",
@@ -43,7 +65,28 @@ def _check_parquet_footer(src: Path, limits: IngestLimits) -> None:
         )
 
 
-def convert_parquet(src: Path, temporary: Path, limits: IngestLimits) -> IngestResult:
+def _groups(src: Path, rows: int) -> Iterator[pa.Table]:
+    """The file's rows in tables of about `rows` rows, read in smaller batches (pyarrow
+    decodes those faster, on several threads) and put together."""
+    parquet = pq.ParquetFile(src)
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    try:
+        for batch in parquet.iter_batches(batch_size=min(rows, _READ_ROWS)):
+            pending.append(batch)
+            held += batch.num_rows
+            if held >= rows:
+                yield pa.Table.from_batches(pending)
+                pending, held = [], 0
+        if pending:
+            yield pa.Table.from_batches(pending)
+    finally:
+        parquet.close()
+
+
+def convert_parquet(
+    src: Path, filename: str, temporary: Path, limits: IngestLimits
+) -> IngestResult:
     with src.open("rb") as handle:
         handle.seek(-4, os.SEEK_END)
         tail = handle.read(4)
@@ -53,17 +96,15 @@ def convert_parquet(src: Path, temporary: Path, limits: IngestLimits) -> IngestR
             "been cut off while copying or uploading.",
             code="corrupt",
         )
-    _check_parquet_footer(src, limits)
+    _check_parquet_footer(src, filename, limits)
     try:
         schema = pl.read_parquet_schema(src)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise reading_failure(exc, LABELS["parquet"]) from None
     names = check_names(list(schema))
-    if names != list(schema):
-        schema = pl.Schema(dict(zip(names, schema.values(), strict=True)))
     warnings: list[str] = []
-    casts: list[pl.Expr] = []
-    for name, dtype in schema.items():
+    stored: dict[str, pl.DataType] = {}
+    for name, dtype in zip(names, schema.values(), strict=True):
         if isinstance(dtype, _UNSUPPORTED_TYPES):
             raise IngestError(
                 f"Column '{name}' holds {dtype} values (nested or binary data), which cannot be "
@@ -72,27 +113,47 @@ def convert_parquet(src: Path, temporary: Path, limits: IngestLimits) -> IngestR
                 column=name,
             )
         if isinstance(dtype, pl.Categorical | pl.Enum | pl.Time | pl.Duration):
-            casts.append(pl.col(name).cast(pl.String))
             warnings.append(f"Column '{name}' ({dtype}) is stored as text.")
-    frame = pl.scan_parquet(src)
-    if names != frame.collect_schema().names():
-        frame = frame.rename(dict(zip(frame.collect_schema().names(), names, strict=True)))
-    frame = frame.with_columns(casts) if casts else frame
-    frame = blank_strings_to_null(frame, frame.collect_schema())
+            dtype = pl.String()
+        stored[name] = dtype
+    rows = batch_rows(len(names))
+    total = kept = 0
+    writer: pq.ParquetWriter | None = None
     try:
-        total = int(frame.select(pl.len()).collect().item())
-        drop_empty_rows(frame).sink_parquet(temporary)
-    except (pl.exceptions.PolarsError, OSError) as exc:
+        for table in _groups(src, rows):
+            total += table.num_rows
+            frame = pl.DataFrame(pl.from_arrow(table))
+            frame.columns = names
+            frame = frame.cast(pl.Schema(stored))
+            frame = drop_empty_rows(blank_strings_to_null(frame.lazy(), frame.schema)).collect()
+            kept += frame.height
+            if frame.height or writer is None:
+                writer = _write(writer, temporary, frame, rows)
+        if writer is None:
+            writer = _write(writer, temporary, pl.DataFrame(schema=stored), rows)
+    except (pl.exceptions.PolarsError, pa.ArrowException, OSError, ValueError) as exc:
         raise reading_failure(exc, LABELS["parquet"]) from None
-    rows = count_rows(temporary)
-    if rows == 0:
+    finally:
+        if writer is not None:
+            writer.close()
+    if kept == 0:
         raise IngestError("The Parquet file has columns but no data rows.", code="no_data_rows")
     return IngestResult(
         format="parquet",
-        rows=rows,
+        rows=kept,
         columns=tuple(names),
         delimiter=None,
         encoding=None,
         sheet=None,
-        warnings=tuple(warnings + dropped_rows_warning(total - rows)),
+        warnings=tuple(warnings + dropped_rows_warning(total - kept)),
     )
+
+
+def _write(
+    writer: pq.ParquetWriter | None, path: Path, frame: pl.DataFrame, rows: int
+) -> pq.ParquetWriter:
+    table = frame.to_arrow()
+    if writer is None:
+        writer = pq.ParquetWriter(path, table.schema, compression="zstd")
+    writer.write_table(table, row_group_size=rows)
+    return writer

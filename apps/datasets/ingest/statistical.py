@@ -1,4 +1,10 @@
-"""SAS, SPSS and Stata files, read by pyreadstat in chunks."""
+"""SAS, SPSS and Stata files, read by pyreadstat in chunks.
+
+The header states the variables and, except in SAS transport and SPSS portable files, the
+rows: a file whose values would decode to more than the limit is refused before any is
+read. What passes is read in chunks of a bounded number of values (fewer rows when there
+are many variables: 200,000 rows of 2,000 variables would be 400 million values at once).
+"""
 
 from __future__ import annotations
 
@@ -19,11 +25,42 @@ from apps.datasets.ingest.common import (
     count_rows,
     drop_empty_rows,
     dropped_rows_warning,
+    human_size,
     reading_failure,
     whole_number_columns,
 )
 
 _CHUNK_ROWS = 200_000
+# Values read at once: pyreadstat holds a chunk as Python values before polars takes it.
+_CHUNK_VALUES = 2 * 1024**2
+# The fewest bytes a value takes once decoded: a number, or polars' text value.
+_NUMBER_BYTES, _TEXT_BYTES = 8, 16
+
+
+def chunk_rows(variables: int) -> int:
+    """Rows read at once from a file of `variables` variables."""
+    return max(1, min(_CHUNK_ROWS, _CHUNK_VALUES // max(variables, 1)))
+
+
+def _check_declared(meta: Any, filename: str, what: str, limits: IngestLimits) -> None:
+    """Refuse a file whose header states rows and variables that decode to more than the
+    limit (a compressed SPSS or SAS file of repeated values can be tiny)."""
+    rows = getattr(meta, "number_rows", None)
+    bound = limits.max_decoded_bytes
+    if bound is None or not rows:
+        return
+    types = dict(getattr(meta, "readstat_variable_types", {}) or {})
+    widths = [
+        _TEXT_BYTES if types.get(name) == "string" else _NUMBER_BYTES for name in meta.column_names
+    ]
+    decoded = int(rows) * sum(widths)
+    if decoded > bound:
+        raise IngestError(
+            f"'{filename}' ({what}) states {int(rows):,} rows × {len(widths):,} variables, "
+            f"which expand to at least {human_size(decoded)}; the limit is "
+            f"{human_size(bound)}. Upload fewer rows or variables.",
+            code="expands_too_much",
+        )
 
 
 def _stat_reader(fmt: str) -> Callable[..., Any]:
@@ -67,6 +104,7 @@ def _value_label_warning(labels: dict[str, dict[Any, str]]) -> list[str]:
 
 def convert_statistical(
     src: Path,
+    filename: str,
     fmt: str,
     temporary: Path,
     scratch: Path,
@@ -85,12 +123,13 @@ def convert_statistical(
     except Exception as exc:  # noqa: BLE001 - pyreadstat raises ReadstatError and others
         raise reading_failure(exc, what) from None
     check_columns(len(meta.column_names), limits)
+    _check_declared(meta, filename, what, limits)
     names = check_names(list(meta.column_names))
     parts: list[Path] = []
     whole: set[str] | None = None
     try:
         chunks = pyreadstat.read_file_in_chunks(
-            reader, src, chunksize=_CHUNK_ROWS, output_format="polars", **options
+            reader, src, chunksize=chunk_rows(len(names)), output_format="polars", **options
         )
         for index, (chunk, _) in enumerate(chunks):
             frame: pl.DataFrame = chunk
