@@ -161,15 +161,15 @@ def test_cells_without_references_are_placed_by_their_order(tmp_path: Path) -> N
 
 def test_a_sheet_of_too_many_cells_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     """Within the column limit and Excel's rows, a stray cell at T1048576 still makes the
-    reader hold 1,048,576 × 20 cells (about 700 MB of empty cells, several GB once
-    converted): the sheet's cells are bounded too."""
+    reader hold 1,048,576 × 20 cells (1.8 GB measured before this bound, to refuse the file
+    for its unnamed column in the end): the sheet's cells are bounded too."""
     book = stray_cell_workbook(tmp_path, "T1048576", dimension=None)
     answer = convert_in_child(book, tmp_path / "data.parquet")
     assert answer["code"] == "too_many_cells"
     assert answer["message"] == (
         "Sheet 'Visits' of 'stray_T1048576.xlsx' spans 1,048,576 rows × 20 columns "
         "(to its cell at T1048576): 20,971,520 cells; the limit for a workbook is "
-        "10,000,000 cells, because a workbook is read whole into memory. Delete what lies "
+        "16,777,216 cells, because a workbook is read whole into memory. Delete what lies "
         "beyond your data, or save the sheet as CSV or Parquet (read in parts), and upload "
         "again."
     )
@@ -224,8 +224,8 @@ def test_a_workbook_of_more_shared_strings_than_cells_allowed_is_refused(tmp_pat
     answer = convert_in_child(book, tmp_path / "data.parquet")
     assert answer["code"] == "too_many_cells"
     assert answer["message"] == (
-        "'strings.xlsx' holds more than 10,000,000 shared text values; the limit for a "
-        "workbook is 10,000,000 cells, because a workbook is read whole into memory. Save "
+        "'strings.xlsx' holds more than 16,777,216 shared text values; the limit for a "
+        "workbook is 16,777,216 cells, because a workbook is read whole into memory. Save "
         "the sheet as CSV or Parquet (read in parts) and upload that instead."
     )
 

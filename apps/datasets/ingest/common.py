@@ -67,7 +67,7 @@ class IngestLimits:
     max_columns: int = 2000
     max_expanded_bytes: int = 1024**3
     max_sheet_rows: int = EXCEL_MAX_ROWS
-    max_sheet_cells: int = 10_000_000
+    max_sheet_cells: int = 16 * 1024**2
     max_decoded_bytes: int | None = None
 
 
