@@ -172,6 +172,12 @@ STORAGES = {
 # Uploads: files go to disk in chunks (never held whole in memory) and stop at the limit.
 DEIDWEB_UPLOAD_MAX_BYTES = env_size("DEIDWEB_UPLOAD_MAX_BYTES", 2 * 1024**3)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024**2
+# Temporary files with data (uploads being received, local copies of stored files,
+# conversions) are kept only in a private folder (0700): at start-up each process removes
+# what ended processes left there and takes a folder of its own as the default of Python's
+# tempfile module, which FILE_UPLOAD_TEMP_DIR = None means for uploads
+# (apps/datasets/scratch.py).
+DEIDWEB_TEMP_DIR = Path(env_str("DEIDWEB_TEMP_DIR", str(VAR_DIR / "tmp")))
 FILE_UPLOAD_TEMP_DIR = None
 FILE_UPLOAD_HANDLERS = ["apps.datasets.uploads.LimitedTemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
