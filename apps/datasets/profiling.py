@@ -80,6 +80,10 @@ FREE_TEXT_MIN_MEAN_WORDS = 4.0
 FREE_TEXT_MIN_UNIQUE_SHARE = 0.1
 FREE_TEXT_MIN_DISTINCT = 1000
 TYPE_SAMPLE_ROWS = 20_000
+# What a sample of text holds at most: each value cut to an equal share of it, but never to
+# fewer characters than the second figure.
+SAMPLE_BYTES = 64 * 1024**2
+TYPE_SAMPLE_MIN_CHARS = 64
 TOP_VALUES = 10
 HISTOGRAM_BINS = 10
 SAMPLE_VALUES = 5
@@ -500,7 +504,7 @@ def profile_parquet(
                 message += f" (columns {positions.start + 1}–{positions.stop} of {len(names)})"
             report(int((number * 100 + pct) / len(batches)), message)
 
-        engine: Engine = "in-memory" if batch.decoded <= IN_MEMORY_BYTES else "streaming"
+        engine: Engine = "in-memory" if _fits_in_memory(frame, schema, batch) else "streaming"
         columns += _profile_batch(frame, schema, names, batch.positions, rows, batch_report, engine)
     report(100, "Profile complete")
     return DatasetProfile(rows=rows, columns=tuple(columns))
@@ -540,6 +544,23 @@ def column_batches(
     if start < len(sizes):
         batches.append(ColumnBatch(range(start, len(sizes)), held, sum(decoded[start:])))
     return batches
+
+
+def _fits_in_memory(frame: pl.LazyFrame, schema: pl.Schema, batch: ColumnBatch) -> bool:
+    """Whether the batch's columns, decoded, stay within IN_MEMORY_BYTES. The footer tells
+    the values (at least 8 or 16 bytes each), not how long a text is: a 50 KB text repeated
+    takes a few bytes in the file. So the text's bytes are counted first, by one streaming
+    pass (cheap: only a batch of few values gets this far)."""
+    if batch.decoded > IN_MEMORY_BYTES:
+        return False
+    names = schema.names()
+    texts = [names[i] for i in batch.positions if _is_string(schema[names[i]])]
+    if not texts:
+        return True
+    lengths = frame.select(
+        pl.sum_horizontal(pl.col(texts).str.len_bytes().cast(pl.Int64).sum()).alias("bytes")
+    )
+    return batch.decoded + int(_collect(lengths).item() or 0) <= IN_MEMORY_BYTES
 
 
 def _streamed_distinct(frame: pl.LazyFrame, names: dict[int, str]) -> dict[str, int]:
@@ -584,7 +605,15 @@ def _profile_batch(
     if strings:
         report(0, "Inferring types")
         step = max(1, rows // TYPE_SAMPLE_ROWS)
-        sample = _collect(frame.select(name for _, name in strings).gather_every(step), engine)
+        # The start of each value is evidence enough (no number or date is that long), and
+        # keeps the sample small whatever the texts' length (20,000 notes of 50 KB: 1 GB).
+        chars = max(TYPE_SAMPLE_MIN_CHARS, SAMPLE_BYTES // (TYPE_SAMPLE_ROWS * len(strings)))
+        sample = _collect(
+            frame.select(pl.col(name).str.slice(0, chars) for _, name in strings)
+            .gather_every(step)
+            .head(TYPE_SAMPLE_ROWS),
+            engine,
+        )
         exprs = [e for i, name in strings for e in _evidence_exprs(i, name)]
         evidence = sample.head(TYPE_SAMPLE_ROWS).select(exprs).row(0, named=True)
         provisional = {i: _provisional(evidence, i) for i, _ in strings}

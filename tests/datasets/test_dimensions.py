@@ -516,3 +516,57 @@ def test_parquet_is_stored_batch_by_batch_with_its_types(
     )
     assert stored.schema == expected.schema
     assert stored.equals(expected)
+
+
+LONG_NOTE = ("Seen at the clinic on the first visit; reports a cough and a fever. " * 740)[:50_000]
+
+
+@pytest.fixture(scope="module")
+def long_text_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40,000 rows repeating one 50 KB note: 2 GB of text once expanded, a few hundred KB
+    in the file (dictionary encoding stores the note once per row group)."""
+    path = tmp_path_factory.mktemp("long") / "notes.parquet"
+    block = 1000
+    notes = pa.array([LONG_NOTE] * block)
+    ids = pa.array(range(block), pa.int64())
+    table = pa.table({"id": pa.chunked_array([ids] * 40), "note": pa.chunked_array([notes] * 40)})
+    pq.write_table(table, path, row_group_size=40_000, compression="zstd")
+    return path
+
+
+def test_long_text_repeated_is_expanded_a_group_at_a_time_in_bounded_memory(
+    long_text_parquet: Path, tmp_path: Path
+) -> None:
+    """Nothing in a Parquet footer says how long a text is: 40,000 repeats of a 50 KB note
+    look like 40,000 short values. Text is read as dictionaries, expanded a group of at
+    most 64 MB at a time, and stored in groups that size; the profile counts the text's
+    bytes before it would read the column into memory."""
+    assert long_text_parquet.stat().st_size < 2 * 1024**2
+    code = CONVERT_AND_PROFILE.replace("SRC", repr(str(long_text_parquet))).replace(
+        "DEST", repr(str(tmp_path / "data.parquet"))
+    )
+    answer = run_bounded(code, bound=STREAMING_BOUND).check(STREAMING_BOUND)
+    assert answer["rows"] == answer["profile_rows"] == 40_000
+    # as many rows as fit in 64 MiB at 50,000 characters, 16 and 8 bytes a row
+    assert answer["largest_row_group"] == 64 * 1024**2 // (50_000 + 16 + 8) == 1341
+    (identifier, note) = answer["profile"]
+    assert identifier[:4] == ["id", "integer", 1000, 0]
+    assert note[:4] == ["note", "categorical", 1, 0]
+
+
+def test_text_that_expands_past_the_limit_is_refused_while_it_is_read(
+    long_text_parquet: Path, tmp_path: Path
+) -> None:
+    """Its footer says at least 40,000 × 24 bytes (under 1 MB); counted as they are read,
+    the notes pass 1 GB after about half the rows, and reading stops there."""
+    limits = IngestLimits(max_decoded_bytes=1024**3)
+    dest = tmp_path / "out" / "d.parquet"
+    with pytest.raises(IngestError) as caught:
+        convert_to_parquet(long_text_parquet, "notes.parquet", dest, limits=limits)
+    assert caught.value.code == "expands_too_much"
+    assert caught.value.message.startswith("'notes.parquet' is ")
+    assert caught.value.message.endswith(
+        "but its values expand to more than 1 GB, the limit (reading stopped there, before "
+        "its last rows). Upload fewer rows or columns."
+    )
+    assert not dest.exists()

@@ -14,8 +14,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from apps.datasets import containers
@@ -41,7 +43,12 @@ _UNSUPPORTED_TYPES = (pl.List, pl.Array, pl.Struct, pl.Object, pl.Binary)
 BATCH_VALUES = 2 * 1024**2
 _MIN_BATCH_ROWS = 16 * 1024
 _MAX_BATCH_ROWS = 128 * 1024
-# Rows decoded at once, at most (pyarrow is fastest on batches of this order).
+# Bytes in one row group written, at most (long text values make few rows weigh much).
+GROUP_BYTES = 64 * 1024**2
+# Rows decoded at once. Text columns are read as dictionaries (each distinct value once,
+# and an index per row), so that their length is known before the values are expanded,
+# group by group: nothing else says how long a text is (a 1 MB value repeated takes a few
+# bytes in the file).
 _READ_ROWS = 64 * 1024
 
 
@@ -67,19 +74,75 @@ def _check_parquet_footer(src: Path, filename: str, limits: IngestLimits) -> Non
         )
 
 
-def _groups(src: Path, rows: int) -> Iterator[pa.Table]:
-    """The file's rows in tables of about `rows` rows, read in smaller batches (pyarrow
-    decodes those faster, on several threads) and put together."""
+def _row_bytes(batch: pa.RecordBatch) -> np.ndarray:
+    """What each row of the batch takes once its text is expanded: its characters and
+    16 bytes a text value, 8 bytes a value of any other type."""
+    sizes = np.zeros(batch.num_rows, np.int64)
+    for column in batch.columns:
+        if isinstance(column, pa.DictionaryArray):
+            lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+            sizes += pc.fill_null(lengths, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            sizes += containers.DECODED_TEXT_BYTES
+        else:
+            sizes += containers.DECODED_VALUE_BYTES
+    return sizes
+
+
+def _expanded(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [
+            column.dictionary_decode() if isinstance(column, pa.DictionaryArray) else column
+            for column in batch.columns
+        ],
+        names=batch.schema.names,
+    )
+
+
+def _groups(src: Path, filename: str, rows: int, limits: IngestLimits) -> Iterator[pa.Table]:
+    """The file's rows in tables of at most `rows` rows and `GROUP_BYTES` bytes (one row at
+    least), their text expanded only there. What the rows decode to is counted as they are
+    read: past the limit, the file is refused there (its footer may understate it)."""
     parquet = pq.ParquetFile(src)
+    texts = [
+        field.name
+        for field in parquet.schema_arrow
+        if pa.types.is_string(field.type)
+        or pa.types.is_large_string(field.type)
+        or pa.types.is_string_view(field.type)
+    ]
+    parquet.close()
+    parquet = pq.ParquetFile(src, read_dictionary=texts)
     pending: list[pa.RecordBatch] = []
-    held = 0
+    held = weight = decoded = 0
+    bound = limits.max_decoded_bytes
     try:
         for batch in parquet.iter_batches(batch_size=min(rows, _READ_ROWS)):
-            pending.append(batch)
-            held += batch.num_rows
-            if held >= rows:
-                yield pa.Table.from_batches(pending)
-                pending, held = [], 0
+            sizes = np.cumsum(_row_bytes(batch))
+            decoded += int(sizes[-1]) if len(sizes) else 0
+            if bound is not None and decoded > bound:
+                raise IngestError(
+                    f"'{filename}' is {human_size(src.stat().st_size)} but its values expand "
+                    f"to more than {human_size(bound)}, the limit (reading stopped there, "
+                    "before its last rows). Upload fewer rows or columns.",
+                    code="expands_too_much",
+                )
+            start, before = 0, 0
+            while start < batch.num_rows:
+                # As many rows as the group has room for; a row that does not fit starts
+                # the next group (a group holds one row at least).
+                fit = int(np.searchsorted(sizes, before + GROUP_BYTES - weight, side="right"))
+                if fit == start and pending:
+                    yield pa.Table.from_batches(pending)
+                    pending, held, weight = [], 0, 0
+                    continue
+                stop = min(max(fit, start + 1), start + rows - held, batch.num_rows)
+                pending.append(_expanded(batch.slice(start, stop - start)))
+                held += stop - start
+                weight += int(sizes[stop - 1]) - before
+                start, before = stop, int(sizes[stop - 1])
+                if held >= rows or weight >= GROUP_BYTES:
+                    yield pa.Table.from_batches(pending)
+                    pending, held, weight = [], 0, 0
         if pending:
             yield pa.Table.from_batches(pending)
     finally:
@@ -122,7 +185,7 @@ def convert_parquet(
     total = kept = 0
     writer: pq.ParquetWriter | None = None
     try:
-        for table in _groups(src, rows):
+        for table in _groups(src, filename, rows, limits):
             total += table.num_rows
             frame = pl.DataFrame(pl.from_arrow(table))
             frame.columns = names

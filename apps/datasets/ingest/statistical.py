@@ -37,9 +37,28 @@ _CHUNK_VALUES = 2 * 1024**2
 _NUMBER_BYTES, _TEXT_BYTES = 8, 16
 
 
-def chunk_rows(variables: int) -> int:
-    """Rows read at once from a file of `variables` variables."""
-    return max(1, min(_CHUNK_ROWS, _CHUNK_VALUES // max(variables, 1)))
+# Bytes read at once, by the widths the header declares (a text variable may be 32,767
+# bytes wide, and a compressed file of such values repeated is small).
+_CHUNK_BYTES = 256 * 1024**2
+
+
+def chunk_rows(variables: int, row_bytes: int = 0) -> int:
+    """Rows read at once from a file of `variables` variables whose declared widths add up
+    to `row_bytes`."""
+    return max(
+        1,
+        min(
+            _CHUNK_ROWS,
+            _CHUNK_VALUES // max(variables, 1),
+            _CHUNK_BYTES // max(row_bytes, 1),
+        ),
+    )
+
+
+def _row_bytes(meta: Any) -> int:
+    """What one row takes at most, by the widths the header declares."""
+    widths = dict(getattr(meta, "variable_storage_width", {}) or {})
+    return sum(max(_NUMBER_BYTES, int(widths.get(name) or 0)) for name in meta.column_names)
 
 
 def _check_declared(meta: Any, filename: str, what: str, limits: IngestLimits) -> None:
@@ -129,7 +148,11 @@ def convert_statistical(
     whole: set[str] | None = None
     try:
         chunks = pyreadstat.read_file_in_chunks(
-            reader, src, chunksize=chunk_rows(len(names)), output_format="polars", **options
+            reader,
+            src,
+            chunksize=chunk_rows(len(names), _row_bytes(meta)),
+            output_format="polars",
+            **options,
         )
         for index, (chunk, _) in enumerate(chunks):
             frame: pl.DataFrame = chunk
