@@ -14,7 +14,8 @@ worker alike: `DatasetsConfig.ready`), calls `scratch_start`, which
   while the folders of processes still running are left alone;
 - makes the process's own folder the default of Python's tempfile module (which Django's
   upload handler, django-storages' copies of S3 objects and the app's own temporary files
-  use) and of TMPDIR (for libraries and child processes), and removes it at exit.
+  use) and of TMPDIR and POLARS_TEMP_DIR (for libraries and child processes), and removes
+  it at exit.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ def scratch_start(root: Path) -> Scratch:
             "Removed %d temporary folder(s) left by ended processes in %s", len(removed), root
         )
     tempfile.tempdir = str(folder)
-    os.environ["TMPDIR"] = str(folder)
+    # For child processes and libraries that read the environment (polars spills there).
+    os.environ["TMPDIR"] = os.environ["POLARS_TEMP_DIR"] = str(folder)
     _current = Scratch(root=root, folder=folder, lock=descriptor, pid=os.getpid())
     atexit.register(_end, _current)
     return _current

@@ -433,6 +433,8 @@ def test_wide_statistical_files_are_read_in_chunks_of_bounded_values(
     once follow the width (2 Mi values), and the chunks put together give the same file."""
     assert statistical.chunk_rows(10) == 200_000
     assert statistical.chunk_rows(2000) == 1048
+    # a text 32,767 bytes wide (SAS's widest): 256 MB / 32,767 bytes a row
+    assert statistical.chunk_rows(1, 32_767) == 8192
     src = tmp_path / "wide.sav"
     frame = pd.DataFrame({f"v{i}": [float(i * 10 + row) for row in range(9)] for i in range(40)})
     pyreadstat.write_sav(frame, str(src))
