@@ -79,7 +79,10 @@ def _row_bytes(batch: pa.RecordBatch) -> np.ndarray:
     16 bytes a text value, 8 bytes a value of any other type."""
     sizes = np.zeros(batch.num_rows, np.int64)
     for column in batch.columns:
-        if isinstance(column, pa.DictionaryArray):
+        if isinstance(column, pa.DictionaryArray) and (
+            pa.types.is_string(column.type.value_type)
+            or pa.types.is_large_string(column.type.value_type)
+        ):
             lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
             sizes += pc.fill_null(lengths, 0).to_numpy(zero_copy_only=False).astype(np.int64)
             sizes += containers.DECODED_TEXT_BYTES
