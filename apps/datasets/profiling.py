@@ -8,10 +8,11 @@ multi-million-row file against ten date layouts would dominate the run time); (1
 counts — missing and distinct values, lengths, ranges for the identifier rule; (2) ranges,
 top values and examples; (3) histograms, whose bins need the ranges.
 
-Bounded memory at any number of rows: a batch too large to read into memory runs only
-queries the streaming engine executes chunk by chunk. Counting distinct values that way
-holds one entry per distinct value, so each column is first estimated (HyperLogLog,
-a few kilobytes), and a column with more than `EXACT_DISTINCT_CHUNK` distinct values is
+Bounded memory at any number of rows: a batch too large to read into memory (by its
+decoded size, not its run-length-encoded one) runs only queries the streaming engine
+executes chunk by chunk. Counting distinct values that way holds one entry per distinct
+value, so each column is first estimated (HyperLogLog, a few kilobytes), and a column
+with more than `EXACT_DISTINCT_CHUNK` distinct values is
 counted exactly in several passes, each over the values whose hash falls in one slice
 (the slices share no value, so their counts add up): memory holds one slice's values.
 Examples come from one query per column that stops after its first non-missing values.
@@ -60,6 +61,7 @@ from typing import Any, Literal
 import polars as pl
 import pyarrow.parquet as pq
 
+from apps.datasets.containers import decoded_column_bytes
 from apps.engine.frame import HASH_SLICE_VALUES, hash_slices
 
 __all__ = [
@@ -78,6 +80,10 @@ FREE_TEXT_MIN_MEAN_WORDS = 4.0
 FREE_TEXT_MIN_UNIQUE_SHARE = 0.1
 FREE_TEXT_MIN_DISTINCT = 1000
 TYPE_SAMPLE_ROWS = 20_000
+# What a sample of text holds at most: each value cut to an equal share of it, but never to
+# fewer characters than the second figure.
+SAMPLE_BYTES = 64 * 1024**2
+TYPE_SAMPLE_MIN_CHARS = 64
 TOP_VALUES = 10
 HISTOGRAM_BINS = 10
 SAMPLE_VALUES = 5
@@ -85,8 +91,9 @@ SAMPLE_MAX_CHARS = 80
 # Columns profiled together: at most this many, holding at most this much uncompressed data.
 PROFILE_MAX_BATCH = 100
 PROFILE_MEMORY_BUDGET = 512 * 1024**2
-# A batch this small is read into memory: polars' streaming engine costs a few milliseconds
-# per query, which on a wide file of few rows is most of the time (2,000 columns: 17 s → 3 s).
+# A batch this small once decoded is read into memory: polars' streaming engine costs a few
+# milliseconds per query, which on a wide file of few rows is most of the time (2,000
+# columns: 17 s → 3 s).
 IN_MEMORY_BYTES = 64 * 1024**2
 # Distinct values counted exactly in one streaming pass at most: above, in hash slices of
 # this many (apps.engine.frame.hash_slices).
@@ -509,7 +516,7 @@ def profile_parquet(
                 message += f" (columns {positions.start + 1}–{positions.stop} of {len(names)})"
             report(int((number * 100 + pct) / len(batches)), message)
 
-        engine: Engine = "in-memory" if batch.size <= IN_MEMORY_BYTES else "streaming"
+        engine: Engine = "in-memory" if _fits_in_memory(frame, schema, batch) else "streaming"
         columns += _profile_batch(frame, schema, names, batch.positions, rows, batch_report, engine)
     report(100, "Profile complete")
     return DatasetProfile(rows=rows, columns=tuple(columns))
@@ -518,31 +525,54 @@ def profile_parquet(
 @dataclass(frozen=True)
 class ColumnBatch:
     positions: range
-    size: int  # uncompressed bytes of these columns in the file
+    size: int  # encoded bytes of these columns in the file, before compression
+    decoded: int  # at least what they take once decoded (containers.decoded_column_bytes)
 
 
 def column_batches(
     path: Path, *, budget: int = PROFILE_MEMORY_BUDGET, most: int = PROFILE_MAX_BATCH
 ) -> list[ColumnBatch]:
-    """Consecutive column positions, grouped so that each group's uncompressed size (from the
+    """Consecutive column positions, grouped so that each group's encoded size (from the
     Parquet footer, an upper bound of what its distinct values and group-bys can hold) stays
-    within `budget`, and no group has more than `most` columns (one query's width)."""
+    within `budget`, and no group has more than `most` columns (one query's width).
+
+    Each group also carries its decoded size, which decides the engine: run-length and
+    dictionary encoding make 200 million repeats of a value a few KB, which the in-memory
+    engine would still hold as 200 million values."""
     metadata = pq.read_metadata(path)
     sizes = [0] * metadata.num_columns
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
         for column in range(row_group.num_columns):
             sizes[column] += row_group.column(column).total_uncompressed_size
+    decoded = decoded_column_bytes(metadata)
     batches: list[ColumnBatch] = []
     start, held = 0, 0
     for position, size in enumerate(sizes):
         if position > start and (held + size > budget or position - start >= most):
-            batches.append(ColumnBatch(range(start, position), held))
+            batches.append(ColumnBatch(range(start, position), held, sum(decoded[start:position])))
             start, held = position, 0
         held += size
     if start < len(sizes):
-        batches.append(ColumnBatch(range(start, len(sizes)), held))
+        batches.append(ColumnBatch(range(start, len(sizes)), held, sum(decoded[start:])))
     return batches
+
+
+def _fits_in_memory(frame: pl.LazyFrame, schema: pl.Schema, batch: ColumnBatch) -> bool:
+    """Whether the batch's columns, decoded, stay within IN_MEMORY_BYTES. The footer tells
+    the values (at least 8 or 16 bytes each), not how long a text is: a 50 KB text repeated
+    takes a few bytes in the file. So the text's bytes are counted first, by one streaming
+    pass (cheap: only a batch of few values gets this far)."""
+    if batch.decoded > IN_MEMORY_BYTES:
+        return False
+    names = schema.names()
+    texts = [names[i] for i in batch.positions if _is_string(schema[names[i]])]
+    if not texts:
+        return True
+    lengths = frame.select(
+        pl.sum_horizontal(pl.col(texts).str.len_bytes().cast(pl.Int64).sum()).alias("bytes")
+    )
+    return batch.decoded + int(_collect(lengths).item() or 0) <= IN_MEMORY_BYTES
 
 
 def _streamed_distinct(frame: pl.LazyFrame, names: dict[int, str]) -> dict[str, int]:
@@ -587,7 +617,15 @@ def _profile_batch(
     if strings:
         report(0, "Inferring types")
         step = max(1, rows // TYPE_SAMPLE_ROWS)
-        sample = _collect(frame.select(name for _, name in strings).gather_every(step), engine)
+        # The start of each value is evidence enough (no number or date is that long), and
+        # keeps the sample small whatever the texts' length (20,000 notes of 50 KB: 1 GB).
+        chars = max(TYPE_SAMPLE_MIN_CHARS, SAMPLE_BYTES // (TYPE_SAMPLE_ROWS * len(strings)))
+        sample = _collect(
+            frame.select(pl.col(name).str.slice(0, chars) for _, name in strings)
+            .gather_every(step)
+            .head(TYPE_SAMPLE_ROWS),
+            engine,
+        )
         exprs = [e for i, name in strings for e in _evidence_exprs(i, name)]
         evidence = sample.head(TYPE_SAMPLE_ROWS).select(exprs).row(0, named=True)
         provisional = {i: _provisional(evidence, i) for i, _ in strings}

@@ -172,18 +172,28 @@ STORAGES = {
 # Uploads: files go to disk in chunks (never held whole in memory) and stop at the limit.
 DEIDWEB_UPLOAD_MAX_BYTES = env_size("DEIDWEB_UPLOAD_MAX_BYTES", 2 * 1024**3)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024**2
+# Temporary files with data (uploads being received, local copies of stored files,
+# conversions) are kept only in a private folder (0700): at start-up each process removes
+# what ended processes left there and takes a folder of its own as the default of Python's
+# tempfile module, which FILE_UPLOAD_TEMP_DIR = None means for uploads
+# (apps/datasets/scratch.py).
+DEIDWEB_TEMP_DIR = Path(env_str("DEIDWEB_TEMP_DIR", str(VAR_DIR / "tmp")))
 FILE_UPLOAD_TEMP_DIR = None
 FILE_UPLOAD_HANDLERS = ["apps.datasets.uploads.LimitedTemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
-# Bounds checked before a file is read in full (apps/datasets/ingest.py, IngestLimits): the
-# columns of any file, and what an .xlsx workbook may expand to (its reader holds a sheet in
-# memory; a 490 KB ZIP bomb expands to 168 MB). A Parquet file may expand to 20 times the
-# upload limit; a sheet may have Excel's own 1,048,576 rows.
+# Bounds checked before a file is read in full (apps/datasets/ingest, IngestLimits): the
+# columns of any file; what an .xlsx workbook may expand to and the cells of the sheet read
+# (its reader holds the sheet in memory: a 490 KB ZIP bomb expands to 168 MB, a 1.5 KB
+# workbook with a cell at XFD10000 spans 164 million cells; 10 million short text cells
+# took 1.1 GB, so the 16 Mi cells allowed, Excel's rows × 16 columns, about 1.8 GB); a sheet
+# may have Excel's own 1,048,576 rows. Parquet, SAS, SPSS and Stata files may decode to 20
+# times the upload limit (they are streamed).
 # An RFC 3161 timestamp authority for report signatures (an organization may set its own);
 # empty: no timestamp token, no network call when signing.
 DEIDWEB_TSA_URL = env_str("DEIDWEB_TSA_URL", "")
 DEIDWEB_MAX_COLUMNS = env_int("DEIDWEB_MAX_COLUMNS", 2000, minimum=1)
 DEIDWEB_MAX_EXPANDED_BYTES = env_size("DEIDWEB_MAX_EXPANDED_BYTES", 1024**3)
+DEIDWEB_MAX_SHEET_CELLS = env_int("DEIDWEB_MAX_SHEET_CELLS", 16 * 1024**2, minimum=1)
 # Stored files hold personal data, keys and signing material: readable by the service
 # account only, whatever the process umask (the storage backend applies these to every
 # file it saves and every folder it creates).

@@ -212,8 +212,8 @@ def test_detected_utf8_with_a_bad_byte_far_down(
 ) -> None:
     # The head decodes as UTF-8; the bad byte comes after it, and chunks are tiny so that
     # the line count must carry across chunk boundaries.
-    monkeypatch.setattr(ingest, "_SNIFF_BYTES", 64)
-    monkeypatch.setattr(ingest, "_CHUNK_BYTES", 7)
+    monkeypatch.setattr(ingest.text, "_SNIFF_BYTES", 64)
+    monkeypatch.setattr(ingest.text, "_CHUNK_BYTES", 7)
     body = "".join(f"{i},value {i}\n" for i in range(1, 40))
     src = write_file("late.csv", b"id,text\n" + body.encode() + b"40,Montr\xe9al\n")
     error = error_of(src, dest)
@@ -292,7 +292,7 @@ def test_unterminated_quote(write_file: WriteFile, dest: Path) -> None:
 def test_runaway_quote_stops_early(
     write_file: WriteFile, dest: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ingest, "_MAX_FIELD_CHARS", 100)
+    monkeypatch.setattr(ingest.text, "_MAX_FIELD_CHARS", 100)
     src = write_file("q.csv", 'a,b\n1,2\n3,"open' + "\n4,5" * 200 + "\n")
     error = error_of(src, dest)
     assert (error.code, error.line) == ("unterminated_quote", 3)
@@ -581,7 +581,7 @@ def test_sas_transport_xpt(tmp_path: Path, dest: Path) -> None:
 def test_statistical_file_read_in_chunks(
     tmp_path: Path, dest: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ingest, "_CHUNK_ROWS", 2)
+    monkeypatch.setattr(ingest.statistical, "_CHUNK_ROWS", 2)
     src = tmp_path / "survey.sav"
     pyreadstat.write_sav(sample_frame(), src)
     result = convert_to_parquet(src, "survey.sav", dest)

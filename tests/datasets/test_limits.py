@@ -245,7 +245,10 @@ def test_a_zip_bomb_is_refused_for_its_rows_before_it_is_read(bomb: Path, dest: 
     started = time.monotonic()
     error = error_of(bomb, dest)
     assert error.code == "too_many_rows"
-    assert "has more than 1,048,576 rows" in error.message and "sheet1.xml" in error.message
+    assert error.message == (
+        "Sheet 'Data' of 'bomb.xlsx' has more than 1,048,576 rows, the limit for a workbook "
+        "(Excel's own). Save the data as CSV or Parquet and upload that instead."
+    )
     # The count stops just past Excel's limit; reading the sheet would take minutes and GBs.
     assert time.monotonic() - started < 10
     assert list(dest.parent.iterdir()) == []
@@ -257,7 +260,7 @@ def test_a_zip_bomb_is_refused_for_its_size_from_the_central_directory(
     def never(*_args: object, **_kwargs: object) -> int:
         raise AssertionError("the sheet must not be inflated")
 
-    monkeypatch.setattr(containers, "sheet_rows", never)
+    monkeypatch.setattr(containers, "sheet_extent", never)
     error = error_of(bomb, dest, IngestLimits(max_expanded_bytes=100 * 1024**2))
     assert error.code == "expands_too_much"
     assert "but expands to 18" in error.message and "the limit is 100 MB" in error.message
@@ -296,9 +299,10 @@ def test_parquet_expansion_is_read_from_its_footer(tmp_path: Path, dest: Path) -
     footer = containers.parquet_footer(path)
     assert (footer.columns, footer.rows) == (1, 1_000_000)
     assert footer.uncompressed_bytes < 10_000 < path.stat().st_size * 10
-    assert footer.expanded_bytes == 8_000_000
-    error = error_of(path, dest, IngestLimits(max_parquet_expanded_bytes=7_000_000))
+    assert footer.expanded_bytes == 16_000_000  # text: 16 bytes a value at least
+    error = error_of(path, dest, IngestLimits(max_decoded_bytes=7_000_000))
     assert error.code == "expands_too_much"
-    assert "its 1,000,000 rows × 1 columns expand to at least 7.6 MB" in error.message
+    assert "'repetitive.parquet' is " in error.message
+    assert "its 1,000,000 rows × 1 columns expand to at least 15.3 MB" in error.message
     assert "the limit is 6.7 MB" in error.message
     assert convert_to_parquet(path, path.name, dest).rows == 1_000_000  # no bound by default
