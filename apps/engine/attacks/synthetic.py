@@ -30,7 +30,7 @@ def _binned(
     frames: Sequence[pl.DataFrame], reference: pl.DataFrame, column: str, bins: int
 ) -> list[pl.DataFrame]:
     series = reference.get_column(column)
-    if not series.dtype.is_numeric() or series.n_unique() <= bins:
+    if not series.dtype.is_numeric() or series.drop_nulls().n_unique() <= bins:
         return list(frames)
     values = series.cast(pl.Float64).to_numpy()
     edges = np.unique(np.nanquantile(values, np.linspace(0, 1, bins + 1)))

@@ -141,7 +141,7 @@ TECHNIQUES: dict[type, Technique] = {
         "A statistical model learnt from the data generates new records that follow the "
         "same patterns but belong to no real person; the release is checked against "
         "attacks using records the model never saw.",
-        "PDPC 2018 §3.10; Chow & Liu 1968; Giomi et al. 2022",
+        "PDPC 2018 §3.10; Chow & Liu 1968; attacks: Article 29 WP Opinion 05/2014",
         synthesize,
         lambda p: tuple(p.columns),
     ),

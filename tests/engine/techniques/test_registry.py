@@ -59,7 +59,10 @@ def test_microaggregation_reaches_k_on_its_variable() -> None:
 
 def test_synthetic_has_its_own_checks() -> None:
     outcome = apply_technique(DATA.select(QUASI), SyntheticParams(seed=2, targets=5), quasi=QUASI)
-    assert outcome.measure is None and outcome.detail.privacy.attacks
+    assert outcome.measure is None
+    attacks = outcome.detail.privacy.attacks
+    assert attacks.release_kind == "synthetic" and attacks.targets == 5
+    assert attacks.quasi == ("age",) and attacks.sensitive == ("sex",)
 
 
 def test_preview_uses_a_fixed_sample() -> None:
