@@ -42,6 +42,10 @@ attacks, the seed and the method's version (model.py):
     sample achieves beyond it is what the release gives away about the people in it.
     A control person has no record of their own left, so their linkability is zero by
     design: it is computed, not assumed, and would show a release that leaks them.
+    Taking one person out of a small class changes it (a pair becomes a single record;
+    a 5/5 split becomes 4/5 against the person's own value): in small classes the
+    control is what a person really faces once out of the data, and may fall below the
+    naive baseline.
   - *synthetic data*: the generator learnt from a training part only; the control part
     was held back before fitting (techniques/synthetic).  Training people are the attack
     sample, held-back people the control, both attacked on the synthetic records as they

@@ -119,7 +119,7 @@ def candidates(
     take one record of it out first)."""
     blocks = _Blocks(release)
     counts = release.counts
-    index = None if blocks.any_wild else release.index()
+    index = None if blocks.any_wild else release.index
     found: list[Candidates] = []
     for t in range(seen.codes.shape[0]):
         mine = int(own[t])

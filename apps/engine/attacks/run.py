@@ -101,7 +101,7 @@ def height(frame: pl.DataFrame | pl.LazyFrame) -> int:
 
 
 def own_tuples(release: Released, seen: Seen) -> IntArray:
-    index = release.index()
+    index = release.index
     return np.array(
         [
             index.get(release.key(seen.codes[t], seen.numbers[t]), -1)

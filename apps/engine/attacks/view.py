@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
@@ -143,7 +144,9 @@ class Released:
     def key(self, cat: IntArray, num: FloatArray) -> tuple[float, ...]:
         return (*cat.tolist(), *num.tolist())
 
+    @cached_property
     def index(self) -> dict[tuple[float, ...], int]:
+        """Each distinct tuple's position, by its key."""
         return {self.key(self.codes[u], self.numbers[u]): u for u in range(self.tuples)}
 
 
@@ -322,8 +325,13 @@ def see(
     """Code rows as the release does: original rows through their mapping (``mapped``), or
     rows already in released form (an aligned release's own rows, drawn descriptions)."""
     by_name = {q.column: q for q in quasi}
+    # A number or date left as it is keeps its type (a date compares as its day number).
     label = {
-        c: (by_name[c].apply(values.get_column(c)) if mapped else values.get_column(c))
+        c: (
+            by_name[c].apply(values.get_column(c))
+            if mapped and not (by_name[c].labels is None and c in release.numeric)
+            else values.get_column(c)
+        )
         for c in release.quasi
     }
     codes = np.column_stack(

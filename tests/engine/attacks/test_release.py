@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
+import numpy as np
 import polars as pl
 import pytest
 
@@ -18,6 +21,9 @@ from apps.engine.attacks import (
 )
 from apps.engine.errors import EngineInputError
 from apps.engine.hierarchies import hierarchy_from_rows
+from apps.engine.techniques._common import row_codes
+from apps.engine.techniques.local_suppression import LocalSuppressionParams, local_suppression
+from apps.engine.techniques.local_suppression.rules import class_sizes
 
 
 def _shuffled(frame: pl.DataFrame) -> pl.DataFrame:
@@ -277,3 +283,44 @@ def test_numbers_of_a_sensitive_variable_are_inferred_by_decile() -> None:
         targets=50,
     )
     assert _rates(report, INFERENCE, "income")[:2] == (1.0, 1.0)
+
+
+def test_blanks_of_local_suppression_agree_with_its_intruder_rule() -> None:
+    # Local suppression's own measure of what an intruder faces (a blank matching any
+    # value: rules.intruder_candidates) is an independent count of the exact-match
+    # candidates: a person's linkage score is 1 / that count.
+    rng = np.random.default_rng(3)
+    data = pl.DataFrame(
+        {
+            "age": [f"a{v}" for v in rng.integers(0, 6, 120)],
+            "sex": [f"s{v}" for v in rng.integers(0, 2, 120)],
+            "zone": [f"z{v}" for v in rng.integers(0, 4, 120)],
+        }
+    )
+    quasi = ("age", "sex", "zone")
+    result = local_suppression(data, LocalSuppressionParams(quasi, k=3, method="heuristic"))
+    assert result.blanked_cells > 0
+    codes, _ = row_codes(data, quasi)
+    sizes = class_sizes(np.where(result.blanked, 0, codes), "intruder", codes)
+    report = attack_release(
+        data,
+        result.data,
+        quasi=[QuasiIdentifier(q) for q in quasi],
+        seed=12,
+        targets=60,
+        aligned=True,
+        blank_is_wildcard=True,
+    )
+    expected = sum(1 / sizes[r] for r in report.attack_rows)
+    assert report.result(LINKABILITY, EXACT).attack.successes == pytest.approx(expected)
+
+
+def test_shifted_dates_are_reached_by_nearest_match() -> None:
+    start = date(2024, 1, 1)
+    data = pl.DataFrame({"visit": [start + timedelta(days=30 * i) for i in range(60)]})
+    released = data.with_columns(pl.col("visit") + timedelta(days=3))
+    report = attack_release(
+        data, released, quasi=[QuasiIdentifier("visit")], seed=13, targets=20, aligned=True
+    )
+    assert _rates(report, LINKABILITY, NEAREST)[:2] == (1.0, 0.0)
+    assert _rates(report, LINKABILITY, EXACT)[0] == 0.0
