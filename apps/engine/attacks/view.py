@@ -73,12 +73,14 @@ class QuasiIdentifier:
         text = values.cast(pl.String)
         if self.labels is None:
             return text
-        unknown = [v for v in text.unique().to_list() if v not in self.labels]
+        # A missing value stays missing unless the mapping says otherwise (METHOD step 4).
+        labels = {None: None, **self.labels}
+        unknown = [v for v in text.unique().to_list() if v not in labels]
         if unknown:
             raise EngineInputError(
                 f"the generalization of {self.column!r} does not cover {preview(unknown)}"
             )
-        return text.replace_strict(dict(self.labels), return_dtype=pl.String)
+        return text.replace_strict(labels, return_dtype=pl.String)
 
 
 def _is_numeric(dtype: pl.DataType) -> bool:
