@@ -156,11 +156,13 @@ def synthetic_lines(raw: pl.DataFrame) -> list[str]:
         f"equal-sized training sample {privacy.copies_of_training:.1%} vs control "
         f"{privacy.copies_of_control:.1%} (adult has many repeated records)",
     ]
-    for attack in privacy.attacks:
+    for attack in privacy.attacks.results:
         lines.append(
-            f"- {attack.attack}: success {attack.success_training:.1%} on training targets, "
-            f"{attack.success_control:.1%} on control, risk {attack.risk:.3f} "
-            f"({attack.targets} targets or predicates)"
+            f"- {attack.criterion.replace('_', ' ')} ({attack.variant}): success "
+            f"{attack.attack.rate:.1%} [{attack.attack.low:.1%}, {attack.attack.high:.1%}] on "
+            f"training people, {attack.control.rate:.1%} [{attack.control.low:.1%}, "
+            f"{attack.control.high:.1%}] on held-back people, naive {attack.baseline.rate:.1%} "
+            f"({attack.attacks} attacks each; method {privacy.attacks.method_version})"
         )
     return lines
 

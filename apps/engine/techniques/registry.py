@@ -4,8 +4,9 @@ Step 7 offers the techniques per variable with a preview and their effect before
 are applied; Step 8 compares with the generalization-only solution; the report lists
 each technique with its parameters (never a seed or key) and its effect.  So every
 technique is reached the same way: `apply_technique(data, params, quasi=…)` returns the
-new data, the report-safe parameters, a plain-words explanation and the measurement of
-measure.py (risk under the technique's rule, utility per variable).  The parameter
+new data, the report-safe parameters, a plain-words explanation, the technique's ISO/IEC
+20889 class (iso20889.py) and the measurement of measure.py (risk under the technique's
+rule, utility per variable).  The parameter
 dataclass says which technique it is.  Tables (aggregation.suppress_table) publish a
 table rather than rows and are called directly.
 """
@@ -21,6 +22,7 @@ import polars as pl
 from apps.engine.errors import EngineInputError
 from apps.engine.techniques._common import public_parameters
 from apps.engine.techniques.date_shift import DateShiftParams, shift_dates
+from apps.engine.techniques.iso20889 import Iso20889Class, iso_20889_class
 from apps.engine.techniques.local_suppression import LocalSuppressionParams, local_suppression
 from apps.engine.techniques.measure import TechniqueMeasure, measure_technique
 from apps.engine.techniques.microaggregation import MicroaggregationParams, microaggregate
@@ -139,7 +141,7 @@ TECHNIQUES: dict[type, Technique] = {
         "A statistical model learnt from the data generates new records that follow the "
         "same patterns but belong to no real person; the release is checked against "
         "attacks using records the model never saw.",
-        "PDPC 2018 §3.10; Chow & Liu 1968; Giomi et al. 2022",
+        "PDPC 2018 §3.10; Chow & Liu 1968; attacks: Article 29 WP Opinion 05/2014",
         synthesize,
         lambda p: tuple(p.columns),
     ),
@@ -156,7 +158,8 @@ class TechniqueOutcome:
     data: pl.DataFrame
     changed: tuple[str, ...]
     measure: TechniqueMeasure | None  # None for synthetic data (its own checks in detail)
-    detail: Any  # the technique's own result (counts, gaps, matrices, attack risks)
+    detail: Any  # the technique's own result (counts, gaps, matrices, attack results)
+    iso_class: Iso20889Class  # its ISO/IEC 20889 class (iso20889.py), for the report
 
 
 def technique_of(params: object) -> Technique:
@@ -189,6 +192,7 @@ def apply_technique(
         changed=changed,
         measure=measure,
         detail=result,
+        iso_class=iso_20889_class(technique.key),
     )
 
 

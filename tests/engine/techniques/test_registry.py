@@ -8,6 +8,7 @@ import pytest
 from apps.engine.errors import EngineInputError
 from apps.engine.masking import new_key
 from apps.engine.techniques.date_shift import DateShiftParams
+from apps.engine.techniques.iso20889 import ISO_20889
 from apps.engine.techniques.local_suppression import LocalSuppressionParams
 from apps.engine.techniques.microaggregation import MicroaggregationParams
 from apps.engine.techniques.noise import NoiseParams
@@ -46,6 +47,7 @@ def test_every_technique_is_applied_and_measured(params: object, key: str, rule:
     assert outcome.technique == key and outcome.data.height == 40
     assert outcome.measure is not None and outcome.measure.rule == rule
     assert outcome.explanation and outcome.source
+    assert outcome.iso_class == ISO_20889[key]  # the report prints its ISO/IEC 20889 class
     assert "seed" not in outcome.parameters and "key" not in outcome.parameters
     assert {e.column for e in outcome.measure.utility} == set(outcome.changed)
 
@@ -57,7 +59,10 @@ def test_microaggregation_reaches_k_on_its_variable() -> None:
 
 def test_synthetic_has_its_own_checks() -> None:
     outcome = apply_technique(DATA.select(QUASI), SyntheticParams(seed=2, targets=5), quasi=QUASI)
-    assert outcome.measure is None and outcome.detail.privacy.attacks
+    assert outcome.measure is None
+    attacks = outcome.detail.privacy.attacks
+    assert attacks.release_kind == "synthetic" and attacks.targets == 5
+    assert attacks.quasi == ("age",) and attacks.sensitive == ("sex",)
 
 
 def test_preview_uses_a_fixed_sample() -> None:

@@ -1,32 +1,21 @@
 """Utility and privacy checks of a synthetic release, against a held-back control set.
 
 The generator learns from the *training* rows only; a random *control* share of the
-original is held back.  An attack that works as well on control people (never seen by
-the generator) as on training people reveals nothing about the training data, so each
-attack's risk is the excess of its success on training targets over control targets
-(Giomi, Boenisch, Wehmeyer & Tasnádi 2022, "A unified framework for quantifying privacy
-risk in synthetic data", PoPETs 2023(2), the method of the `anonymeter` package,
-implemented here because that package pins numpy < 1.27):
+original is held back (synthesize).  Privacy is tested by the attacks every release gets
+(apps.engine.attacks.attack_synthetic): singling out, linkability (exact and nearest
+match) and inference of the secret column, by an intruder holding a person's other
+columns, each as success on training people (attack) vs held-back people (control) vs a
+naive intruder, with 95 % intervals, the seed and the method's version.  A synthetic
+record belongs to no one: a person's "own record" is a synthetic copy of them.
 
-    risk = (success on training − success on control) / (1 − success on control),
-
-clipped at 0.  Targets are drawn equally from both sets, so their rates compare.
-
-* singling out: predicates taken from the synthetic data, univariate ("value = v" for a
-  value occurring once there, "x ≤ min" / "x ≥ max" for numbers) and multivariate
-  (three columns of a random synthetic record), succeed when they match exactly one
-  record of the (equal-sized) target set;
-* linkability: the columns are split in two halves; a target is linked when its nearest
-  synthetic record by the first half is also its nearest by the second half;
-* inference: the secret column is guessed from the nearest synthetic record by the other
-  columns; success = same category (numbers: within 5 % of the true value).
-
-Distance to closest record (DCR): for each synthetic record, the distance to the nearest
-training and the nearest control record (equal-sized samples; numbers standardised,
-categories one-hot): the share closer to training should be about one half, and exact
-copies of training records are counted.  Utility: per column, 1 − total variation
-distance between training and synthetic marginals; for every pair, the same on the
-two-way table (numbers in ten quantile bins of the training data).
+Distance to closest record (DCR), the holdout comparison of Platzer & Reutterer 2021
+("Holdout-based fidelity and privacy assessment of mixed-type synthetic data", Frontiers
+in Big Data 4): for each synthetic record, the distance to the nearest training and the
+nearest control record (equal-sized samples; numbers standardised, categories one-hot):
+the share closer to training should be about one half, and exact copies of training
+records are counted.  Utility: per column, 1 − total variation distance between training
+and synthetic marginals; for every pair, the same on the two-way table (numbers in ten
+quantile bins of the training data).
 """
 
 from __future__ import annotations
@@ -38,17 +27,9 @@ from itertools import combinations
 import numpy as np
 import polars as pl
 
+from apps.engine.attacks import AttackReport
 from apps.engine.techniques._common import FloatArray, IntArray
 from apps.engine.techniques.measure import _linkage_space
-
-
-@dataclass(frozen=True)
-class AttackResult:
-    attack: str
-    targets: int
-    success_training: float
-    success_control: float
-    risk: float  # Giomi et al. 2022: excess success over control, 0..1
 
 
 @dataclass(frozen=True)
@@ -66,14 +47,7 @@ class SyntheticPrivacy:
     # generator copies people rather than patterns.
     copies_of_training: float
     copies_of_control: float
-    attacks: tuple[AttackResult, ...]
-
-
-def excess_risk(training: float, control: float) -> float:
-    """(r_train − r_control) / (1 − r_control), clipped to [0, 1] (Giomi et al. 2022, eq. 1)."""
-    if control >= 1.0:
-        return 0.0
-    return float(min(1.0, max(0.0, (training - control) / (1.0 - control))))
+    attacks: AttackReport  # the attacks of every release (apps.engine.attacks)
 
 
 def _bins(reference: pl.Series, series: pl.Series) -> IntArray:
@@ -155,112 +129,3 @@ def exact_copies(original: pl.DataFrame, synthetic: pl.DataFrame, columns: Seque
         return frame.select(pl.col(c).cast(pl.String).fill_null("\0") for c in columns)
 
     return text(synthetic).join(text(original).unique(), on=list(columns), how="semi").height
-
-
-def _predicates(synthetic: pl.DataFrame, columns: Sequence[str]) -> list[pl.Expr]:
-    found: list[pl.Expr] = []
-    for column in columns:
-        series = synthetic.get_column(column).drop_nulls()
-        if series.len() == 0:
-            continue
-        if series.dtype.is_numeric():
-            found += [pl.col(column) <= series.min(), pl.col(column) >= series.max()]
-        counts = series.value_counts()
-        for value in counts.filter(pl.col("count") == 1).get_column(column).to_list():
-            found.append(pl.col(column) == value)
-    return found
-
-
-def _multivariate_predicates(
-    synthetic: pl.DataFrame, columns: Sequence[str], count: int, rng: np.random.Generator
-) -> list[pl.Expr]:
-    """Conjunctions on 3 random columns of random synthetic records (anonymeter's
-    multivariate mode): a category must be equal; a number at or beyond the record's
-    value, on the side away from the median."""
-    found: list[pl.Expr] = []
-    width = min(3, len(columns))
-    for row in rng.integers(synthetic.height, size=count):
-        terms = []
-        for j in rng.choice(len(columns), size=width, replace=False):
-            column = columns[int(j)]
-            series = synthetic.get_column(column)
-            value = series[int(row)]
-            if value is None:
-                terms.append(pl.col(column).is_null())
-            elif series.dtype.is_numeric():
-                numbers = series.cast(pl.Float64).to_numpy()
-                above = bool(numbers[int(row)] >= np.nanmedian(numbers))
-                terms.append(pl.col(column) >= value if above else pl.col(column) <= value)
-            else:
-                terms.append(pl.col(column) == value)
-        predicate = terms[0]
-        for term in terms[1:]:
-            predicate = predicate & term
-        found.append(predicate)
-    return found
-
-
-def singling_out(
-    targets_t: pl.DataFrame,
-    targets_c: pl.DataFrame,
-    synthetic: pl.DataFrame,
-    columns: Sequence[str],
-    rng: np.random.Generator,
-) -> AttackResult:
-    predicates = _predicates(synthetic, columns) + _multivariate_predicates(
-        synthetic, columns, targets_t.height, rng
-    )
-    if not predicates:
-        return AttackResult("singling out", 0, 0.0, 0.0, 0.0)
-    hits_t = targets_t.select(p.sum().alias(str(i)) for i, p in enumerate(predicates)).row(0)
-    hits_c = targets_c.select(p.sum().alias(str(i)) for i, p in enumerate(predicates)).row(0)
-    rate_t = float(np.mean([h == 1 for h in hits_t]))
-    rate_c = float(np.mean([h == 1 for h in hits_c]))
-    return AttackResult(
-        "singling out", len(predicates), rate_t, rate_c, excess_risk(rate_t, rate_c)
-    )
-
-
-def linkability(
-    targets_t: pl.DataFrame,
-    targets_c: pl.DataFrame,
-    synthetic: pl.DataFrame,
-    columns: Sequence[str],
-) -> AttackResult:
-    half = max(1, len(columns) // 2)
-    first, second = list(columns[:half]), list(columns[half:])
-    if not second:
-        return AttackResult("linkability", 0, 0.0, 0.0, 0.0)
-    rates = []
-    for targets in (targets_t, targets_c):
-        s1, q1 = _points([synthetic, targets], first)
-        s2, q2 = _points([synthetic, targets], second)
-        _, by_first = _nearest(s1, q1)
-        _, by_second = _nearest(s2, q2)
-        rates.append(float(np.mean(by_first == by_second)))
-    return AttackResult("linkability", targets_t.height, rates[0], rates[1], excess_risk(*rates))
-
-
-def inference(
-    targets_t: pl.DataFrame,
-    targets_c: pl.DataFrame,
-    synthetic: pl.DataFrame,
-    columns: Sequence[str],
-    secret: str,
-) -> AttackResult:
-    aux = [c for c in columns if c != secret]
-    rates = []
-    for targets in (targets_t, targets_c):
-        records, queries = _points([synthetic, targets], aux)
-        _, nearest = _nearest(records, queries)
-        guess = synthetic.get_column(secret).gather(nearest)
-        truth = targets.get_column(secret)
-        if truth.dtype.is_numeric() and guess.dtype.is_numeric():
-            t, g = truth.cast(pl.Float64).to_numpy(), guess.cast(pl.Float64).to_numpy()
-            right = np.abs(g - t) <= 0.05 * np.abs(t)
-        else:
-            right = (
-                truth.cast(pl.String).fill_null("\0") == guess.cast(pl.String).fill_null("\0")
-            ).to_numpy()
-        rates.append(float(np.mean(right)))
-    return AttackResult("inference", targets_t.height, rates[0], rates[1], excess_risk(*rates))
