@@ -94,7 +94,7 @@ def icd9_parts(code: str) -> tuple[str, str] | None:
     """(category, 4-digit form) of an ICD-9-CM code as written, or None:
     "250.01" → ("250", "250.0"); "V01.71" → ("V01", "V01.7"); "E800.0" → ("E800", "E800.0")."""
     text = re.sub(r"\s", "", code.upper())
-    for pattern, prefix, width in ((_ICD9_V, "V", 2), (_ICD9_E, "E", 3)):
+    for pattern, prefix in ((_ICD9_V, "V"), (_ICD9_E, "E")):
         match = pattern.match(text)
         if match:
             category = f"{prefix}{match.group(1)}"

@@ -127,9 +127,7 @@ def id_order(ids: pl.Series) -> pl.Series:
 
 
 def _index_frame(ids: pl.Series) -> pl.DataFrame:
-    return pl.DataFrame(
-        {_ID: ids, _INDEX: np.arange(ids.len(), dtype=np.int64)}
-    )
+    return pl.DataFrame({_ID: ids, _INDEX: np.arange(ids.len(), dtype=np.int64)})
 
 
 def _indices(ids: pl.Series, index: pl.DataFrame) -> pl.Series:
@@ -137,9 +135,7 @@ def _indices(ids: pl.Series, index: pl.DataFrame) -> pl.Series:
     return joined.get_column(_INDEX)
 
 
-def _check_constant(
-    frame: pl.DataFrame, ids: pl.Series, columns: Sequence[str], what: str
-) -> None:
+def _check_constant(frame: pl.DataFrame, ids: pl.Series, columns: Sequence[str], what: str) -> None:
     """Refuse a person-level column whose value varies within a person (§1), naming both."""
     if not columns:
         return
@@ -239,7 +235,14 @@ def from_tables(
     table are refused (orphans), naming them; persons without events are kept.
     """
     person_quasi = list(person_quasi)
-    _check_names(person_quasi, [q for t in events for q in t.quasi])
+    event_names = [q for t in events for q in t.quasi]
+    shared = sorted({q for t in events for q in set(t.quasi) if event_names.count(q) > 1})
+    if len(events) > 1 and shared:
+        raise EngineInputError(
+            f"event-level quasi-identifier(s) {preview(shared)} appear in several event "
+            "tables: rename them so that each names one column"
+        )
+    _check_names(person_quasi, event_names)
     names = [t.name for t in events]
     if len(set(names)) != len(names):
         raise EngineInputError(f"event tables must have distinct names, got {names}")
@@ -289,9 +292,7 @@ def from_tables(
                 f"person-level column {column!r} is in no table"
                 + (" (neither the person table nor an event table)" if persons is not None else "")
             )
-        stacked = pl.concat(
-            [t.data.select(pl.col(column).cast(pl.String)) for t, _ in holders]
-        )
+        stacked = pl.concat([t.data.select(pl.col(column).cast(pl.String)) for t, _ in holders])
         stacked_ids = pl.concat([i for _, i in holders])
         _check_constant(stacked, stacked_ids, [column], "event tables")
         values = _first_per_person(stacked, stacked_ids, [column], order)
@@ -383,7 +384,9 @@ class LongitudinalHint:
         }
 
 
-def looks_longitudinal(frame: pl.DataFrame, *, identifiers: Sequence[str]) -> list[LongitudinalHint]:
+def looks_longitudinal(
+    frame: pl.DataFrame, *, identifiers: Sequence[str]
+) -> list[LongitudinalHint]:
     """Identifier columns (e.g. those classified as direct identifiers) whose distinct
     values are at most ``LONGITUDINAL_RATIO`` of the rows: the file likely holds several
     rows per person, and risk must then be counted per person (issue 25)."""

@@ -108,7 +108,9 @@ def calendar_hierarchy(column: str, values: Iterable[str | None]) -> Hierarchy:
         except ValueError:
             bad.append(value)
             continue
-        rows.append((value, f"{day.year:04d}-{day.month:02d}", _quarter_label(day), f"{day.year:04d}", TOP))
+        rows.append(
+            (value, f"{day.year:04d}-{day.month:02d}", _quarter_label(day), f"{day.year:04d}", TOP)
+        )
     if bad:
         raise HierarchyError(f"date hierarchy of {column!r}: not dates: {preview(bad)}")
     if not rows:
@@ -143,15 +145,19 @@ def anchor_intervals(
     days_of: dict[tuple[int, str], NDArray[np.int64]] = {}
     for t, (person, columns) in enumerate(tables):
         for name, dates in columns.items():
-            days = dates.cast(pl.Int32).fill_null(np.iinfo(np.int32).max).to_numpy().astype(np.int64)
+            days = (
+                dates.cast(pl.Int32).fill_null(np.iinfo(np.int32).max).to_numpy().astype(np.int64)
+            )
             present = days < np.iinfo(np.int32).max
             days_of[(t, name)] = np.where(present, days, -1)
             np.minimum.at(anchor, person[present], days[present])
     has = anchor < np.iinfo(np.int64).max
     anchor_series = pl.Series(ANCHOR, np.where(has, anchor, 0).astype(np.int32)).cast(pl.Date)
-    anchor_series = pl.select(
-        pl.when(pl.Series(has)).then(anchor_series).otherwise(None)
-    ).to_series().alias(ANCHOR)
+    anchor_series = (
+        pl.select(pl.when(pl.Series(has)).then(anchor_series).otherwise(None))
+        .to_series()
+        .alias(ANCHOR)
+    )
     intervals: dict[tuple[int, str], NDArray[np.int64]] = {}
     for (t, name), days in days_of.items():
         person = tables[t][0]

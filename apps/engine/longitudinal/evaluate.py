@@ -54,8 +54,10 @@ from apps.engine.longitudinal.problem import LongitudinalProblem
 
 I64 = NDArray[np.int64]
 #: Most subsets (``Σ_i binom(|F_i|, s_i)``) one exact count may examine. Memory is about
-#: 30 bytes per distinct subset of the largest person-level class.
+#: 40 bytes per distinct subset of the largest person-level class (p = 3).
 DEFAULT_SUBSET_BUDGET = 50_000_000
+#: Feature sets kept for reuse (an event-level level combination serves many nodes).
+_FEATURE_CACHE_BYTES = 1 << 30
 _CACHE = 8
 
 
@@ -121,7 +123,9 @@ class Workspace:
         if found is None:
             found = node_features(self.problem, self.base, levels)
             self._features[key] = found
-            if len(self._features) > _CACHE:
+            while len(self._features) > 1 and (
+                sum(f.nbytes for f in self._features.values()) > _FEATURE_CACHE_BYTES
+            ):
                 self._features.popitem(last=False)
         else:
             self._features.move_to_end(key)
@@ -299,8 +303,20 @@ class Workspace:
         if small > person_budget:
             # persons of classes smaller than k can only be removed: a certain failure
             return _failed(levels, small)
-        self.check_budget(levels, power, budget)
         features = self.features(levels)
+        costs, _ = kernels.rare_costs(
+            classes.order,
+            classes.starts,
+            features.offsets,
+            features.features,
+            features.events,
+            features.count,
+            k,
+        )
+        if kernels.cannot_fit(costs, small, event_budget, person_budget):
+            # features held by fewer than k persons of a class: a certain failure too
+            return _failed(levels, small)
+        self.check_budget(levels, power, budget)
         self.nodes_counted += 1
         kk, alive, removed, stats = kernels.evaluate(
             classes.order,

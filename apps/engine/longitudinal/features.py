@@ -31,7 +31,9 @@ I32 = NDArray[np.int32]
 _KEY_LIMIT = 1 << 62
 
 
-def _group(columns: Sequence[NDArray[np.integer]], radix: Sequence[int], size: int) -> tuple[I64, int]:
+def _group(
+    columns: Sequence[NDArray[np.integer]], radix: Sequence[int], size: int
+) -> tuple[I64, int]:
     """Group rows on their code tuple: each row's group id (in the order of the tuples,
     first column most significant) and the number of groups."""
     if not columns:
@@ -123,6 +125,12 @@ class NodeFeatures:
     features: I32  # ascending within a person
     events: I64  # events of the person carrying that feature
 
+    @property
+    def nbytes(self) -> int:
+        return int(
+            self.of_base.nbytes + self.offsets.nbytes + self.features.nbytes + self.events.nbytes
+        )
+
     @cached_property
     def sizes(self) -> I64:
         """|F_i| per person."""
@@ -143,16 +151,12 @@ def node_features(
     for t in range(len(problem.event_persons)):
         lo, hi = int(base.first[t]), int(base.first[t + 1])
         dims = problem.event_dimensions(t)
-        columns = [
-            problem.dimensions[j].lookup.maps[levels[j]][base.codes[j]] for j in dims
-        ]
+        columns = [problem.dimensions[j].lookup.maps[levels[j]][base.codes[j]] for j in dims]
         radix = [problem.dimensions[j].lookup.size(levels[j]) for j in dims]
         local, count = _group(columns, radix, hi - lo)
         of_base[lo:hi] = local + start
         start += count
-    offsets, features, events = kernels.regroup(
-        base.offsets, base.features, base.events, of_base
-    )
+    offsets, features, events = kernels.regroup(base.offsets, base.features, base.events, of_base)
     return NodeFeatures(event_levels, start, of_base, offsets, features, events)
 
 
@@ -182,7 +186,9 @@ class NodeClasses:
 
 def node_classes(problem: LongitudinalProblem, levels: Sequence[int]) -> NodeClasses:
     dims = problem.person_dimensions()
-    columns = [problem.dimensions[j].lookup.maps[levels[j]][problem.dimensions[j].codes] for j in dims]
+    columns = [
+        problem.dimensions[j].lookup.maps[levels[j]][problem.dimensions[j].codes] for j in dims
+    ]
     radix = [problem.dimensions[j].lookup.size(levels[j]) for j in dims]
     class_of, count = _group(columns, radix, problem.persons)
     order = np.argsort(class_of, kind="stable").astype(np.int64)

@@ -82,7 +82,9 @@ def strict_count(
         return sum(1 for other in class_sets if frozenset(other) == own)
     assert isinstance(power, int)
     size = min(power, len(own))
-    return min(match_count(subset, class_sets) for subset in combinations(sorted(own, key=repr), size))
+    return min(
+        match_count(subset, class_sets) for subset in combinations(sorted(own, key=repr), size)
+    )
 
 
 def subset_total(feature_set_sizes: Iterable[int], power: Power) -> int:

@@ -251,9 +251,7 @@ def _dimension(
     return dimension
 
 
-def _event_count_dimension(
-    counts: I64, spec: EventCountSpec
-) -> tuple[Dimension, int | None]:
+def _event_count_dimension(counts: I64, spec: EventCountSpec) -> tuple[Dimension, int | None]:
     if spec.hierarchy is not None:
         values = pl.Series(EVENT_COUNT, [str(int(c)) for c in counts], dtype=pl.String)
         return _dimension(EVENT_COUNT, "person", -1, values, spec.hierarchy, "event_count"), None
@@ -264,7 +262,9 @@ def _event_count_dimension(
     elif isinstance(spec.top, int) and not isinstance(spec.top, bool) and spec.top >= 1:
         top = spec.top
     else:
-        raise EngineInputError(f"event-count top-code must be 'p95', a count >= 1 or none, not {spec.top!r}")
+        raise EngineInputError(
+            f"event-count top-code must be 'p95', a count >= 1 or none, not {spec.top!r}"
+        )
     distinct = sorted({int(c) for c in counts.tolist()})
     rows = {
         event_count_label(c, 0, top): tuple(event_count_label(c, lv, top) for lv in range(4))
@@ -290,15 +290,12 @@ def prepare(
     search) every given QI needs a hierarchy; otherwise a QI without one can only be
     kept or suppressed (leaf → ``*``)."""
     sources = dict(hierarchies or {})
-    event_names = [q for t in data.tables for q in t.quasi]
-    repeated = sorted({q for q in event_names if event_names.count(q) > 1})
-    if repeated:
-        raise EngineInputError(
-            f"event-level quasi-identifier(s) {preview(repeated)} appear in several event "
-            "tables: rename them so that each names one column"
-        )
+    event_names = [q for t in data.tables for q in t.quasi]  # distinct (data.from_tables)
     all_names = [*data.person_quasi, *event_names]
-    for derived, wanted in ((EVENT_COUNT, event_count is not None), (ANCHOR, dates is not None and dates.mode == "anchored")):
+    for derived, wanted in (
+        (EVENT_COUNT, event_count is not None),
+        (ANCHOR, dates is not None and dates.mode == "anchored"),
+    ):
         if wanted and derived in all_names:
             raise EngineInputError(
                 f"a column is named {derived!r}, the name of a derived quasi-identifier: rename it"
@@ -315,24 +312,22 @@ def prepare(
     if stray:
         raise EngineInputError(f"hierarchy given for unknown quasi-identifier(s) {preview(stray)}")
     if anchored:
-        given = sorted(date_columns & set(sources))
-        if given:
+        fixed = sorted(date_columns & set(sources))
+        if fixed:
             raise EngineInputError(
-                f"anchored date column(s) {preview(given)} use the built-in interval levels "
+                f"anchored date column(s) {preview(fixed)} use the built-in interval levels "
                 "(day, 7, 30, 90, 365 days): give no hierarchy for them"
             )
     if require_hierarchies:
-        needs = [
-            q
-            for q in all_names
-            if q not in sources and q not in date_columns
-        ]
+        needs = [q for q in all_names if q not in sources and q not in date_columns]
         if needs:
             raise EngineInputError(f"no hierarchy for: {', '.join(needs)}")
     dimensions: list[Dimension] = []
     for column in data.person_quasi:
         dimensions.append(
-            _dimension(column, "person", -1, data.person_values.get_column(column), sources.get(column))
+            _dimension(
+                column, "person", -1, data.person_values.get_column(column), sources.get(column)
+            )
         )
     top: int | None = None
     if event_count is not None:

@@ -143,7 +143,9 @@ class _Space:
     low: tuple[int, ...]
 
     def levels(self, index: int) -> tuple[int, ...]:
-        return tuple(int(v) + lo for v, lo in zip(self.lattice.levels[index], self.low, strict=True))
+        return tuple(
+            int(v) + lo for v, lo in zip(self.lattice.levels[index], self.low, strict=True)
+        )
 
 
 def _space(
@@ -272,11 +274,10 @@ def _solve(
                     seconds=time.perf_counter() - started,
                 )
             )
-    for bound, node_rank, exc in skipped:
+    for bound, node_rank, error in skipped:
         if _better(bound, node_rank, best_loss, best_rank):
-            raise CountingBudgetExceeded(
-                power=exc.power, subsets=exc.subsets, budget=exc.budget, levels=exc.levels
-            ) from exc
+            # this node could beat the solution: the optimum cannot be proven
+            raise error
     return best, best_rank, finished, len(skipped)
 
 
@@ -429,6 +430,8 @@ def exhaustive_search(
         )
         result = _result(space, outcome)
         results.append(result)
-        if outcome.passes and _better(outcome.information_loss, int(rank[index]), best_loss, best_rank):
+        if outcome.passes and _better(
+            outcome.information_loss, int(rank[index]), best_loss, best_rank
+        ):
             best, best_loss, best_rank = result, outcome.information_loss, int(rank[index])
     return best, results

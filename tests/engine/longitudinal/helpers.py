@@ -7,12 +7,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from apps.engine.hierarchies import Hierarchy, parse_arx_text
-from apps.engine.longitudinal import from_long_table, from_tables, EventTable, LongitudinalData
+from apps.engine.longitudinal import EventTable, LongitudinalData, from_long_table, from_tables
 
 
-def long_table(
-    rows: Sequence[Sequence[str | None]], columns: Sequence[str]
-) -> pl.DataFrame:
+def long_table(rows: Sequence[Sequence[str | None]], columns: Sequence[str]) -> pl.DataFrame:
     return pl.DataFrame(
         {c: [row[j] for row in rows] for j, c in enumerate(columns)},
         schema={c: pl.String for c in columns},

@@ -65,7 +65,9 @@ def test_tc1_event_count_makes_everyone_unique() -> None:
 def tc2():  # type: ignore[no-untyped-def]
     sets = {"P1": "AB", "P2": "AC", "P3": "BC", "P4": "ABC"}
     rows = [(p, "F", c) for p, codes in sets.items() for c in codes]
-    return prepare(long_data(rows, ("pid", "sex", "code"), person_quasi=("sex",), event_quasi=("code",)))
+    return prepare(
+        long_data(rows, ("pid", "sex", "code"), person_quasi=("sex",), event_quasi=("code",))
+    )
 
 
 @pytest.mark.parametrize(
@@ -216,7 +218,13 @@ TC8_HIERARCHY = "a1;A;*\na2;A;*\nb1;B;*\nb2;B;*\n"
 
 
 def tc8():  # type: ignore[no-untyped-def]
-    sets = {"T1": ("a1", "b1"), "T2": ("a2", "b1"), "T3": ("a1", "b2"), "T4": ("a2", "b2"), "T5": ("b1",)}
+    sets = {
+        "T1": ("a1", "b1"),
+        "T2": ("a2", "b1"),
+        "T3": ("a1", "b2"),
+        "T4": ("a2", "b2"),
+        "T5": ("b1",),
+    }
     rows = [(p, c) for p, items in sets.items() for c in items]
     data = long_data(rows, ("pid", "item"), event_quasi=("item",))
     return prepare(data, hierarchies={"item": arx("item", TC8_HIERARCHY)})

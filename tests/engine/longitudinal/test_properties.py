@@ -14,7 +14,6 @@ missing values, repeated events, persons without events), random levels and powe
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Any
 
@@ -122,7 +121,9 @@ def _generalize(hierarchy: Hierarchy, value: str | None, level: int) -> Any:
     return hierarchy.generalize(value, level)
 
 
-def _plain(problem: LongitudinalProblem, hierarchies: dict[str, Hierarchy], levels: tuple[int, ...]) -> tuple[list[Any], list[dict[Any, int]]]:
+def _plain(
+    problem: LongitudinalProblem, hierarchies: dict[str, Hierarchy], levels: tuple[int, ...]
+) -> tuple[list[Any], list[dict[Any, int]]]:
     """Each person's generalized person-level tuple and feature -> events, from the raw
     values (independent of the compiled level maps)."""
     data = problem.data
@@ -142,7 +143,8 @@ def _plain(problem: LongitudinalProblem, hierarchies: dict[str, Hierarchy], leve
             feature = (
                 t,
                 tuple(
-                    _generalize(hierarchies[q], table.values[q][e], level_of[q]) for q in table.quasi
+                    _generalize(hierarchies[q], table.values[q][e], level_of[q])
+                    for q in table.quasi
                 ),
             )
             features[int(table.person_index[e])][feature] += 1
@@ -268,11 +270,19 @@ def test_suppression_equals_the_plain_procedure(data: Any, crowded: bool) -> Non
         return
     assert outcome.suppressed_persons == removed
     assert outcome.suppressed_events == spent
-    kept = [c for c, a in zip(_final_counts(keys, features, power, k, event_budget, person_budget), alive, strict=True) if a]
+    kept = [
+        c
+        for c, a in zip(
+            _final_counts(keys, features, power, k, event_budget, person_budget), alive, strict=True
+        )
+        if a
+    ]
     assert outcome.min_class_size == (min(kept) if kept else 0)
 
 
-def _final_counts(keys: list[Any], features: list[dict[Any, int]], power: Any, k: int, events: int, persons: int) -> list[int]:
+def _final_counts(
+    keys: list[Any], features: list[dict[Any, int]], power: Any, k: int, events: int, persons: int
+) -> list[int]:
     # the plain procedure again, returning the counts after suppression
     n = len(keys)
     _, alive, _, _ = _reference_suppression(keys, features, power, k, events, persons)
@@ -280,7 +290,9 @@ def _final_counts(keys: list[Any], features: list[dict[Any, int]], power: Any, k
     return _strict(keys, sets, alive, power) if n else []
 
 
-def _sets_after(keys: list[Any], features: list[dict[Any, int]], power: Any, k: int, events: int) -> list[set[Any]]:
+def _sets_after(
+    keys: list[Any], features: list[dict[Any, int]], power: Any, k: int, events: int
+) -> list[set[Any]]:
     n = len(keys)
     alive = [True] * n
     size = defaultdict(int)
@@ -346,9 +358,17 @@ def test_information_loss_is_iyengar_loss_per_person_and_per_event(data: Any) ->
         weighted = 0
         for e in range(table.events):
             i = int(table.person_index[e])
-            feature = (0, tuple(h2.generalize(table.values[q2][e], level_of[q2]) for q2, h2 in ((q2, hierarchies[q2]) for q2 in table.quasi)))
+            feature = (
+                0,
+                tuple(
+                    h2.generalize(table.values[q2][e], level_of[q2])
+                    for q2, h2 in ((q2, hierarchies[q2]) for q2 in table.quasi)
+                ),
+            )
             released = alive[i] and feature in sets[i]
-            weighted += covered[h.generalize(table.values[q][e], level_of[q])] if released else len(h.rows)
+            weighted += (
+                covered[h.generalize(table.values[q][e], level_of[q])] if released else len(h.rows)
+            )
         dims.append(loss_of_dimension(weighted, table.events, len(h.rows)))
     assert outcome.information_loss == pytest.approx(geometric_mean_loss(dims), abs=1e-12)
 
@@ -356,7 +376,11 @@ def test_information_loss_is_iyengar_loss_per_person_and_per_event(data: Any) ->
 # --------------------------------------------------------------------------- search
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_optimal_search_equals_exhaustive_search(data: Any) -> None:
     problem, _ = data.draw(problems())
