@@ -14,7 +14,7 @@ reading the Parquet files is not timed; peak = the worker's maximum resident mem
 included):
 
 * **measure**: anchored dates, diagnosis at the ICD-10 block level, admissions as 90-day
-  intervals, anchor year, birth year in 5-year groups; power 2, and the report's powers
+  intervals, anchor year, birth year in 10-year groups, no region; power 2, and the powers
   1…5 and "all" (a power whose exact count exceeds the subset budget is reported so);
 * **search**: k = 5 (maximum risk 0.2), power 2, 5 % of persons and 5 % of events may be
   suppressed, over sex, birth year (year, 5, 10 years, *), region (kept or *), number of
@@ -163,7 +163,7 @@ def worker(case: str, person_path: str, event_path: str) -> None:
     }
     started = time.perf_counter()
     if case == "measure":
-        levels = {"birth_year": 1, "anchor": 2, "diag": 2, "admission": 3}
+        levels = {"birth_year": 2, "region": 1, "anchor": 2, "diag": 2, "admission": 3}
         risk = measure(problem, levels=levels, power=2, workspace=space)
         out.update(
             {

@@ -41,7 +41,7 @@ from apps.engine.longitudinal import (
     parse_power,
     prepare,
 )
-from apps.engine.longitudinal.dates import DateMode
+from apps.engine.longitudinal.dates import ANCHOR, DateMode
 from apps.engine.longitudinal.preload import load_longitudinal_code
 from apps.engine.longitudinal.problem import EVENT_COUNT, HierarchySource
 
@@ -110,7 +110,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--event-count",
         action="store_true",
-        help="add the number of events per person as a person-level quasi-identifier",
+        help="add the number of events per person as a person-level quasi-identifier "
+        "(as does naming event_count in --quasi)",
     )
     parser.add_argument(
         "--event-count-top",
@@ -240,17 +241,22 @@ def problem_from_args(args: argparse.Namespace, *, search: bool) -> Longitudinal
         # person-level QIs absent from the person table are read from the events
     elif args.person_key:
         raise EngineInputError("--person-key names the person column of --persons: give --persons")
+    mode: DateMode = args.date_mode or ("anchored" if args.shift_days is not None else "absolute")
+    # the derived person-level QIs may be named in --quasi (unless a column has the name)
+    columns = {*events.columns, *(persons.columns if persons is not None else [])}
+    derived = {EVENT_COUNT, *([ANCHOR] if dates and mode == "anchored" else [])} - columns
+    named_count = EVENT_COUNT in derived and EVENT_COUNT in person_quasi
+    person_quasi = [q for q in person_quasi if q not in derived]
     data = from_tables(
         persons=persons,
         person_key=key if persons is not None else args.person,
         person_quasi=person_quasi,
         events=[EventTable("events", events, args.person, tuple(event_quasi))],
     )
-    mode: DateMode = args.date_mode or ("anchored" if args.shift_days is not None else "absolute")
     if not dates and (args.date_mode or args.shift_days is not None):
         raise EngineInputError("--date-mode and --shift-days need --dates COL")
     hierarchies = _hierarchies(args)
-    wants_count = args.event_count or EVENT_COUNT in hierarchies
+    wants_count = args.event_count or named_count or EVENT_COUNT in hierarchies
     return prepare(
         data,
         hierarchies=hierarchies,

@@ -212,6 +212,8 @@ def from_long_table(
         person_index=_indices(ids, index).to_numpy().astype(np.int64, copy=False),
         values=frame.select(event_quasi),
     )
+    if order.len() == 0:
+        raise EngineInputError(f"table {name!r} has no rows: there are no persons to measure")
     return LongitudinalData(
         person_key=person,
         ids=order,
@@ -277,6 +279,8 @@ def from_tables(
         if not events:
             raise EngineInputError("give a person table or at least one event table")
         order = id_order(pl.concat(event_ids))
+    if order.len() == 0:
+        raise EngineInputError("the tables have no rows: there are no persons to measure")
     index = _index_frame(order)
     columns: dict[str, pl.Series] = {}
     for column in person_quasi:

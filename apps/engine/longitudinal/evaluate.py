@@ -58,7 +58,7 @@ I64 = NDArray[np.int64]
 DEFAULT_SUBSET_BUDGET = 50_000_000
 #: Feature sets kept for reuse (an event-level level combination serves many nodes).
 _FEATURE_CACHE_BYTES = 1 << 30
-_CACHE = 8
+_CLASS_CACHE_BYTES = 1 << 28
 
 
 class CountingBudgetExceeded(EngineInputError):
@@ -137,7 +137,9 @@ class Workspace:
         if found is None:
             found = node_classes(self.problem, levels)
             self._classes[key] = found
-            if len(self._classes) > 4 * _CACHE:
+            while len(self._classes) > 1 and (
+                sum(c.nbytes for c in self._classes.values()) > _CLASS_CACHE_BYTES
+            ):
                 self._classes.popitem(last=False)
         else:
             self._classes.move_to_end(key)

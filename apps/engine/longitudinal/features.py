@@ -173,6 +173,10 @@ class NodeClasses:
     def classes(self) -> int:
         return len(self.starts) - 1
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.class_of.nbytes + self.order.nbytes + self.starts.nbytes) * 4 // 3
+
     @cached_property
     def position(self) -> I64:
         out = np.empty(len(self.order), dtype=np.int64)

@@ -342,16 +342,14 @@ def _person_k(
             buf[a] = cur[a]
         e, _ = _find(buf, n, table)
         return _count(table, e)
-    best = _LARGE
+    best = int(_LARGE)
     for a in range(p):
         idx[a] = a
     while True:
         for a in range(p):
             buf[a] = cur[idx[a]]
         e, _ = _find(buf, p, table)
-        c = _count(table, e)
-        if c < best:
-            best = c
+        best = min(best, _count(table, e))
         if not _next_combination(idx, p, n):
             break
     return int(best)

@@ -227,6 +227,8 @@ def resolve_hierarchy(
 ) -> Hierarchy:
     """A hierarchy object, a built-in name, or (None) leaf → ``*``."""
     if source is None:
+        if all(v is None for v in values):  # only missing values: one placeholder row
+            return Hierarchy(column, ((TOP, TOP),))
         return suppression_hierarchy(column, values)
     if isinstance(source, str):
         return _builtin(source, column, values)

@@ -80,6 +80,23 @@ def test_tc1_measure_counts_persons(capsys: pytest.CaptureFixture[str], tc1: str
     assert rows["average_risk"] == pytest.approx(2 / 6)
 
 
+def test_tc1_event_count_named_in_quasi(capsys: pytest.CaptureFixture[str], tc1: str) -> None:
+    report = run(
+        capsys,
+        "measure",
+        tc1,
+        "--person",
+        "pid",
+        "--quasi",
+        "sex,birth,event_count",
+        "--power",
+        "1",
+    )
+    assert report["quasi"] == ["sex", "birth", "event_count"]
+    assert report["event_count_top"] == 3  # P95 of 3, 1, 2 events
+    assert report["max_risk"] == 1.0 and report["average_risk"] == 1.0
+
+
 def test_tc1_event_count_test_hierarchy(
     capsys: pytest.CaptureFixture[str], tc1: str, tmp_path: Path
 ) -> None:

@@ -236,3 +236,18 @@ def test_power_values(text: object, power: object) -> None:
 def test_power_refusals(text: object) -> None:
     with pytest.raises(EngineInputError, match="adversary power"):
         parse_power(text)
+
+
+def test_no_persons_and_only_missing_values() -> None:
+    empty = frame(pid=[], code=[])
+    with pytest.raises(EngineInputError, match="no persons"):
+        from_long_table(empty, person="pid", person_quasi=[], event_quasi=["code"])
+    with pytest.raises(EngineInputError, match="no persons"):
+        from_tables(persons=frame(pid=[]), person_key="pid", person_quasi=[], events=[])
+    data = from_tables(
+        persons=frame(pid=["1", "2"], sex=[None, None]),
+        person_key="pid",
+        person_quasi=["sex"],
+        events=[],
+    )
+    assert measure(prepare(data), power=1).counts.tolist() == [2, 2]
