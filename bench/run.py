@@ -20,6 +20,7 @@ BENCHMARKS = [
     ("search", ["bench/bench_search.py"]),
     ("grid", ["bench/bench_grid.py"]),
     ("techniques", ["bench/bench_techniques.py"]),
+    ("longitudinal", ["bench/bench_longitudinal.py"]),
 ]
 
 

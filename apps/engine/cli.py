@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from apps.engine import cli_longitudinal
 from apps.engine.attribute import l_diversity
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineError, EngineInputError
@@ -125,6 +126,7 @@ def register(subparsers: Any) -> None:
         help="with a population: also the estimates at ARX's sampling fractions 1e-7 … 0.9",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    cli_longitudinal.add_measure_options(parser)  # --person: risk counted per person
     parser.set_defaults(handler=measure_command)
 
 
@@ -205,6 +207,15 @@ def _threshold(args: argparse.Namespace) -> RiskThreshold | None:
 
 
 def measure_command(args: argparse.Namespace) -> int:
+    if args.person:
+        report = cli_longitudinal.measure_report(args)
+        print(
+            json.dumps(report, ensure_ascii=False)
+            if args.json
+            else cli_longitudinal.format_measure(report)
+        )
+        return 0
+    cli_longitudinal.check_single_table(args, ["quasi"])
     report = measure(args)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

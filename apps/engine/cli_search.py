@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from apps.engine import cli_longitudinal
 from apps.engine.apply import apply_solution
 from apps.engine.criteria import (
     DEFAULT_CAP,
@@ -122,6 +123,7 @@ def register(subparsers: Any) -> None:
     """Add `search` and `apply` to the engine's command line."""
     search = subparsers.add_parser("search", help="find the optimal generalization (Step 7)")
     _common(search)
+    cli_longitudinal.add_search_options(search)  # --person: risk counted per person
     search.add_argument("--no-pareto", action="store_true", help="skip the alternatives")
     search.set_defaults(handler=search_command)
     apply = subparsers.add_parser("apply", help="write the de-identified data set (Step 7)")
@@ -311,6 +313,15 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def search_command(args: argparse.Namespace) -> int:
+    if args.person:
+        report = cli_longitudinal.search_report(args, criterion_from_args(args))
+        print(
+            json.dumps(report, ensure_ascii=False)
+            if args.json
+            else cli_longitudinal.format_search(report)
+        )
+        return 0
+    cli_longitudinal.check_single_table(args, ["quasi", "hierarchy"])
     report = search_report(args)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

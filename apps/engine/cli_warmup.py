@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from apps.engine.errors import EngineInputError
+from apps.engine.longitudinal.preload import load_longitudinal_code
 
 
 def cache_dir() -> Path | None:
@@ -48,6 +49,7 @@ def warmup() -> float:
     started = time.perf_counter()
     load_compiled_code()
     load_sensitive_code()
+    load_longitudinal_code()
     return time.perf_counter() - started
 
 

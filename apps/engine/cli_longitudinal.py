@@ -1,0 +1,418 @@
+"""Longitudinal options of `measure` and `search` (risk counted in persons; issue 25).
+
+    deid measure visits.csv --person pid --quasi sex,birth_year --event-quasi diag,admission \\
+        --power 3 [--persons persons.csv --person-key pid] [--target 0.2] --json
+    deid search visits.csv --person pid --quasi sex,birth_year --event-quasi diag \\
+        --hierarchy sex=h_sex.csv --hierarchy birth_year=h_year.csv --hierarchy diag=icd10 \\
+        --power 3 --k 5 [--suppression-limit 0.05] [--event-suppression-limit 0.05] --json
+
+With ``--person`` the file is an event table (or a long table) and risk is counted per
+person (apps.engine.longitudinal); without it `measure` and `search` are unchanged. The
+options are added to the existing parsers by :func:`add_measure_options` and
+:func:`add_search_options`; `measure_command` and `search_command` hand over to
+:func:`measure_report` / :func:`search_report` when ``--person`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
+from apps.engine.errors import EngineInputError
+from apps.engine.frame import read_table
+from apps.engine.hierarchies import read_arx_csv
+from apps.engine.longitudinal import (
+    BUILT_INS,
+    DEFAULT_EVENT_SUPPRESSION_LIMIT,
+    DEFAULT_SUBSET_BUDGET,
+    DEFAULT_TARGET,
+    DateSpec,
+    EventCountSpec,
+    EventTable,
+    LongitudinalProblem,
+    from_tables,
+    measure,
+    optimal_search,
+    parse_power,
+    prepare,
+)
+from apps.engine.longitudinal.dates import ANCHOR, DateMode
+from apps.engine.longitudinal.preload import load_longitudinal_code
+from apps.engine.longitudinal.problem import EVENT_COUNT, HierarchySource
+
+#: Options that only make sense with --person (named in the error when it is missing).
+_PERSON_ONLY = (
+    "event_quasi",
+    "power",
+    "persons",
+    "person_key",
+    "event_count",
+    "dates",
+    "shift_days",
+    "subset_budget",
+    "levels",
+    "min_level",
+    "event_suppression_limit",
+    "target",
+)
+
+
+def _names(groups: Sequence[str] | None) -> list[str]:
+    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
+
+
+def _pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in _names(groups):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _ints(groups: Sequence[str] | None, option: str) -> dict[str, int]:
+    out = {}
+    for name, value in _pairs(groups, option).items():
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
+    return out
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--person",
+        metavar="COL",
+        help="person column of FILE: FILE holds events (several rows per person) and risk "
+        "is counted per person",
+    )
+    parser.add_argument(
+        "--event-quasi",
+        action="append",
+        metavar="COL[,COL...]",
+        help="event-level quasi-identifiers (with --person); --quasi are then person-level",
+    )
+    parser.add_argument(
+        "--power", help="adversary power: events the adversary knows, 1-10 or 'all' (default 3)"
+    )
+    parser.add_argument("--persons", metavar="PERSONS", help="person table (with --person)")
+    parser.add_argument(
+        "--person-key", metavar="COL", help="person column of --persons (default: --person)"
+    )
+    parser.add_argument("--persons-sep", help="CSV separator of --persons (default: sniffed)")
+    parser.add_argument(
+        "--event-count",
+        action="store_true",
+        help="add the number of events per person as a person-level quasi-identifier "
+        "(as does naming event_count in --quasi)",
+    )
+    parser.add_argument(
+        "--event-count-top",
+        default="p95",
+        metavar="N|p95|none",
+        help="top-code of the number of events (default: its 95th percentile)",
+    )
+    parser.add_argument(
+        "--dates", action="append", metavar="COL[,COL...]", help="event-level date columns"
+    )
+    parser.add_argument(
+        "--date-mode",
+        choices=("absolute", "anchored"),
+        help="absolute: day, month, quarter, year; anchored: first date per person, then "
+        "intervals in days (default absolute; anchored when --shift-days)",
+    )
+    parser.add_argument(
+        "--shift-days",
+        type=int,
+        metavar="N",
+        help="dates are released shifted per person by up to N days: measure what remains",
+    )
+    parser.add_argument(
+        "--subset-budget",
+        type=int,
+        metavar="N",
+        help=f"most subsets an exact count may examine (default {DEFAULT_SUBSET_BUDGET:,})",
+    )
+
+
+def relax_required(parser: argparse.ArgumentParser, *options: str) -> None:
+    """Make options required only for the single-table path (checked by the handler)."""
+    for action in parser._actions:
+        if any(o in action.option_strings for o in options):
+            action.required = False
+
+
+def check_single_table(args: argparse.Namespace, required: Sequence[str]) -> None:
+    """Without --person: the single-table command as before (same required options)."""
+    missing = [f"--{name.replace('_', '-')}" for name in required if getattr(args, name) is None]
+    if missing:
+        raise EngineInputError(f"the following arguments are required: {', '.join(missing)}")
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in _PERSON_ONLY
+        if getattr(args, name, None) not in (None, False)
+    ]
+    if given:
+        raise EngineInputError(f"{', '.join(given)} need --person (the person column)")
+
+
+def add_measure_options(parser: argparse.ArgumentParser) -> None:
+    """Longitudinal options of `measure`."""
+    _common(parser)
+    parser.add_argument(
+        "--target",
+        type=float,
+        help=f"risk above which a person is at risk (default {DEFAULT_TARGET})",
+    )
+    parser.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="COL=PATH|NAME",
+        help=f"hierarchy of a quasi-identifier, an ARX file or built-in ({', '.join(BUILT_INS)})",
+    )
+    parser.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files")
+    parser.add_argument(
+        "--levels", action="append", metavar="COL=L[,COL=L...]", help="measure at these levels"
+    )
+    relax_required(parser, "--quasi")
+
+
+def add_search_options(parser: argparse.ArgumentParser) -> None:
+    """Longitudinal options of `search`."""
+    _common(parser)
+    parser.add_argument(
+        "--event-suppression-limit",
+        type=float,
+        metavar="FRACTION",
+        help=f"share of events that may be suppressed (default {DEFAULT_EVENT_SUPPRESSION_LIMIT})",
+    )
+    parser.add_argument(
+        "--min-level", action="append", metavar="COL=L", help="search from this level up"
+    )
+    relax_required(parser, "--quasi", "--hierarchy")
+
+
+# --------------------------------------------------------------------------- problem
+
+
+def _hierarchies(args: argparse.Namespace) -> dict[str, HierarchySource]:
+    out: dict[str, HierarchySource] = {}
+    for column, spec in _pairs(args.hierarchy, "--hierarchy").items():
+        out[column] = (
+            spec.lower()
+            if spec.lower() in BUILT_INS
+            else read_arx_csv(spec, column, sep=args.hierarchy_sep)
+        )
+    return out
+
+
+def _top(text: str) -> int | str | None:
+    value = text.strip().lower()
+    if value == "none":
+        return None
+    if value == "p95":
+        return "p95"
+    try:
+        return int(value)
+    except ValueError:
+        raise EngineInputError(
+            f"--event-count-top must be a count, p95 or none, not {text!r}"
+        ) from None
+
+
+def problem_from_args(args: argparse.Namespace, *, search: bool) -> LongitudinalProblem:
+    """Read the files and build the longitudinal problem of the command line."""
+    person_quasi = _names(args.quasi)
+    event_quasi = _names(args.event_quasi)
+    dates = _names(args.dates)
+    event_quasi += [d for d in dates if d not in event_quasi]
+    events = read_table(args.file, sep=args.sep, null_values=getattr(args, "na", None)).collect()
+    persons: pl.DataFrame | None = None
+    key = args.person_key or args.person
+    if args.persons:
+        persons = read_table(args.persons, sep=args.persons_sep).collect()
+        # person-level QIs absent from the person table are read from the events
+    elif args.person_key:
+        raise EngineInputError("--person-key names the person column of --persons: give --persons")
+    mode: DateMode = args.date_mode or ("anchored" if args.shift_days is not None else "absolute")
+    # the derived person-level QIs may be named in --quasi (unless a column has the name)
+    columns = {*events.columns, *(persons.columns if persons is not None else [])}
+    derived = {EVENT_COUNT, *([ANCHOR] if dates and mode == "anchored" else [])} - columns
+    named_count = EVENT_COUNT in derived and EVENT_COUNT in person_quasi
+    person_quasi = [q for q in person_quasi if q not in derived]
+    data = from_tables(
+        persons=persons,
+        person_key=key if persons is not None else args.person,
+        person_quasi=person_quasi,
+        events=[EventTable("events", events, args.person, tuple(event_quasi))],
+    )
+    if not dates and (args.date_mode or args.shift_days is not None):
+        raise EngineInputError("--date-mode and --shift-days need --dates COL")
+    hierarchies = _hierarchies(args)
+    wants_count = args.event_count or named_count or EVENT_COUNT in hierarchies
+    return prepare(
+        data,
+        hierarchies=hierarchies,
+        dates=DateSpec(tuple(dates), mode, args.shift_days) if dates else None,
+        event_count=EventCountSpec(top=_top(args.event_count_top)) if wants_count else None,
+        require_hierarchies=search,
+    )
+
+
+def _context(args: argparse.Namespace, problem: LongitudinalProblem) -> dict[str, Any]:
+    return {
+        "file": str(args.file),
+        "persons_file": str(args.persons) if args.persons else None,
+        "quasi": [d.name for d in problem.dimensions if d.scope == "person"],
+        "event_quasi": [d.name for d in problem.dimensions if d.scope == "event"],
+        "event_count_top": problem.event_count_top,
+        "date_mode": None if problem.dates is None else problem.dates.mode,
+        "shift_days": None if problem.dates is None else problem.dates.shift_days,
+    }
+
+
+def measure_report(args: argparse.Namespace) -> dict[str, Any]:
+    """`measure --person …`: per-person risk (LONGITUDINAL.md §2.3-2.5)."""
+    power = parse_power(args.power if args.power is not None else 3)
+    target = DEFAULT_TARGET if args.target is None else args.target
+    if not 0.0 < target <= 1.0:
+        raise EngineInputError(f"--target must be in (0, 1], got {target}")
+    problem = problem_from_args(args, search=False)
+    load_longitudinal_code()  # once per process, like an import: not part of `seconds`
+    started = time.perf_counter()
+    risk = measure(
+        problem,
+        levels=_ints(args.levels, "--levels"),
+        power=power,
+        target=target,
+        subset_budget=args.subset_budget or DEFAULT_SUBSET_BUDGET,
+    )
+    report = _context(args, problem)
+    report.update(risk.to_dict())
+    report["seconds"] = round(time.perf_counter() - started, 6)
+    return report
+
+
+def format_measure(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['file']}: {report['persons']:,} persons, {report['events']:,} events "
+        f"(risk counted in persons), adversary power {report['power']}",
+        f"  person-level          {', '.join(report['quasi']) or '-'}",
+        f"  event-level           {', '.join(report['event_quasi']) or '-'}",
+        f"  smallest count        {report['min_class_size']:,}",
+        f"  max risk              {report['max_risk']:.4f}",
+        f"  average risk          {report['average_risk']:.4f}",
+        f"  persons at risk       {report['persons_at_risk']:,} (above {report['target']:g})",
+    ]
+    for key, figures in report["by_power"].items():
+        if figures.get("over_budget"):
+            lines.append(f"  power {key:<5}           not counted: over the subset budget")
+        else:
+            lines.append(
+                f"  power {key:<5}           max {figures['max_risk']:.4f}, "
+                f"average {figures['average_risk']:.4f}"
+            )
+    lines.append(f"  computed in {report['seconds']:.3f} s")
+    return "\n".join(lines)
+
+
+def search_report(args: argparse.Namespace, criterion: Criterion) -> dict[str, Any]:
+    """`search --person …`: the optimal node with event and person suppression (§3.2)."""
+    if args.metric != "loss":
+        raise EngineInputError(
+            "with --person the search minimizes the information loss (--metric loss)"
+        )
+    if args.sensitive or args.criterion or args.sensitive_hierarchy:
+        raise EngineInputError("--sensitive and --criterion are not available with --person")
+    power = parse_power(args.power if args.power is not None else 3)
+    problem = problem_from_args(args, search=True)
+    load_longitudinal_code()  # once per process, like an import: not part of `seconds`
+    started = time.perf_counter()
+    limit = DEFAULT_SUPPRESSION_LIMIT if args.suppression_limit is None else args.suppression_limit
+    event_limit = (
+        DEFAULT_EVENT_SUPPRESSION_LIMIT
+        if args.event_suppression_limit is None
+        else args.event_suppression_limit
+    )
+    result = optimal_search(
+        problem,
+        criterion,
+        power=power,
+        suppression_limit=limit,
+        event_suppression_limit=event_limit,
+        min_levels=_ints(args.min_level, "--min-level"),
+        max_levels=_ints(args.max_level, "--max-level"),
+        subset_budget=args.subset_budget or DEFAULT_SUBSET_BUDGET,
+        pareto=not args.no_pareto,
+        time_budget=args.time_budget,
+    )
+    report = _context(args, problem)
+    report.update(
+        {
+            "unit": "person",
+            "persons": problem.persons,
+            "events": problem.events,
+            "power": result.power,
+            "criterion": result.criterion,
+            "k": result.k,
+            "suppression_limit": limit,
+            "event_suppression_limit": event_limit,
+        }
+    )
+    solution = result.solution
+    if solution is None:
+        report.update(
+            dict.fromkeys(
+                (
+                    "levels",
+                    "min_class_size",
+                    "suppressed_persons",
+                    "suppressed_events",
+                    "information_loss",
+                    "max_risk",
+                    "average_risk",
+                )
+            )
+        )
+    else:
+        report.update(solution.to_dict())
+        report.pop("passes")
+    report.update(
+        {
+            "nodes_total": result.nodes_total,
+            "nodes_evaluated": result.nodes_evaluated,
+            "nodes_over_budget": result.nodes_over_budget,
+            "optimal": result.optimal,
+            "pareto": [p.to_dict() for p in result.pareto],
+            "seconds": time.perf_counter() - started,
+        }
+    )
+    return report
+
+
+def format_search(report: dict[str, Any]) -> str:
+    if report["levels"] is None:
+        return (
+            f"no solution meets {report['criterion']} (per person, power {report['power']}) "
+            "within the suppression limits"
+        )
+    levels = ", ".join(f"{q}={lv}" for q, lv in report["levels"].items())
+    return (
+        f"{report['file']}: {report['criterion']} per person, adversary power {report['power']}\n"
+        f"  levels              {levels}\n"
+        f"  suppressed persons  {report['suppressed_persons']:,} of {report['persons']:,}\n"
+        f"  suppressed events   {report['suppressed_events']:,} of {report['events']:,}\n"
+        f"  smallest count      {report['min_class_size']}\n"
+        f"  max / average risk  {report['max_risk']:.4f} / {report['average_risk']:.4f}\n"
+        f"  information loss    {report['information_loss']:.6g}\n"
+        f"  nodes evaluated     {report['nodes_evaluated']:,} of {report['nodes_total']:,}\n"
+        f"  alternatives        {len(report['pareto'])}\n"
+        f"  computed in {report['seconds']:.3f} s"
+    )
