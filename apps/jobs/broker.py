@@ -36,6 +36,13 @@ _TEMPORARY = ".{}.tmp"
 
 
 class Channel(filesystem.Channel):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A worker or web process started before any folder exists (a plain
+        # `celery -A deidweb worker` on a new checkout) makes them, private.
+        for folder in (self.data_folder_in, self.data_folder_out, self.processed_folder):
+            Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
+
     def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Write `payload` completely under a temporary name, then rename it into `queue`."""
         folder = Path(self.data_folder_out)

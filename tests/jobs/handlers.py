@@ -73,3 +73,15 @@ def writes_temp_then_waits(job, context):
     context.progress(5, tempfile.gettempdir(), force=True)
     while True:
         time.sleep(0.1)
+
+
+def pause_first_attempt(job, context):
+    """Its first attempt works (reporting 50 %) for two minutes; a later one ends at once."""
+    import time
+
+    if job.attempts == 1:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            context.progress(50, "working", force=True)
+            time.sleep(0.2)
+    return {"attempt": job.attempts}
