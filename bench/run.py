@@ -20,6 +20,7 @@ BENCHMARKS = [
     ("search", ["bench/bench_search.py"]),
     ("grid", ["bench/bench_grid.py"]),
     ("techniques", ["bench/bench_techniques.py"]),
+    ("microaggregation", ["bench/bench_microaggregation.py"]),
 ]
 
 
