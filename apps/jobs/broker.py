@@ -37,7 +37,7 @@ _TEMPORARY = ".{}.tmp"
 
 class Channel(filesystem.Channel):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
         # A worker or web process started before any folder exists (a plain
         # `celery -A deidweb worker` on a new checkout) makes them, private.
         for folder in (self.data_folder_in, self.data_folder_out, self.processed_folder):

@@ -37,9 +37,10 @@ def job_run_delivered(*, job_id: str, worker: str, queue: str = "", eager: bool 
     if named is not None and named[0] == JobStatus.RUNNING:
         job = job_take_over_lost(job_id, me)
     if job is None:
-        queue = (named[1] if named else "") or queue
-        # A job sent before queues were recorded on jobs runs as its message says.
-        job = job_claim_fairest(queue, me) if named and named[1] else job_claim(job_id, me)
+        if named is not None and not named[1]:
+            job = job_claim(job_id, me)  # sent before jobs recorded their queue: run it
+        elif named is not None or queue:
+            job = job_claim_fairest(named[1] if named else queue, me)
     if job is None:
         logger.info("message of job %s: no queued job to run on queue %r", job_id, queue)
         return False

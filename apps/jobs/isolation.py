@@ -35,7 +35,7 @@ from uuid import UUID
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connections
+from django.db import DatabaseError, connections
 
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import (
@@ -71,10 +71,11 @@ class Watch:
 
 def run_isolated(job: Job) -> Watch:
     """Run a job this process has claimed in a watched child process, to its end."""
-    scratch = tempfile.mkdtemp(prefix=f"deidweb-job-{job.id}-")  # private: mode 0700
     watch = Watch()
     child: Child | None = None
+    scratch = ""
     try:
+        scratch = tempfile.mkdtemp(prefix=f"deidweb-job-{job.id}-")  # private: mode 0700
         connections.close_all()  # the child opens its own; it must not share these sockets
         child = Child.start(job.id, scratch)
         _watch(child, job, watch)
@@ -88,7 +89,8 @@ def run_isolated(job: Job) -> Watch:
     finally:
         if child is not None:
             watch.exitcode = child.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     _conclude(job, watch)
     return watch
 
@@ -184,7 +186,13 @@ def _watch(process: Child, job: Job, watch: Watch) -> None:
             return
         if now >= next_row_check:
             next_row_check = now + ROW_POLL_SECONDS
-            row = Job.objects.filter(id=job.id).values_list("status", "worker").first()
+            try:
+                row = Job.objects.filter(id=job.id).values_list("status", "worker").first()
+            except DatabaseError:  # a database that does not answer now stops no job
+                logger.warning("job %s: could not read its row; watching on", job.id)
+                connections.close_all()
+                process.wait(MEMORY_POLL_SECONDS)
+                continue
             if row is None or row[0] == JobStatus.CANCELLED or row[1] != job.worker:
                 # cancelled, deleted, or taken over by another worker: stop the work now
                 watch.stop = Stop.CANCELLED
