@@ -24,8 +24,9 @@ from apps.classification.services import variables_accept_suggestions
 from apps.datasets.services import dataset_upload
 from apps.datasets.storage import sha256_of
 from apps.jobs.models import Job, JobStatus
-from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW, trade_off_people
+from tests.assessments.conftest import trade_off_people
 from tests.conftest import read_now, running_celery_worker, wait_for_job
+from tests.jobs.embedded_setup import ready_for_risk
 from tests.reviews.conftest import run
 from tests.slow_jobs import PAUSED
 
@@ -51,25 +52,8 @@ def prepared(custodian: Any, analyst: Any) -> Any:
         )
     )
     variables_accept_suggestions(dataset=dataset, user=analyst)
-    assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(
-        assessment=assessment,
-        release_model="non_public",
-        recipient_organization="University X",
-        agreement_kind="dsa",
-        agreement_reference="DSA-7",
-    )
-    services.assessment_set_threshold(
-        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-    )
-    services.assessment_set_context(
-        assessment=assessment,
-        answers={
-            "controls": CONTROLS_ALL_YES,
-            "motives": MOTIVES_LOW,
-            "prevalence": 0.001,
-            "prevalence_source": "Registry",
-        },
+    assessment = ready_for_risk(
+        assessment_create(organization=custodian, dataset=dataset, user=analyst)
     )
     run(services.assessment_start_risk(assessment=assessment, user=analyst))
     assessment.refresh_from_db()

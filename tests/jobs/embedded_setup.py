@@ -18,17 +18,11 @@ def setup() -> dict[str, object]:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from apps.accounts.services import api_token_create, membership_set, organization_create
-    from apps.assessments import services
     from apps.assessments.services import assessment_create
     from apps.classification.services import variables_accept_suggestions
     from apps.datasets.services import dataset_upload
     from apps.jobs.services import job_execute
-    from tests.assessments.conftest import (
-        CONTROLS_ALL_YES,
-        LOW_ANSWERS,
-        MOTIVES_LOW,
-        trade_off_people,
-    )
+    from tests.assessments.conftest import trade_off_people
 
     organization = organization_create(name="Embedded", slug="embedded")
     users = []
@@ -44,29 +38,14 @@ def setup() -> dict[str, object]:
     job_execute(job_id=str(dataset.profile_job_id))  # read and profiled here, not queued
     dataset.refresh_from_db()
     variables_accept_suggestions(dataset=dataset, user=users[0])
-    assessments = []
-    for _ in range(2):
-        assessment = assessment_create(organization=organization, dataset=dataset, user=users[0])
-        services.assessment_set_release(
-            assessment=assessment,
-            release_model="non_public",
-            recipient_organization="University X",
-            agreement_kind="dsa",
-            agreement_reference="DSA-7",
+    assessments = [
+        str(
+            ready_for_risk(
+                assessment_create(organization=organization, dataset=dataset, user=users[0])
+            ).id
         )
-        services.assessment_set_threshold(
-            assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
-        )
-        services.assessment_set_context(
-            assessment=assessment,
-            answers={
-                "controls": CONTROLS_ALL_YES,
-                "motives": MOTIVES_LOW,
-                "prevalence": 0.001,
-                "prevalence_source": "Registry",
-            },
-        )
-        assessments.append(str(assessment.id))
+        for _ in range(2)
+    ]
     keys = [api_token_create(user=user, name="load")[1] for user in users]
     return {
         "organization": organization.slug,
@@ -74,6 +53,34 @@ def setup() -> dict[str, object]:
         "assessments": assessments,
         "keys": keys,
     }
+
+
+def ready_for_risk(assessment):  # type: ignore[no-untyped-def]
+    """Steps 1, 3 and 5 of an assessment done (a non-public release, low invasion, every
+    control in place): ready for Step 4."""
+    from apps.assessments import services
+    from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
+
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="non_public",
+        recipient_organization="University X",
+        agreement_kind="dsa",
+        agreement_reference="DSA-7",
+    )
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(
+        assessment=assessment,
+        answers={
+            "controls": CONTROLS_ALL_YES,
+            "motives": MOTIVES_LOW,
+            "prevalence": 0.001,
+            "prevalence_source": "Registry",
+        },
+    )
+    return assessment
 
 
 def burst(count: int) -> list[str]:

@@ -47,6 +47,13 @@ def queued(assessment: Assessment, kind: str, analyst) -> Job:
     )
 
 
+def step_page(assessment: Assessment, slug: str) -> str:
+    return reverse(
+        "assessment-step",
+        kwargs={"org": assessment.organization.slug, "assessment_id": assessment.id, "slug": slug},
+    )
+
+
 def press(client, action: str, page: str):
     return client.post(action, {"back": "subject"}, HTTP_REFERER=page)
 
@@ -70,14 +77,7 @@ def test_step_7_search_and_apply_buttons_cancel_their_own_jobs(at_step_7, analys
     Job.objects.filter(id=search.id).update(status=JobStatus.RUNNING)
     Assessment.objects.filter(id=assessment.id).update(search_job=search, apply_job=apply)
     client = client_for(analyst)
-    page = reverse(
-        "assessment-step",
-        kwargs={
-            "org": assessment.organization.slug,
-            "assessment_id": assessment.id,
-            "slug": "deidentify",
-        },
-    )
+    page = step_page(assessment, "deidentify")
     shown = panels(client.get(page).content.decode())
     assert [job for job, _ in shown] == [str(search.id), str(apply.id)]
     assert all(button for _, button in shown)
@@ -99,14 +99,7 @@ def test_step_4_risk_button_cancels_the_risk_job(at_step_7, analyst, client_for)
     risk = queued(assessment, "assessment-risk", analyst)
     Assessment.objects.filter(id=assessment.id).update(risk_job=risk)
     client = client_for(analyst)
-    page = reverse(
-        "assessment-step",
-        kwargs={
-            "org": assessment.organization.slug,
-            "assessment_id": assessment.id,
-            "slug": "data-risk",
-        },
-    )
+    page = step_page(assessment, "data-risk")
     [(shown, action)] = panels(client.get(page).content.decode())
     assert shown == str(risk.id) and action
     press(client, action, page)
