@@ -299,7 +299,9 @@ DEIDWEB_AUDIT_KEY = (
 DEIDWEB_MASTER_KEY = env_master_key("DEIDWEB_MASTER_KEY")
 DEIDWEB_MASTER_KEY_PREVIOUS = env_master_key("DEIDWEB_MASTER_KEY_PREVIOUS")
 
-# A job whose progress has not moved for this long is reported as stalled.
+# A running job whose worker cannot be checked (run in-process on another machine, or
+# claimed before workers recorded heartbeats) is taken as lost after this long without
+# progress; others are known alive or dead by their worker (apps.jobs.liveness).
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
 # Behind a reverse proxy every request comes from the proxy: name how many trusted proxies
