@@ -51,20 +51,20 @@ migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_U
 demo: migrate ## Load the demo organization, users and data set (prints the logins)
 	$(BIN)/python manage.py seed_demo
 
-run: demo ## Set up everything, then serve the app and a worker on http://127.0.0.1:8000 (Ctrl-C stops both)
+run: demo ## Set up everything, then serve the app and two workers on http://127.0.0.1:8000 (Ctrl-C stops them)
 	@HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) bash bin/run
 
 web: install ## Serve the web app only
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-worker: install ## Start a Celery worker only
-	$(BIN)/celery -A deidweb worker -Q interactive,heavy --loglevel=INFO --concurrency=2
+worker: install ## Start a Celery worker only (it takes every queue)
+	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
 
 test: install browser ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
 
 test-fast: install ## Run the tests without the browser, worker and API-contract tests
-	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract"
+	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract and not slow"
 
 lint: install ## Ruff (lint + format check) and mypy
 	$(BIN)/ruff check .

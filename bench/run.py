@@ -21,6 +21,7 @@ BENCHMARKS = [
     ("grid", ["bench/bench_grid.py"]),
     ("techniques", ["bench/bench_techniques.py"]),
     ("longitudinal", ["bench/bench_longitudinal.py"]),
+    ("microaggregation", ["bench/bench_microaggregation.py"]),
 ]
 
 

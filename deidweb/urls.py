@@ -79,11 +79,6 @@ org_patterns = [
         name="assessment-step",
     ),
     path(
-        "assessments/<uuid:assessment_id>/steps/<slug:slug>/cancel/",
-        assessment_views.assessment_job_cancel,
-        name="assessment-job-cancel",
-    ),
-    path(
         "assessments/<uuid:assessment_id>/steps/deidentify/techniques/preview/",
         views_deidentify.technique_preview_view,
         name="assessment-technique-preview",

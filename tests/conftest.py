@@ -113,6 +113,7 @@ def running_celery_worker(
     pool: Sequence[str] = ("--pool=solo",),
     env: dict[str, str] | None = None,
     queue: str | None = None,
+    plain: bool = False,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A `celery worker` subprocess on real Redis, using the test database and media root.
 
@@ -121,7 +122,8 @@ def running_celery_worker(
     default; a cancel terminates a task only in a prefork pool); `env` adds to its
     environment (settings such as DEIDWEB_MAX_COLUMNS). Jobs go to the queue's interactive and
     heavy queues (``<queue>-interactive``, ``<queue>-heavy``); give ``queue`` to start a
-    second worker on the queues of a first one. The process leads its own process group."""
+    second worker on the queues of a first one. `plain` starts it without `-Q`, as
+    `celery -A deidweb worker` is started by hand. The process leads its own process group."""
     from django.db import connection
 
     from deidweb.celery import app
@@ -156,8 +158,7 @@ def running_celery_worker(
             "--loglevel=INFO",
             "--without-gossip",
             "--without-mingle",
-            "-Q",
-            ",".join([queue, *queues.values()]),
+            *([] if plain else ["-Q", ",".join([queue, *queues.values()])]),
             "-n",
             f"{node}@%h",
         ],

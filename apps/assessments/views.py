@@ -11,7 +11,6 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
@@ -385,21 +384,3 @@ def utility_step(
         ),
         status=400 if form.errors else 200,
     )
-
-
-@require_POST
-@org_view(edit=True)
-def assessment_job_cancel(
-    request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str
-) -> HttpResponse:
-    from apps.jobs.services import job_cancel
-
-    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    job = {"data-risk": assessment.risk_job, "deidentify": assessment.search_job}.get(slug)
-    if job is not None:
-        try:
-            job_cancel(job=job, user=user_of(request))
-            messages.success(request, "Cancelled.")
-        except ApplicationError as exc:
-            messages.error(request, exc.message)
-    return _go(organization, assessment, slug)

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from apps.core.admin import ReadOnlyAdmin
-from apps.jobs.models import Job
+from apps.jobs.models import Job, Worker
 
 
 @admin.register(Job)
@@ -11,3 +11,10 @@ class JobAdmin(ReadOnlyAdmin):
 
     list_display = ("kind", "organization", "status", "progress", "created_at", "finished_at")
     list_filter = ("kind", "status")
+
+
+@admin.register(Worker)
+class WorkerAdmin(ReadOnlyAdmin):
+    """The workers as their heartbeats describe them (a row goes when its worker stops)."""
+
+    list_display = ("name", "hostname", "pid", "queues", "concurrency", "started_at", "seen_at")

@@ -10,8 +10,9 @@ from rest_framework.response import Response
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.core.api_permissions import OrganizationRole
-from apps.jobs.models import Job
-from apps.jobs.selectors import job_refresh
+from apps.jobs.liveness import live_workers
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.selectors import job_refresh, job_workers_listening
 from apps.jobs.services import job_cancel, job_retry
 
 
@@ -22,6 +23,17 @@ class JobSerializer(serializers.ModelSerializer[Job]):
     kind_label = serializers.CharField(
         read_only=True, help_text="What the job does, in words (kind is its key)."
     )
+    workers_listening = serializers.SerializerMethodField(
+        help_text="For a queued job: how many live workers take its queue (0: none is "
+        "running, the job waits until one is started). Null for other jobs."
+    )
+
+    def get_workers_listening(self, obj: Job) -> int | None:
+        if obj.status != JobStatus.QUEUED:
+            return None
+        if not hasattr(self, "_live_workers"):  # once per response, not once per job
+            self._live_workers = live_workers()
+        return job_workers_listening(obj, self._live_workers)
 
     class Meta:
         model = Job
@@ -41,6 +53,8 @@ class JobSerializer(serializers.ModelSerializer[Job]):
             "started_at",
             "finished_at",
             "attempts",
+            "queue",
+            "workers_listening",
         ]
         read_only_fields = fields
 

@@ -46,10 +46,18 @@ class Job(OrganizationOwned):
     # worker claims the job, so that a re-delivery of its task can tell whether that worker
     # is gone (apps.jobs.services.job_execute).
     worker = models.CharField(max_length=200, blank=True)
+    # The Celery queue its messages go to ("" for a job run in-process, never sent): a
+    # worker given a message of this queue runs the fairest queued job of the queue
+    # (apps.jobs.scheduling), and a live worker sends another when one was lost.
+    queue = models.CharField(max_length=200, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "kind", "status"])]
+        indexes = [
+            models.Index(fields=["organization", "kind", "status"]),
+            models.Index(fields=["queue", "status"]),
+        ]
 
     def __str__(self) -> str:
         # The audit trail records it as the object's name: words, never the kind's key.
@@ -78,3 +86,22 @@ class Job(OrganizationOwned):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class Worker(models.Model):
+    """A running Celery worker, as its heartbeat last described it (apps.jobs.workers):
+    which queues it takes, how many jobs at once, and when it was last seen alive."""
+
+    name = models.CharField(max_length=200, unique=True)  # the Celery node name
+    hostname = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField()
+    queues = models.JSONField(default=list)
+    concurrency = models.PositiveSmallIntegerField(default=1)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"worker {self.name} (pid {self.pid})"

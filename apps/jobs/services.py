@@ -2,23 +2,27 @@
 
 A job is claimed with a conditional update (queued → running) that records the worker
 ("<node> <host> <pid>"): if the update touches no row, another worker already has it, so
-delivering the same message twice is harmless. Tasks are acknowledged late (after the job
-ends) and rejected when their worker process dies, so a job whose worker was killed is
-delivered again: if the worker that claimed it is gone (its process is no longer there, or
-its node does not list the task as active), the job is taken over and run again once; lost a
-second time, it fails with a message and can be retried. Handlers are idempotent: they write
-their results under a row lock, and files under names of their own that a re-run replaces.
-Progress is written at most about once a second, and each write also notices a cancellation
-(or that another worker took the job over).
+delivering the same message twice is harmless. Everything from the claim on runs inside the
+job's error handling, so a job ends failed with its real cause whatever fails, its first
+write included; the final write is retried while the database is locked.
+
+A worker runs each job in a child process of its own (``apps.jobs.isolation``) that it
+watches: over the memory ceiling, past the time limit or cancelled, the child is ended and
+the job fails (or is cancelled) with a message while the worker goes on. A worker that dies
+is noticed within seconds by the others (heartbeats, ``apps.jobs.workers``): its running
+jobs are run again once (handlers are idempotent: they write their results under a row
+lock, and files under names of their own that a re-run replaces); lost a second time, a job
+fails with a message and can be retried.
 
 Jobs go to a queue by kind (``job_queue``): short interactive ones (risk, search) to
 ``interactive``, long ones (ingest, profile, apply, report) to ``heavy``, so a worker can be
 kept for the interactive queue and a newcomer's search never waits behind a 2 GB upload.
+Within a queue, a worker takes the fairest job, not the oldest (``apps.jobs.scheduling``),
+and a member may have only ``DEIDWEB_JOB_USER_HEAVY_LIMIT`` long jobs queued or running.
 
-Cancelling is certain and quick: the row turns cancelled at once (the handler notices on its
-next progress report), and the Celery task, whose id is the job's id, is revoked with
-`terminate=True`, which ends the worker child even inside a long polars or numba call. A
-hard time limit (`DEIDWEB_JOB_TIME_LIMIT`) ends any job that runs away.
+Cancelling is certain and quick: the row turns cancelled at once, and the worker watching
+the job's process ends it within a second. A hard time limit (``DEIDWEB_JOB_TIME_LIMIT``)
+ends any job that runs away.
 
 Whatever ends a job (success, failure, cancel, a lost worker, a retry), the owner of its
 subject learns it through `JOB_FINISHED`/`JOB_RETRIED`, so that a data set never stays
@@ -39,7 +43,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -104,10 +108,18 @@ def job_queue(kind: str) -> str:
     return queues[JOB_QUEUE_CLASSES.get(kind, "heavy")]
 
 
+# Kinds deidweb starts by itself (a decision's report): never refused for a member's limit.
+JOB_SYSTEM_KINDS = {"report"}
+
+
 def _finished(job: Job) -> None:
     path = JOB_FINISHED.get(job.kind)
-    if path:
+    if not path:
+        return
+    try:
         import_string(path)(job)
+    except Exception:  # a hook must not raise; if one does, the job's end still stands
+        logger.exception("job %s: the hook on its end failed", job.id)
 
 
 def _guard(job: Job, action: str) -> None:
@@ -130,6 +142,17 @@ def _may_handle(job: Job, user: User | None, action: str) -> None:
         f"Only the person who started this job or an administrator can {action} it.",
         status=403,
     )
+
+
+def job_may_cancel(job: Job) -> bool:
+    """Whether the job's rules allow cancelling it now (for pages, which offer the button)."""
+    if job.is_finished:
+        return False
+    try:
+        _guard(job, "cancel")
+    except ApplicationError:
+        return False
+    return True
 
 
 class JobCancelled(Exception):
@@ -178,108 +201,108 @@ def job_create(
 ) -> Job:
     if kind not in JOB_HANDLERS:
         raise ApplicationError(f"Unknown job kind '{kind}'.")
-    job = Job.objects.create(
-        organization=organization,
-        kind=kind,
-        subject=subject,
-        params=params or {},
-        created_by=created_by,
-        message="Waiting for a worker",
-    )
-    if enqueue:
-        job_enqueue(job=job)
+    with transaction.atomic():
+        if created_by is not None:
+            _check_user_limit(user=created_by, kind=kind)
+        job = Job.objects.create(
+            organization=organization,
+            kind=kind,
+            subject=subject,
+            params=params or {},
+            created_by=created_by,
+            message="Waiting for a worker",
+        )
+        if enqueue:
+            job_enqueue(job=job)
     return job
 
 
+def _user_limited(kind: str) -> bool:
+    return JOB_QUEUE_CLASSES.get(kind, "heavy") == "heavy" and kind not in JOB_SYSTEM_KINDS
+
+
+def _check_user_limit(*, user: User, kind: str) -> None:
+    """Refuse a member's long job past ``DEIDWEB_JOB_USER_HEAVY_LIMIT`` of them queued or
+    running. The member's row is locked first, so two requests at once cannot both pass."""
+    if not _user_limited(kind):
+        return
+    User.objects.select_for_update().filter(pk=user.pk).first()
+    limited = [k for k in JOB_HANDLERS if _user_limited(k)]
+    pending = list(
+        Job.objects.filter(
+            created_by=user, kind__in=limited, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+        ).order_by("created_at")
+    )
+    limit = int(settings.DEIDWEB_JOB_USER_HEAVY_LIMIT)
+    if len(pending) < limit:
+        return
+    listed = "; ".join(f"{job.kind_label} ({job.get_status_display().lower()})" for job in pending)
+    raise ApplicationError(
+        f"You already have {len(pending)} long jobs queued or running, the most one person "
+        f"may have at once ({limit}): {listed}. Wait until one of them ends, or cancel one, "
+        "then start this one again.",
+        {"limit": limit, "jobs": [str(job.id) for job in pending]},
+        status=429,
+    )
+
+
 def job_enqueue(*, job: Job) -> None:
+    """Send the job's message to its queue once the row is committed (or the worker could
+    look for a job that is not there)."""
+    queue = job_queue(job.kind)
+    job.queue, job.dispatched_at = queue, timezone.now()
+    Job.objects.filter(id=job.id).update(queue=job.queue, dispatched_at=job.dispatched_at)
+    job_id = str(job.id)
+    transaction.on_commit(lambda: job_send(job_id=job_id, queue=queue))
+
+
+def job_send(*, job_id: str, queue: str) -> None:
+    """A message for the job on `queue` (the task id is the job id). A broker that does not
+    answer leaves the job queued: a live worker sends its message again once it is free
+    (``apps.jobs.workers``), and the job's page says it waits."""
     from apps.jobs.tasks import run_job
 
-    job_id = str(job.id)
-    # Only after the row is committed, or the worker could look for a job that is not there.
-    # The task id is the job id, so that a cancel can revoke the task (job_cancel).
-    queue = job_queue(job.kind)
-    transaction.on_commit(lambda: run_job.apply_async((job_id,), task_id=job_id, queue=queue))
-
-
-def _terminate(job_id: str) -> None:
-    """Revoke the job's task and end the worker child running it (prefork pool). Best effort:
-    the row is already cancelled, and the handler stops at its next progress report anyway."""
-    from deidweb.celery import app
-
     try:
-        app.control.revoke(job_id, terminate=True, signal="SIGTERM")
-    except Exception:  # a broker without broadcast (filesystem transport) or one that is down
-        logger.warning("could not revoke the task of job %s", job_id, exc_info=True)
+        run_job.apply_async((job_id,), task_id=job_id, queue=queue)
+    except Exception:
+        logger.exception("job %s: its message could not be sent to queue %s", job_id, queue)
 
 
-def _worker_id(node: str) -> str:
+def worker_id(node: str) -> str:
     """Who runs a job: the Celery node, this machine and this process."""
     return f"{node or 'local'} {socket.gethostname()} {os.getpid()}"
 
 
-def _worker_alive(worker: str, job_id: str) -> bool:
-    """Whether the worker that claimed a job may still be running it. On this machine, its
-    process must exist; elsewhere, its Celery node must answer and list the task as active.
-    A job claimed before workers were recorded is taken as alive (``job_is_lost`` then)."""
-    parts = worker.split(" ")
-    if len(parts) != 3 or not parts[2].isdigit():
-        return True
-    node, host, pid = parts[0], parts[1], int(parts[2])
-    if host == socket.gethostname():
-        if pid == os.getpid():
-            return False  # this process runs one job at a time: it is not running it now
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return not _zombie(pid)
-    if node == "local":
-        return True
-    from deidweb.celery import app
-
-    try:
-        replies = app.control.inspect(destination=[node], timeout=2.0).active()
-    except Exception:  # the broker cannot tell: leave it to the stale check
-        logger.warning("could not ask worker %s about job %s", node, job_id, exc_info=True)
-        return True
-    if not replies:
-        return False
-    active = {str(task.get("id")) for tasks in replies.values() for task in tasks or []}
-    return job_id in active
+def job_claim(job_id: str, me: str) -> Job | None:
+    """Claim a queued job for the worker `me` (queued → running); None if it was not queued
+    (another worker has it, it has ended, or it was cancelled)."""
+    now = timezone.now()
+    claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
+        status=JobStatus.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        message="Started",
+        worker=me,
+        attempts=F("attempts") + 1,
+    )
+    return Job.objects.get(id=job_id) if claimed else None
 
 
-def _zombie(pid: int) -> bool:
-    """A killed process that nobody has reaped yet (a container without an init) is gone."""
-    try:
-        stat = open(f"/proc/{pid}/stat").read()  # noqa: SIM115, PTH123
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
-
-
-def _take_over_lost(job_id: str, me: str) -> bool:
+def job_take_over_lost(job_id: str, me: str) -> Job | None:
     """A running job delivered again: take it over if its worker is gone (once; lost a
-    second time, it fails and can be retried). False if it is not ours to run."""
+    second time, it fails and can be retried). None if it is not ours to run."""
+    from apps.jobs.liveness import WorkerState, worker_state
+
     job = Job.objects.filter(id=job_id).first()
     if job is None or job.status != JobStatus.RUNNING:
-        return False
-    if _worker_alive(job.worker, job_id):
-        return False
+        return None
+    # This process runs one job at a time: one recorded as ours is not running now.
+    if job.worker != me and worker_state(job.worker) != WorkerState.DEAD:
+        return None
     lost_worker = job.worker
     if job.attempts >= int(settings.DEIDWEB_JOB_MAX_ATTEMPTS):
-        failed = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=lost_worker).update(
-            status=JobStatus.FAILED,
-            message="Worker lost",
-            error=job_lost_again_error(job.attempts),
-            finished_at=timezone.now(),
-        )
-        if failed:
-            job.refresh_from_db()
-            _audit(job, "job.finish", {"status": job.status, "error": job.error[:500]})
-            _finished(job)
-        return False
+        job_fail_lost(job, error=job_lost_again_error(job.attempts))
+        return None
     now = timezone.now()
     taken = Job.objects.filter(
         id=job.id, status=JobStatus.RUNNING, worker=lost_worker, attempts=job.attempts
@@ -291,71 +314,100 @@ def _take_over_lost(job_id: str, me: str) -> bool:
         attempts=F("attempts") + 1,
     )
     if not taken:
-        return False
+        return None
     job.refresh_from_db()
     _audit(job, "job.restart", {"attempt": job.attempts, "lost_worker": lost_worker})
     logger.warning("job %s: worker %s lost, running it again", job_id, lost_worker)
-    return True
+    return job
+
+
+def job_fail_lost(job: Job, *, error: str) -> bool:
+    """Fail a running job whose worker is gone (if it still is as `job` shows it)."""
+    failed = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=job.worker).update(
+        status=JobStatus.FAILED, message="Worker lost", error=error, finished_at=timezone.now()
+    )
+    if failed:
+        job.refresh_from_db()
+        _audit(job, "job.finish", {"status": job.status, "error": job.error[:500]})
+        _finished(job)
+    return bool(failed)
+
+
+def job_housekeeping() -> None:
+    """A live worker notices the jobs of dead ones; never a reason not to run the job."""
+    try:
+        jobs_mark_lost()
+    except Exception:
+        logger.exception("could not look for lost jobs")
 
 
 def job_execute(*, job_id: str, worker: str = "") -> bool:
-    """Run a queued job to completion (or a running one whose worker is gone, once more).
-    Returns False if it was not ours to run. ``worker`` is the Celery node name."""
-    jobs_mark_lost()  # a live worker notices the jobs of dead ones
-    me = _worker_id(worker)
-    now = timezone.now()
-    claimed = Job.objects.filter(id=job_id, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        message="Started",
-        worker=me,
-        attempts=F("attempts") + 1,
-    )
-    if claimed:
-        job = Job.objects.get(id=job_id)
-        _audit(job, "job.start", {})
-    elif _take_over_lost(job_id, me):
-        job = Job.objects.get(id=job_id)
-    else:
+    """Run this job here, in this process: a queued one, or a running one whose worker is
+    gone (once more). Returns False if it was not ours to run. ``worker`` is the Celery node
+    name (a worker runs jobs through ``apps.jobs.delivery``; tests and commands call this)."""
+    job_housekeeping()
+    me = worker_id(worker)
+    job = job_claim(job_id, me) or job_take_over_lost(job_id, me)
+    if job is None:
         logger.info("job %s not claimed: missing, running or finished", job_id)
         return False
-    path = settings.DEIDWEB_JOB_HANDLERS.get(job.kind) or JOB_HANDLERS[job.kind]
-    handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(path)
+    job_run_claimed(job)
+    return True
+
+
+# Database errors whose cause is another process holding the database, not this job.
+_BUSY = ("database is locked", "database table is locked", "could not obtain lock")
+
+
+def _database_busy(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError) and any(b in str(exc).lower() for b in _BUSY)
+
+
+def job_run_claimed(job: Job) -> None:
+    """Run a job this process has claimed, to its end: every statement from here on is
+    inside the error handling, so the job ends failed with its real cause, never left
+    "running" by an error in its first write."""
     context = JobContext(job)
     try:
+        if job.attempts <= 1:  # a run again after a lost worker was recorded as job.restart
+            _audit(job, "job.start", {})
         _guard(job, "run")
+        path = settings.DEIDWEB_JOB_HANDLERS.get(job.kind) or JOB_HANDLERS[job.kind]
+        handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(path)
         result = handler(job, context)
     except JobCancelled:
         _finish(job, JobStatus.CANCELLED, message="Cancelled")
-        return True
+        return
     except SoftTimeLimitExceeded:
-        limit = int(settings.DEIDWEB_JOB_TIME_LIMIT)
-        _finish(
-            job,
-            JobStatus.FAILED,
-            message="Failed",
-            error=f"The job ran longer than the limit of {limit:,} s (DEIDWEB_JOB_TIME_LIMIT) "
-            "and was stopped.",
-        )
-        return True
+        _finish(job, JobStatus.FAILED, message="Failed", error=time_limit_error())
+        return
     except ApplicationError as exc:
         # The details (an upload's error code, line, column) go with it, for the API.
         details = {"error": exc.extra} if exc.extra else None
         _finish(job, JobStatus.FAILED, message="Failed", error=exc.message, result=details)
-        return True
-    except Exception:  # the worker must survive any handler bug and say so on the job
-        logger.exception("job %s failed", job_id)
+        return
+    except MemoryError:
+        logger.exception("job %s ran out of memory", job.id)
         _finish(
             job,
             JobStatus.FAILED,
             message="Failed",
-            error=unexpected_error_message(job),
+            error=out_of_memory_error(),
             error_detail=traceback.format_exc(),
         )
-        return True
+        return
+    except Exception as exc:  # the worker must survive any handler bug and say so on the job
+        logger.exception("job %s failed", job.id)
+        error = database_busy_error(exc) if _database_busy(exc) else unexpected_error_message(job)
+        _finish(
+            job,
+            JobStatus.FAILED,
+            message="Failed",
+            error=error,
+            error_detail=traceback.format_exc(),
+        )
+        return
     _finish(job, JobStatus.SUCCEEDED, message="Finished", result=result, progress=100)
-    return True
 
 
 def unexpected_error_message(job: Job) -> str:
@@ -365,6 +417,32 @@ def unexpected_error_message(job: Job) -> str:
         "The job stopped on an unexpected error. Run it again; if it fails again, tell your "
         f"administrator, giving this reference: job {job.id}."
     )
+
+
+def database_busy_error(exc: BaseException) -> str:
+    return (
+        "The job could not write to the database: another process kept it locked for longer "
+        f"than the wait allowed ({str(exc).strip()[:120]}). Run it again."
+    )
+
+
+def time_limit_error() -> str:
+    limit = int(settings.DEIDWEB_JOB_TIME_LIMIT)
+    return (
+        f"The job ran longer than the limit of {limit:,} s (DEIDWEB_JOB_TIME_LIMIT) and was "
+        "stopped."
+    )
+
+
+def out_of_memory_error() -> str:
+    return (
+        "The job ran out of memory and was stopped; the worker goes on. Run it on a smaller "
+        "file, or ask your administrator for a worker with more memory."
+    )
+
+
+# The final write of a job waits this long, in all, for a database another process locks.
+FINISH_RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def _finish(
@@ -377,6 +455,48 @@ def _finish(
     result: dict[str, Any] | None = None,
     progress: int | None = None,
 ) -> None:
+    """Record the job's end (with its audit event, in one transaction), retried while the
+    database is locked: the end of the work must not be lost to a busy database."""
+    for pause in (*FINISH_RETRY_SECONDS, None):
+        try:
+            updated = _finish_once(
+                job,
+                status,
+                message=message,
+                error=error,
+                error_detail=error_detail,
+                result=result,
+                progress=progress,
+            )
+            break
+        except OperationalError as exc:
+            if pause is None or not _database_busy(exc):
+                raise
+            logger.warning("job %s: database busy recording its end, trying again", job.id)
+            time.sleep(pause)
+    if updated:  # else job_cancel already told the subject
+        _finished(job)
+
+
+def job_fail(
+    job: Job, *, error: str, detail: str = "", result: dict[str, Any] | None = None
+) -> None:
+    """Fail a job this worker runs, from outside its handler (the process watching it)."""
+    _finish(
+        job, JobStatus.FAILED, message="Failed", error=error, error_detail=detail, result=result
+    )
+
+
+def _finish_once(
+    job: Job,
+    status: str,
+    *,
+    message: str,
+    error: str,
+    error_detail: str,
+    result: dict[str, Any] | None,
+    progress: int | None,
+) -> bool:
     fields: dict[str, Any] = {
         "status": status,
         "message": message,
@@ -388,18 +508,18 @@ def _finish(
         fields["result"] = result
     if progress is not None:
         fields["progress"] = progress
-    # A cancellation that raced the end of the work wins: the user asked for it. A job taken
-    # over by another worker (this one was thought lost) is that worker's to finish.
-    updated = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=job.worker).update(
-        **fields
-    )
     mine = job.worker
-    job.refresh_from_db(fields=["status", "message", "error", "worker"])
-    if not updated and job.worker != mine:
-        return
-    _audit(job, "job.finish", {"status": job.status, "error": error[:500]})
-    if updated:  # else job_cancel already told the subject
-        _finished(job)
+    with transaction.atomic():
+        # A cancellation that raced the end of the work wins: the user asked for it. A job
+        # taken over by another worker (this one was thought lost) is that worker's to end.
+        updated = Job.objects.filter(id=job.id, status=JobStatus.RUNNING, worker=mine).update(
+            **fields
+        )
+        job.refresh_from_db(fields=["status", "message", "error", "worker"])
+        if not updated and job.worker != mine:
+            return False
+        _audit(job, "job.finish", {"status": job.status, "error": error[:500]})
+    return bool(updated)
 
 
 def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
@@ -415,6 +535,9 @@ def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
 
 
 def job_cancel(*, job: Job, user: User | None = None) -> Job:
+    """Cancel a queued or running job. The row turns cancelled at once; the worker watching
+    a running job's process ends it within a second (``apps.jobs.isolation``), and a
+    handler run in-process stops at its next progress report."""
     _may_handle(job, user, "cancel")
     _guard(job, "cancel")
     job.refresh_from_db()  # as stored, not as a page showed it
@@ -426,8 +549,6 @@ def job_cancel(*, job: Job, user: User | None = None) -> Job:
     ).update(status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now())
     job.refresh_from_db()
     if cancelled:
-        job_id = str(job.id)
-        transaction.on_commit(lambda: _terminate(job_id))
         _finished(job)
     from apps.audit.services import audit_record
 
@@ -464,22 +585,35 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
 
 
 def job_is_lost(job: Job) -> bool:
-    """Running, but no progress report for longer than ``DEIDWEB_JOB_STALE_SECONDS``.
+    """Running, but its worker is gone: its process ended (same machine) or its heartbeat
+    stopped (``apps.jobs.liveness``). Where the worker cannot be checked (a job run
+    in-process elsewhere, or claimed before workers were recorded), silence longer than
+    ``DEIDWEB_JOB_STALE_SECONDS`` means the same."""
+    from apps.jobs.liveness import WorkerState, worker_state
 
-    Handlers report progress at least every few seconds while they work, so silence past
-    that means the worker process is gone (killed, restarted, out of memory)."""
     if job.status != JobStatus.RUNNING:
         return False
+    state = worker_state(job.worker)
+    if state != WorkerState.UNKNOWN:
+        return state == WorkerState.DEAD
     last = job.heartbeat_at or job.started_at
     limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
     return last is not None and timezone.now() - last > limit
 
 
-def job_lost_error() -> str:
+def job_lost_error(job: Job) -> str:
+    """Why a lost job (``job_is_lost``) failed: its worker seen gone, or silence."""
+    from apps.jobs.liveness import WorkerState, worker_state
+
+    if worker_state(job.worker) == WorkerState.UNKNOWN:
+        return (
+            "The worker stopped while running this job (it was restarted, killed or ran out "
+            f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} "
+            "s. Run it again."
+        )
     return (
-        "The worker stopped while running this job (it was restarted, killed or ran out "
-        f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} s. "
-        "Run it again."
+        "The worker running this job stopped (it was restarted, killed or ran out of memory) "
+        "before the job ended. Run it again."
     )
 
 
@@ -492,26 +626,22 @@ def job_lost_again_error(attempts: int) -> str:
 
 def job_mark_lost(job: Job) -> Job:
     """Mark a lost job (``job_is_lost``) failed with a plain explanation, so it can be run
-    again. A write: called by workers before they claim a job and by cancel and retry,
-    never on a GET (pages show a lost job as failed through ``selectors.job_refresh``)."""
+    again. A write: called by workers and by cancel and retry, never on a GET (pages show a
+    lost job through ``selectors.job_refresh``)."""
     if not job_is_lost(job):
         return job
-    lost = Job.objects.filter(
-        id=job.id, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-    ).update(
-        status=JobStatus.FAILED,
-        message="Worker lost",
-        error=job_lost_error(),
-        finished_at=timezone.now(),
-    )
+    job_fail_lost(job, error=job_lost_error(job))
     job.refresh_from_db()
-    if lost:
-        _finished(job)
     return job
 
 
 def jobs_mark_lost() -> int:
-    """Mark every lost job failed (see ``job_mark_lost``); returns how many were."""
+    """Mark failed every running job whose worker cannot be checked and that has been
+    silent too long (see ``job_is_lost``); a live worker re-runs the jobs of dead ones
+    (``apps.jobs.workers``). Returns how many were marked."""
+    from apps.jobs.liveness import WorkerState, worker_state
+
     limit = timezone.now() - timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
     stale = Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=limit)
-    return sum(job_mark_lost(job).status == JobStatus.FAILED for job in stale)
+    unknown = [job for job in stale if worker_state(job.worker) == WorkerState.UNKNOWN]
+    return sum(job_mark_lost(job).status == JobStatus.FAILED for job in unknown)

@@ -51,12 +51,17 @@ def job_progress(request: HttpRequest, organization: Organization, job_id: UUID)
 @require_POST
 @org_view(edit=True)
 def job_cancel_view(request: HttpRequest, organization: Organization, job_id: UUID) -> HttpResponse:
+    """The Cancel button of every job panel: cancels this job, then shows the page the
+    button stood on (``back``: the job's result page, or the job's own page)."""
     job = job_get(organization=organization, job_id=job_id)
     try:
         job_cancel(job=job, user=user_of(request))
-        messages.success(request, "The job was cancelled.")
+        messages.success(request, f"Cancelled: {job.kind_label}.")
     except ApplicationError as exc:
         messages.error(request, exc.message)
+    subject_url = job_subject_url(job)
+    if request.POST.get("back") == "subject" and subject_url:
+        return redirect(subject_url)
     return redirect("job-detail", org=organization.slug, job_id=job.id)
 
 

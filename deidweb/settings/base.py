@@ -9,8 +9,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from csp.constants import NONE, SELF, UNSAFE_INLINE
+from kombu.entity import Exchange, Queue
 
 from .env import (
+    default_job_memory_limit,
     env_bool,
     env_broker_url,
     env_cache,
@@ -203,6 +205,7 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 # Celery: the broker only carries job ids; every result lives on the Job row.
 CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+CELERY_BROKER_TRANSPORT: str | None = None  # the URL's own transport
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -215,6 +218,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Look for new jobs every 0.2 s (kombu's default of 1 s is most of a short job's wait).
         "polling_interval": 0.2,
     }
+    # kombu's filesystem transport, made safe for a web process and workers together: a
+    # message is written under a temporary name and renamed into the queue, so a worker
+    # never reads one half written, and a malformed one is set aside, not fatal.
+    CELERY_BROKER_TRANSPORT = "apps.jobs.broker:FilesystemTransport"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "deidweb")
 CELERY_TASK_ACKS_LATE = True
@@ -258,12 +265,35 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # A job whose worker was lost is run again until it has been started this many times.
 DEIDWEB_JOB_MAX_ATTEMPTS = env_int("DEIDWEB_JOB_MAX_ATTEMPTS", 2, minimum=1)
 # Queues by kind of job (apps.jobs.services.job_queue): risk and search are interactive,
-# ingest, profile, apply and report heavy. `make worker` consumes both; a deployment can
-# keep some workers for the interactive queue alone (`celery worker -Q interactive`).
+# ingest, profile, apply and report heavy. They are declared, so a worker started without
+# `-Q` (`celery -A deidweb worker`) consumes every one; a deployment can keep some workers
+# for the interactive queue alone (`celery worker -Q interactive`).
 DEIDWEB_JOB_QUEUES = {
     "interactive": env_str("DEIDWEB_INTERACTIVE_QUEUE", "interactive"),
     "heavy": env_str("DEIDWEB_HEAVY_QUEUE", "heavy"),
 }
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name)  # type: ignore[no-untyped-call]
+    for name in dict.fromkeys([CELERY_TASK_DEFAULT_QUEUE, *DEIDWEB_JOB_QUEUES.values()])
+]
+# Each worker writes a heartbeat this often (seconds) and is taken for dead when none came
+# for DEIDWEB_WORKER_LOST_SECONDS: a running job of a dead worker is run again at once
+# (or fails, DEIDWEB_JOB_MAX_ATTEMPTS), by any live worker (apps.jobs.workers).
+DEIDWEB_WORKER_HEARTBEAT_SECONDS = env_int("DEIDWEB_WORKER_HEARTBEAT_SECONDS", 2, minimum=1)
+DEIDWEB_WORKER_LOST_SECONDS = env_int("DEIDWEB_WORKER_LOST_SECONDS", 10, minimum=3)
+# A queued job that has waited this long says on its page whether a worker takes its queue.
+DEIDWEB_JOB_WAIT_NOTICE_SECONDS = env_int("DEIDWEB_JOB_WAIT_NOTICE_SECONDS", 5, minimum=1)
+# A queued job still waiting after this long while a worker of its queue sits idle has lost
+# its message (taken by a worker that died or hung): a live worker sends it again.
+DEIDWEB_JOB_REDISPATCH_SECONDS = env_int("DEIDWEB_JOB_REDISPATCH_SECONDS", 30, minimum=5)
+# Jobs a member may have queued or running at once among the long ones (upload reading,
+# profiling, apply): the next is refused with a message until one ends.
+DEIDWEB_JOB_USER_HEAVY_LIMIT = env_int("DEIDWEB_JOB_USER_HEAVY_LIMIT", 3, minimum=1)
+# A worker runs each job in a child process of its own (apps.jobs.isolation), whose memory
+# it watches: past this ceiling the job fails with a message and the worker goes on.
+# Default: half the memory of the machine, or of the container's memory limit.
+DEIDWEB_JOB_ISOLATION = env_bool("DEIDWEB_JOB_ISOLATION", True)
+DEIDWEB_JOB_MEMORY_LIMIT = env_size("DEIDWEB_JOB_MEMORY_LIMIT", default_job_memory_limit())
 # kind → dotted path of a handler replacing the built-in one (the tests slow some down).
 DEIDWEB_JOB_HANDLERS: dict[str, str] = {}
 CELERY_TASK_SERIALIZER = "json"
@@ -284,7 +314,9 @@ DEIDWEB_AUDIT_KEY = (
 DEIDWEB_MASTER_KEY = env_master_key("DEIDWEB_MASTER_KEY")
 DEIDWEB_MASTER_KEY_PREVIOUS = env_master_key("DEIDWEB_MASTER_KEY_PREVIOUS")
 
-# A job whose progress has not moved for this long is reported as stalled.
+# A running job whose worker cannot be checked (run in-process on another machine, or
+# claimed before workers recorded heartbeats) is taken as lost after this long without
+# progress; others are known alive or dead by their worker (apps.jobs.liveness).
 DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30)
 
 # Behind a reverse proxy every request comes from the proxy: name how many trusted proxies

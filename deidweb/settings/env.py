@@ -82,6 +82,24 @@ def env_size(name: str, default: int) -> int:
     return int(amount * _SIZE_UNITS[unit])
 
 
+def default_job_memory_limit() -> int:
+    """Half the memory this process may use: the machine's, or its container's (cgroup v2
+    ``memory.max``, v1 ``memory.limit_in_bytes``) when that is lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in (
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ):
+        try:
+            with open(path) as handle:
+                text = handle.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total // 2
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None:
@@ -116,7 +134,7 @@ def parse_database_url(url: str, *, name: str = "DATABASE_URL") -> dict[str, obj
         path = path[1:] if path.startswith("/") else path
         if not path:
             raise ImproperlyConfigured(f"{name}={url!r} names no SQLite file.")
-        return {"ENGINE": engine.engine, "NAME": path}
+        return {"ENGINE": engine.engine, "NAME": path, "OPTIONS": sqlite_options()}
     db_name = unquote(parts.path.lstrip("/"))
     if not db_name:
         raise ImproperlyConfigured(f"{name}={url!r} names no database.")
@@ -138,6 +156,26 @@ def parse_database_url(url: str, *, name: str = "DATABASE_URL") -> dict[str, obj
     if options:
         config["OPTIONS"] = options
     return config
+
+
+# How long a connection waits for another one's write lock before "database is locked".
+SQLITE_BUSY_SECONDS = 30
+
+
+def sqlite_options() -> dict[str, object]:
+    """SQLite shared by a web process and workers (the embedded default): write-ahead
+    logging, so that readers never wait for a writer nor a writer for readers; a busy
+    timeout, within which SQLite retries a lock held by another connection; and
+    transactions that take the write lock when they begin (IMMEDIATE), where the busy
+    timeout applies, rather than when they first write: a transaction that read first and
+    then found another writer had committed fails at once with "database is locked",
+    whatever the timeout (the audit trail reads its chain's head, then appends)."""
+    return {
+        "timeout": SQLITE_BUSY_SECONDS,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+        f"PRAGMA busy_timeout={SQLITE_BUSY_SECONDS * 1000}",
+    }
 
 
 def env_database(name: str, default: str) -> dict[str, object]:

@@ -41,6 +41,7 @@ else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 
 CELERY_BROKER_URL = TEST_BROKER_URL if DEIDWEB_SERVICES["redis"] else "memory://"
+CELERY_BROKER_TRANSPORT = None  # the URL's own (base sets the embedded broker's)
 CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options() if DEIDWEB_SERVICES["redis"] else {}  # noqa: F405
 # Handlers replaced in a worker started by a test: "kind=dotted.path,..." (tests/slow_jobs.py).
 DEIDWEB_JOB_HANDLERS = dict(

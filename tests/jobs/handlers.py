@@ -29,3 +29,59 @@ def runs_too_long(job, context):
 
     context.progress(10, "started", force=True)
     raise SoftTimeLimitExceeded()  # as Celery raises it inside the task at the soft limit
+
+
+def slow(job, context):
+    """Reports progress for `seconds` (default 1), then succeeds."""
+    import time
+
+    deadline = time.monotonic() + float(job.params.get("seconds", 1))
+    while time.monotonic() < deadline:
+        context.progress(50, "working", force=True)
+        time.sleep(0.1)
+    return {"done": True}
+
+
+def allocate(job, context):
+    """Takes memory in steps of 16 MB, touching every page, up to `megabytes` (default
+    4,096), reporting each step; keeps it until the end."""
+    held = []
+    for step in range(int(job.params.get("megabytes", 4096)) // 16):
+        held.append(bytearray(b"x" * (16 * 1024 * 1024)))
+        context.progress(min(99, step), f"{(step + 1) * 16} MB", force=True)
+    return {"megabytes": 16 * len(held)}
+
+
+def crash(job, context):
+    """The process ends abruptly, as on a fault in native code."""
+    import faulthandler
+    import os
+    import signal
+
+    context.progress(10, "about to crash", force=True)
+    faulthandler.disable()  # no traceback dump in the test's output
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def writes_temp_then_waits(job, context):
+    """Leaves a file in the temporary folder, then works until stopped."""
+    import tempfile
+    import time
+
+    with open(tempfile.mktemp(prefix="left-behind-"), "w") as handle:  # noqa: SIM115
+        handle.write("personal data")
+    context.progress(5, tempfile.gettempdir(), force=True)
+    while True:
+        time.sleep(0.1)
+
+
+def pause_first_attempt(job, context):
+    """Its first attempt works (reporting 50 %) for two minutes; a later one ends at once."""
+    import time
+
+    if job.attempts == 1:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            context.progress(50, "working", force=True)
+            time.sleep(0.2)
+    return {"attempt": job.attempts}

@@ -140,17 +140,3 @@ def test_the_time_limits_reach_celery():
 
     assert app.conf.task_soft_time_limit == settings.DEIDWEB_JOB_TIME_LIMIT == 6 * 3600
     assert app.conf.task_time_limit == settings.DEIDWEB_JOB_TIME_LIMIT + 60
-
-
-def test_cancel_revokes_the_task_whose_id_is_the_job_id(
-    db, custodian, handlers, monkeypatch, django_capture_on_commit_callbacks
-):
-    from deidweb.celery import app
-
-    revoked: list[tuple[str, dict]] = []
-    monkeypatch.setattr(app.control, "revoke", lambda task_id, **kw: revoked.append((task_id, kw)))
-    job = make(custodian, "t-ok")
-    Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING)
-    with django_capture_on_commit_callbacks(execute=True):
-        job_cancel(job=job)
-    assert revoked == [(str(job.id), {"terminate": True, "signal": "SIGTERM"})]

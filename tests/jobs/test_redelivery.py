@@ -91,26 +91,24 @@ def test_a_job_lost_again_fails_with_a_message_and_can_be_retried(db, custodian,
     assert again.status == JobStatus.QUEUED and again.params == {"n": 2}
 
 
-def test_a_worker_that_ended_on_another_machine_is_asked_through_the_broker(
-    db, custodian, ok_handler, monkeypatch
-):
-    from deidweb.celery import app
+def test_a_worker_on_another_machine_is_known_by_its_heartbeat(db, custodian, ok_handler, settings):
+    from datetime import timedelta
 
-    class Inspect:
-        def __init__(self, active):  # type: ignore[no-untyped-def]
-            self._active = active
+    from django.utils import timezone
 
-        def active(self):  # type: ignore[no-untyped-def]
-            return self._active
+    from apps.jobs.models import Worker
 
+    settings.DEIDWEB_WORKER_LOST_SECONDS = 10
     job = job_create(organization=custodian, kind="profile", enqueue=False)
     claimed_by(job, 12345, host="elsewhere")
-    # the node answers and still runs the task: left alone
-    running = {"w1@box": [{"id": str(job.id)}]}
-    monkeypatch.setattr(app.control, "inspect", lambda **kw: Inspect(running))
+    now = timezone.now()
+    row = Worker.objects.create(
+        name="w1@box", hostname="elsewhere", pid=1, queues=["heavy"], started_at=now, seen_at=now
+    )
+    # its heartbeat is recent: left alone
     assert job_execute(job_id=str(job.id)) is False
-    # the node no longer answers: taken over
-    monkeypatch.setattr(app.control, "inspect", lambda **kw: Inspect(None))
+    # silent for longer than DEIDWEB_WORKER_LOST_SECONDS: taken over
+    Worker.objects.filter(pk=row.pk).update(seen_at=now - timedelta(seconds=11))
     assert job_execute(job_id=str(job.id)) is True
     assert Job.objects.get(id=job.id).status == JobStatus.SUCCEEDED
 

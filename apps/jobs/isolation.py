@@ -1,0 +1,262 @@
+"""Each job a worker runs, in a child process of its own that the worker watches.
+
+The worker process (a Celery pool process) claims the job, forks a child that runs the
+handler, and watches it until it exits:
+
+- memory: the child's resident memory is read every 50 ms; past the ceiling
+  (``DEIDWEB_JOB_MEMORY_LIMIT``) the child is killed and the job fails with a message
+  naming the limit, while the worker goes on to its next job (before, a 1.6 KB workbook
+  could take the worker itself to 5.7 GB and the kernel killed it);
+- cancellation: the job's row is read every second; once cancelled, or taken over by
+  another worker, the child is killed at once, even inside a long polars or numba call;
+- time: past ``DEIDWEB_JOB_TIME_LIMIT`` the child is killed and the job fails;
+- any other end of the child (killed by the system, a crash) fails the job with what
+  happened, rather than leaving it "running".
+
+The child dies with the worker (``PR_SET_PDEATHSIG``), so a worker killed mid-job leaves
+no orphan writing on; its temporary files go to a private folder removed when it ends,
+however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from enum import Enum
+from uuid import UUID
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, connections
+
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.services import (
+    job_fail,
+    job_run_claimed,
+    out_of_memory_error,
+    time_limit_error,
+    unexpected_error_message,
+)
+
+logger = logging.getLogger(__name__)
+
+MEMORY_POLL_SECONDS = 0.05
+ROW_POLL_SECONDS = 1.0
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class Stop(Enum):
+    MEMORY = "memory"
+    TIME = "time"
+    CANCELLED = "cancelled"
+
+
+@dataclass
+class Watch:
+    """What the worker saw of the job's process."""
+
+    stop: Stop | None = None
+    peak_bytes: int = 0
+    exitcode: int | None = None
+    failure: str = ""  # the worker's own error starting or watching the process
+
+
+def run_isolated(job: Job) -> Watch:
+    """Run a job this process has claimed in a watched child process, to its end."""
+    watch = Watch()
+    child: Child | None = None
+    scratch = ""
+    try:
+        scratch = tempfile.mkdtemp(prefix=f"deidweb-job-{job.id}-")  # private: mode 0700
+        connections.close_all()  # the child opens its own; it must not share these sockets
+        child = Child.start(job.id, scratch)
+        _watch(child, job, watch)
+    except SoftTimeLimitExceeded:  # Celery's soft time limit, raised in this process
+        watch.stop = Stop.TIME
+    except Exception:
+        # The worker failed to start or to watch the job's process: the job says so, never
+        # left "running" on a live worker.
+        logger.exception("job %s: could not run or watch its process", job.id)
+        watch.failure = traceback.format_exc()
+    finally:
+        if child is not None:
+            watch.exitcode = child.stop()
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    _conclude(job, watch)
+    return watch
+
+
+class Child:
+    """The job's process, forked from the worker process (a Celery pool process, being a
+    daemon, may not start a multiprocessing child)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.exitcode: int | None = None
+
+    @classmethod
+    def start(cls, job_id: UUID, scratch: str) -> Child:
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: run the job, then leave without the parent's exit handlers
+            code = 1
+            try:
+                _child(job_id, scratch, parent)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        return cls(pid)
+
+    def is_alive(self) -> bool:
+        if self.exitcode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.exitcode = os.waitstatus_to_exitcode(status)
+        return self.exitcode is None
+
+    def wait(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while self.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def stop(self) -> int | None:
+        """Kill the process if it still runs; its exit code (negative: the signal)."""
+        if self.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            _, status = os.waitpid(self.pid, 0)
+            self.exitcode = os.waitstatus_to_exitcode(status)
+        return self.exitcode
+
+
+def _child(job_id: UUID, scratch: str, parent: int) -> None:
+    _die_with(parent)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the worker, which ends us
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = scratch
+    from deidweb.celery import app
+
+    app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours
+    try:
+        job_run_claimed(Job.objects.get(id=job_id))
+    finally:
+        connections.close_all()
+
+
+def _die_with(parent: int) -> None:
+    """End this process when its parent (the worker) ends, whatever way it ends."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        logger.warning("this system cannot end a job's process with its worker")
+    if os.getppid() != parent:  # the parent ended before the line above
+        os._exit(1)
+
+
+def _watch(process: Child, job: Job, watch: Watch) -> None:
+    limit = int(settings.DEIDWEB_JOB_MEMORY_LIMIT)
+    deadline = time.monotonic() + int(settings.DEIDWEB_JOB_TIME_LIMIT)
+    next_row_check = 0.0
+    # What the job takes: the growth of the child's own memory (anonymous pages: its heap
+    # and arrays) since it was forked, not the worker's pages it shares from the start
+    # nor files it maps (the system can drop those).
+    baseline = anonymous_bytes(process.pid)
+    while process.is_alive():
+        used = max(0, anonymous_bytes(process.pid) - baseline)
+        watch.peak_bytes = max(watch.peak_bytes, used)
+        if used > limit:
+            watch.stop = Stop.MEMORY
+            return
+        now = time.monotonic()
+        if now >= deadline:
+            watch.stop = Stop.TIME
+            return
+        if now >= next_row_check:
+            next_row_check = now + ROW_POLL_SECONDS
+            try:
+                row = Job.objects.filter(id=job.id).values_list("status", "worker").first()
+            except DatabaseError:  # a database that does not answer now stops no job
+                logger.warning("job %s: could not read its row; watching on", job.id)
+                connections.close_all()
+                process.wait(MEMORY_POLL_SECONDS)
+                continue
+            if row is None or row[0] == JobStatus.CANCELLED or row[1] != job.worker:
+                # cancelled, deleted, or taken over by another worker: stop the work now
+                watch.stop = Stop.CANCELLED
+                return
+        process.wait(MEMORY_POLL_SECONDS)
+
+
+def anonymous_bytes(pid: int) -> int:
+    """The resident anonymous memory of a process of this machine: resident pages less
+    those backed by files or shared memory (``/proc/<pid>/statm``; 0 when unreadable)."""
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            fields = handle.read().split()
+        return (int(fields[1]) - int(fields[2])) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _conclude(job: Job, watch: Watch) -> None:
+    """Fail the job with what happened when its process ended without recording its end."""
+    row = Job.objects.filter(id=job.id).values_list("status", "worker").first()
+    if watch.stop == Stop.CANCELLED:
+        logger.info("job %s: cancelled; its process was stopped", job.id)
+    if row is None or row[0] != JobStatus.RUNNING or row[1] != job.worker:
+        return  # it ended by itself, was cancelled, or is another worker's now
+    memory = {"peak_bytes": watch.peak_bytes, "limit_bytes": int(settings.DEIDWEB_JOB_MEMORY_LIMIT)}
+    if watch.stop == Stop.MEMORY:
+        logger.error("job %s: past the memory ceiling (%s), stopped", job.id, memory)
+        job_fail(job, error=memory_limit_error(), detail=f"memory: {memory}", result=memory)
+    elif watch.stop == Stop.TIME:
+        job_fail(job, error=time_limit_error())
+    elif watch.failure:
+        job_fail(job, error=unexpected_error_message(job), detail=watch.failure)
+    elif watch.exitcode == -signal.SIGKILL:
+        # Killed from outside: the kernel's out-of-memory killer, most often.
+        logger.error("job %s: its process was killed (%s)", job.id, memory)
+        job_fail(job, error=out_of_memory_error(), detail=f"SIGKILL; memory: {memory}")
+    else:
+        how = (
+            f"signal {signal.Signals(-watch.exitcode).name}"
+            if watch.exitcode is not None and watch.exitcode < 0
+            else f"exit code {watch.exitcode}"
+        )
+        logger.error("job %s: its process ended (%s) without recording the job's end", job.id, how)
+        job_fail(
+            job,
+            error=unexpected_error_message(job),
+            detail=f"The job's process ended ({how}) without recording the job's end.",
+        )
+
+
+def memory_limit_error() -> str:
+    limit = int(settings.DEIDWEB_JOB_MEMORY_LIMIT)
+    return (
+        f"The job needed more memory than a job may use ({format_bytes(limit)}, "
+        "DEIDWEB_JOB_MEMORY_LIMIT) and was stopped; the worker goes on with other jobs. Run "
+        "it on a smaller file, or ask your administrator to raise the limit."
+    )
+
+
+def format_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:,.0f} {unit}" if unit == "bytes" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{value:,.1f} TB"
