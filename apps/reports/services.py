@@ -35,6 +35,7 @@ from apps.assessments.steps import BY_SLUG, STEPS
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.labels import METRIC_LABELS
+from apps.core.outbound import OutboundPolicy, OutboundRefused, check_url
 from apps.datasets.storage import delete_quietly
 from apps.engine import context as engine_context
 from apps.jobs.models import Job
@@ -139,6 +140,16 @@ def timestamp_url(organization: Organization) -> str:
     return organization.signing_timestamp_url or str(getattr(settings, "DEIDWEB_TSA_URL", ""))
 
 
+def timestamp_policy() -> OutboundPolicy:
+    """Where the server may call a timestamp authority (``apps.core.outbound``): public https
+    addresses, and what the operator allows besides (plain http, in-house networks)."""
+    return OutboundPolicy.of(
+        allow_http=bool(getattr(settings, "DEIDWEB_TSA_ALLOW_HTTP", False)),
+        allowed_networks=getattr(settings, "DEIDWEB_TSA_ALLOWED_NETWORKS", ()),
+        timeout=float(getattr(settings, "DEIDWEB_TSA_TIMEOUT_SECONDS", 10)),
+    )
+
+
 @transaction.atomic
 def organization_signing_import(
     *, organization: Organization, user: Any, bundle: bytes, passphrase: str
@@ -215,6 +226,14 @@ def organization_timestamp_url_set(*, organization: Organization, user: Any, url
         raise ApplicationError("Only administrators change the timestamp authority.", status=403)
     url = url.strip()
     if url:
+        if len(url) > Organization._meta.get_field("signing_timestamp_url").max_length:  # type: ignore[operator]
+            raise ApplicationError("The timestamp authority's address is too long.")
+        try:
+            check_url(url, timestamp_policy(), what="timestamp authority")
+        except OutboundRefused as exc:
+            raise ApplicationError(
+                f"The timestamp authority was not saved: {exc}.", {"field": "timestamp_url"}
+            ) from None
         try:
             URLValidator(schemes=["http", "https"])(url)
         except ValidationError:
@@ -800,15 +819,22 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     context.progress(15, "Rendering the report", force=True)
     pdf = report_render(assessment=assessment, decision=decision)
     context.progress(75, "Signing the report", force=True)
-    signed = signing.sign_pdf(
-        pdf,
-        identity[0],
-        identity[1],
-        reason=SIGNING_REASON,
-        location=organization.name,
-        signer_name=organization.name,
-        timestamp_url=timestamp_url(organization),
-    )
+    try:
+        signed = signing.sign_pdf(
+            pdf,
+            identity[0],
+            identity[1],
+            reason=SIGNING_REASON,
+            location=organization.name,
+            signer_name=organization.name,
+            timestamp_url=timestamp_url(organization),
+            timestamp_policy=timestamp_policy(),
+        )
+    except signing.TimestampError as exc:
+        raise ApplicationError(
+            f"{exc} The report was not signed; an administrator must correct the address on "
+            "the organization's signing page."
+        ) from None
     digest = _sha256(signed)
     context.progress(90, "Storing the signed report", force=True)
     name = default_storage.save(

@@ -28,6 +28,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
+from apps.core.outbound import OutboundPolicy, OutboundRefused
+from apps.core.outbound import post as outbound_post
+
 logger = logging.getLogger(__name__)
 
 SIGNATURE_FIELD = "deidweb-signature"
@@ -185,6 +188,53 @@ def check_identity(
     return certificate.public_bytes(serialization.Encoding.PEM)
 
 
+class TimestampError(RuntimeError):
+    """The timestamp authority could not be called or gave no usable token (says why)."""
+
+
+def _timestamper(url: str, policy: OutboundPolicy) -> Any:
+    """An RFC 3161 client whose every request goes through ``apps.core.outbound``: the
+    address is checked again when called (public addresses only, unless the operator allows
+    others), the connection goes to the address checked, redirects are not followed, and
+    the exchange has a deadline."""
+    from asn1crypto import tsp
+    from pyhanko.sign.timestamps import TimeStamper
+    from pyhanko.sign.timestamps.common_utils import set_tsp_headers
+
+    class GuardedTimeStamper(TimeStamper):  # type: ignore[misc]
+        async def async_request_tsa_response(self, req: Any) -> Any:
+            def call() -> Any:
+                status, headers, body = outbound_post(
+                    url,
+                    req.dump(),
+                    headers=set_tsp_headers({}),
+                    policy=policy,
+                    what="timestamp authority",
+                )
+                kind = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+                if status != 200 or kind.split(";")[0].strip() != "application/timestamp-reply":
+                    raise OutboundRefused(
+                        f"it answered HTTP {status} ({kind or 'no content type'}), not a "
+                        "timestamp reply"
+                    )
+                return tsp.TimeStampResp.load(body)
+
+            return await asyncio.to_thread(call)
+
+    return GuardedTimeStamper()
+
+
+def _refusal_in(exc: BaseException) -> OutboundRefused | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OutboundRefused):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def sign_pdf(
     pdf: bytes,
     pkcs12: bytes,
@@ -194,16 +244,20 @@ def sign_pdf(
     location: str,
     signer_name: str,
     timestamp_url: str = "",
+    timestamp_policy: OutboundPolicy | None = None,
 ) -> bytes:
-    """Sign a PDF (PAdES baseline B-B, SHA-256; B-T with a token from ``timestamp_url``) as
-    an incremental update, in an invisible field named ``deidweb-signature``."""
+    """Sign a PDF (PAdES baseline B-B, SHA-256; B-T with a token from ``timestamp_url``,
+    called under ``timestamp_policy``) as an incremental update, in an invisible field named
+    ``deidweb-signature``. ``TimestampError`` when the authority cannot be used."""
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.sign import fields, signers, timestamps
+    from pyhanko.sign import fields, signers
 
     signer = signers.SimpleSigner.load_pkcs12_data(
         pkcs12, other_certs=[], passphrase=passphrase.encode()
     )
-    timestamper = timestamps.HTTPTimeStamper(timestamp_url) if timestamp_url else None
+    timestamper = (
+        _timestamper(timestamp_url, timestamp_policy or OutboundPolicy()) if timestamp_url else None
+    )
     writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
     metadata = signers.PdfSignatureMetadata(
         field_name=SIGNATURE_FIELD,
@@ -213,7 +267,17 @@ def sign_pdf(
         location=location,
         name=signer_name,
     )
-    output = _blocking(signers.sign_pdf, writer, metadata, signer=signer, timestamper=timestamper)
+    try:
+        output = _blocking(
+            signers.sign_pdf, writer, metadata, signer=signer, timestamper=timestamper
+        )
+    except Exception as exc:
+        refused = _refusal_in(exc)
+        if refused is None:
+            raise
+        raise TimestampError(
+            f"The timestamp authority {timestamp_url} was not used: {refused}."
+        ) from None
     signed: bytes = output.getvalue()
     return signed
 

@@ -236,12 +236,16 @@ def test_an_administrator_imports_a_ca_certificate_and_old_reports_still_verify(
 
 
 def test_a_timestamp_authority_countersigns_the_report(
-    decided, monkeypatch, custodian, timestamp_authority
+    decided, monkeypatch, custodian, timestamp_authority, settings
 ):
     import io
 
     from pypdf import PdfReader
 
+    # The test's authority listens on the loopback over plain http: only because the
+    # operator allows it (by default both are refused, tests/reports/test_timestamp_guard.py).
+    settings.DEIDWEB_TSA_ALLOW_HTTP = True
+    settings.DEIDWEB_TSA_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     custodian.signing_timestamp_url = timestamp_authority
     custodian.save(update_fields=["signing_timestamp_url"])
     job = run_report_job(monkeypatch, decided)
