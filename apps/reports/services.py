@@ -164,7 +164,7 @@ def organization_signing_import(
     if not membership_get(user=user, organization=organization).is_admin:
         raise ApplicationError("Only administrators change the signing certificate.", status=403)
     try:
-        pem = signing.check_identity(bundle, passphrase)
+        pem = signing.check_identity(bundle, passphrase, organization=organization.name)
     except signing.IdentityError as exc:
         raise ApplicationError(f"The signing certificate was not imported: {exc}") from None
     locked = Organization.objects.select_for_update().get(id=organization.id)

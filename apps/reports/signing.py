@@ -149,12 +149,53 @@ class IdentityError(ValueError):
     """An imported PKCS#12 bundle that cannot sign reports (the message says why)."""
 
 
+MIN_RSA_BITS = 2048
+MIN_EC_BITS = 256  # P-256
+WEAK_DIGESTS = {"md2": "MD2", "md4": "MD4", "md5": "MD5", "sha1": "SHA-1"}
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _key_strength_problem(public: object) -> str:
+    from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519
+
+    if isinstance(public, rsa.RSAPublicKey):
+        if public.key_size < MIN_RSA_BITS:
+            return (
+                f"its key is an RSA-{public.key_size} key; at least RSA-{MIN_RSA_BITS} is "
+                "required (NIST SP 800-57)"
+            )
+        return ""
+    if isinstance(public, ec.EllipticCurvePublicKey):
+        if public.curve.key_size < MIN_EC_BITS:
+            return (
+                f"its key is on the elliptic curve {public.curve.name} "
+                f"({public.curve.key_size} bits); at least P-256 is required"
+            )
+        return ""
+    if isinstance(public, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+        return ""
+    if isinstance(public, dsa.DSAPublicKey):
+        return "its key is a DSA key, which signatures no longer use; use RSA or EC"
+    return "its key is of a kind that cannot sign reports; use RSA or EC"
+
+
 def check_identity(
-    pkcs12_bytes: bytes, passphrase: str, *, now: dt.datetime | None = None
+    pkcs12_bytes: bytes,
+    passphrase: str,
+    *,
+    organization: str | None = None,
+    now: dt.datetime | None = None,
 ) -> bytes:
     """Check an organization's PKCS#12 bundle before it is used to sign: it opens with the
-    passphrase, holds a private key and its certificate, the certificate is valid now and
-    may sign documents. Returns the certificate (PEM)."""
+    passphrase, holds a private key and its certificate, the certificate is valid now, is an
+    end-entity certificate that may sign documents, with a key of at least RSA-2048 or P-256
+    and a signature without MD5 or SHA-1, issued to ``organization`` (its subject's O=, when
+    given). Returns the certificate (PEM)."""
+    if "\x00" in passphrase:
+        raise IdentityError("The passphrase contains a NUL character, which no passphrase has.")
     try:
         key, certificate, _ = pkcs12.load_key_and_certificates(
             pkcs12_bytes, passphrase.encode() or None
@@ -179,12 +220,56 @@ def check_identity(
             f"The certificate is valid from {certificate.not_valid_before_utc:%Y-%m-%d} to "
             f"{certificate.not_valid_after_utc:%Y-%m-%d}, not today."
         )
+    weak_key = _key_strength_problem(certificate.public_key())
+    if weak_key:
+        raise IdentityError(f"The certificate cannot sign reports: {weak_key}.")
+    try:
+        digest = certificate.signature_hash_algorithm
+    except Exception:  # an algorithm this library does not know: not one to trust
+        raise IdentityError(
+            "The certificate is signed with an algorithm that is not accepted; ask for one "
+            "signed with SHA-256 or stronger."
+        ) from None
+    if digest is not None and digest.name in WEAK_DIGESTS:
+        raise IdentityError(
+            f"The certificate is signed with {WEAK_DIGESTS[digest.name]}, which can be forged; "
+            "ask for one signed with SHA-256 or stronger."
+        )
+    try:
+        constraints = certificate.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        constraints = None
+    if constraints is not None and constraints.ca:
+        raise IdentityError(
+            "This is a certification authority's certificate (basic constraints CA=true), "
+            "not one for signing documents; import the certificate the authority issued to "
+            "the organization."
+        )
     try:
         usage = certificate.extensions.get_extension_for_class(x509.KeyUsage).value
     except x509.ExtensionNotFound:
-        usage = None
-    if usage is not None and not (usage.digital_signature or usage.content_commitment):
+        raise IdentityError(
+            "The certificate's key usage does not say it may sign documents (no key usage "
+            "extension with digitalSignature or nonRepudiation)."
+        ) from None
+    if not (usage.digital_signature or usage.content_commitment):
         raise IdentityError("The certificate's key usage does not allow signing documents.")
+    if organization is not None:
+        named = [
+            str(a.value)
+            for a in certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+        ]
+        if not named:
+            raise IdentityError(
+                f"The certificate's subject names no organization (O=); it must name "
+                f"'{organization}', whose reports it signs."
+            )
+        if any(_squeezed(n) != _squeezed(organization) for n in named):
+            others = ", ".join(f"'{n}'" for n in named)
+            raise IdentityError(
+                f"The certificate is issued to {others}, not to '{organization}', whose "
+                "reports it would sign."
+            )
     return certificate.public_bytes(serialization.Encoding.PEM)
 
 

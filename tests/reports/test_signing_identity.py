@@ -37,8 +37,11 @@ def _key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def _name(common: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+def _name(common: str, organization: str | None = None) -> x509.Name:
+    parts = [x509.NameAttribute(NameOID.COMMON_NAME, common)]
+    if organization is not None:  # a certificate the organization imports names it (O=)
+        parts.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
+    return x509.Name(parts)
 
 
 def _certificate(
@@ -50,10 +53,11 @@ def _certificate(
     ca: bool = False,
     days: tuple[int, int] = (-1, 365),
     usage: ExtendedKeyUsageOID | None = None,
+    organization: str | None = None,
 ) -> x509.Certificate:
     builder = (
         x509.CertificateBuilder()
-        .subject_name(_name(subject))
+        .subject_name(_name(subject, organization))
         .issuer_name(_name(issuer))
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -93,7 +97,9 @@ def _bundle(
 ):  # type: ignore[no-untyped-def]
     ca_key, ca_cert = authority
     key = _key()
-    cert = _certificate(subject, key, "Test Certification Authority", ca_key, days=days)
+    cert = _certificate(
+        subject, key, "Test Certification Authority", ca_key, days=days, organization="Custodian"
+    )
     data = pkcs12.serialize_key_and_certificates(
         b"signing",
         key,
@@ -170,7 +176,7 @@ def test_checks_refuse_bundles_that_cannot_sign(authority):
     ca_only = pkcs12.serialize_key_and_certificates(
         b"ca", ca_key, ca_cert, None, serialization.BestAvailableEncryption(b"pw")
     )
-    with pytest.raises(signing.IdentityError, match="does not allow signing"):
+    with pytest.raises(signing.IdentityError, match="certification authority's certificate"):
         signing.check_identity(ca_only, "pw")
 
 
