@@ -80,6 +80,7 @@ KNOWN_ACTIONS: dict[str, str] = {
     "report.generate": "Report generated",
     "download.release": "Release downloaded",
     "download.report": "Report downloaded",
+    "download.report_refused": "Report download refused (file differs from the signed one)",
     "download.secrets": "Secrets downloaded",
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any
+from typing import IO, Any, NoReturn
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -896,6 +896,67 @@ def _sha256(data: bytes) -> str:
 
 def report_pdf(report: Report) -> bytes:
     return _read(report.pdf_path)
+
+
+def report_file_open(*, report: Report, user: Any) -> IO[bytes]:
+    """The stored signed report, ready to serve, if it is still the file that was signed.
+
+    Its SHA-256 is checked against the digest recorded at signing (as release files are
+    checked against the approved one): a changed or missing file is refused (409) and the
+    refusal recorded in the audit trail with both digests; an intact one is served from a
+    private copy, so the bytes checked are the bytes sent, and the download is recorded."""
+    import tempfile
+
+    from apps.audit.services import audit_record
+
+    digest = hashlib.sha256()
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # handed to the response, which closes it
+    try:
+        with default_storage.open(report.pdf_path, "rb") as source:
+            for chunk in iter(lambda: source.read(1024 * 1024), b""):
+                digest.update(chunk)
+                spool.write(chunk)
+    except OSError:
+        spool.close()
+        _report_refused(report, user, "", "the signed file is missing from storage")
+    actual = digest.hexdigest()
+    if actual != report.sha256:
+        spool.close()
+        _report_refused(report, user, actual, "the stored file differs from the signed one")
+    spool.seek(0)
+    audit_record(
+        organization=report.organization,
+        actor=user,
+        action="download.report",
+        obj=report,
+        details={"assessment": str(report.assessment_id), "sha256": actual},
+    )
+    return spool
+
+
+def _report_refused(report: Report, user: Any, actual: str, why: str) -> NoReturn:
+    from apps.audit.services import audit_record
+
+    with transaction.atomic():
+        audit_record(
+            organization=report.organization,
+            actor=user,
+            action="download.report_refused",
+            obj=report,
+            details={
+                "assessment": str(report.assessment_id),
+                "signed_sha256": report.sha256,
+                "stored_sha256": actual,
+                "reason": why,
+            },
+        )
+    raise ApplicationError(
+        f"The report cannot be downloaded: {why} (the signed report's SHA-256 is "
+        f"{report.sha256}). The refusal is recorded in the audit trail; an administrator must "
+        "investigate.",
+        {"signed_sha256": report.sha256, "stored_sha256": actual},
+        status=409,
+    )
 
 
 def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:
