@@ -61,6 +61,8 @@ KNOWN_ACTIONS: dict[str, str] = {
     "auth.login_failed": "Failed sign-in",
     "auth.logout": "Signed out",
     "auth.lockout": "Sign-in locked after repeated failures",
+    "auth.login_failed_repeated": "Failed API authentications repeated (aggregated count)",
+    "auth.throttled": "API authentication throttled after repeated failures",
     "auth.password_change": "Password changed",
     "auth.token_create": "API key created",
     "auth.token_revoke": "API key revoked",

@@ -309,7 +309,9 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
-    "NUM_PROXIES": DEIDWEB_PROXY_COUNT or None,
+    # 0 without a proxy: REST framework then takes REMOTE_ADDR, not a client-written
+    # X-Forwarded-For (None would trust the header), as apps.accounts.lockout counts it.
+    "NUM_PROXIES": DEIDWEB_PROXY_COUNT,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only: nested inputs (masking, answers, population) have no form encoding, and a
     # form would silently drop them. Uploads declare their multipart parsers themselves.
