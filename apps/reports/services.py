@@ -32,6 +32,7 @@ from apps.assessments.presenters import (
     risk_charts,
 )
 from apps.assessments.steps import BY_SLUG, STEPS
+from apps.audit.services import audit_key_is_public
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.labels import METRIC_LABELS
@@ -605,6 +606,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "decision_row": _decision_row(decision, decision),
         "generated_at": decided_at,
         "audit_anchor": {"sequence": decision.audit_sequence, "hash": decision.audit_hash},
+        "audit_key_public": audit_key_is_public(),
         "snapshot": record.snapshot,
         "steps": STEPS,
         "step_refs": {s.slug: s.guideline for s in STEPS},

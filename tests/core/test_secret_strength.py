@@ -15,7 +15,7 @@ import secrets
 import pytest
 from django.core.management.utils import get_random_secret_key
 
-from deidweb.settings.env import secret_weakness
+from apps.core.secret_strength import secret_weakness
 from tests.core.test_deploy import production
 
 WEAK_SECRET_KEYS = [
