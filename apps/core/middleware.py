@@ -68,3 +68,39 @@ def _field_with_nul(request: HttpRequest) -> str | None:
     if request.method == "POST" and request.content_type == "application/x-www-form-urlencoded":
         return _nul_in(request.POST.lists())
     return None
+
+
+class ApiErrorsAsJson:
+    """Every error under ``/api/`` answers in the API's format, ``{"message", "extra"}``, in
+    every settings module: Django's own 404 and 500 pages (its debug pages under local
+    settings, which bypass ``handler404``), the 400 of a bad Host header, a 405 from a
+    plain view. A client of the API never has to parse HTML; the traceback of a 500 stays
+    in the server's log."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code < 400
+            or not request.path.startswith("/api/")
+            or "json" in response.get("Content-Type", "")
+        ):
+            return response
+        message = _API_ERRORS.get(response.status_code, response.reason_phrase or "Error")
+        answer = JsonResponse({"message": message, "extra": {}}, status=response.status_code)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if response.has_header(header):
+                answer[header] = response[header]
+        return answer
+
+
+_API_ERRORS = {
+    400: "Bad request.",
+    401: "Authentication credentials were not provided.",
+    403: "You do not have permission to perform this action.",
+    404: "Not found.",
+    405: "Method not allowed.",
+    500: "Server error: the request could not be completed; it is in the server's log.",
+}
