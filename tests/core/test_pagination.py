@@ -27,6 +27,13 @@ LISTS = [
         ("offset=-1", "offset"),
         ("offset=abc", "offset"),
         ("limit=5&offset=1.5x", "offset"),
+        # Issue 23 (schemathesis): a query integer is written in digits; 240.0, 1e2 and
+        # " 7" are not integers in a URL, whatever DRF's number parsing makes of them.
+        ("offset=240.0", "offset"),
+        ("limit=10.0", "limit"),
+        ("offset=1e2", "offset"),
+        ("limit=%207", "limit"),
+        ("offset=%2B3", "offset"),
     ],
 )
 def test_bad_limit_or_offset_is_a_400_naming_it(client_for, admin_user, url, query, field):
