@@ -346,7 +346,7 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
         raise ApplicationError("No such technique in Step 7's settings.", status=404)
     levels = assessment.chosen_levels
     if not levels:
-        raise ApplicationError("Run the search and choose a solution first (Step 7.4).")
+        raise ApplicationError("Run the search and choose a solution first (Step 7.4).", status=409)
     quasi = quasi_identifiers(assessment)
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}

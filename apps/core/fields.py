@@ -75,6 +75,6 @@ class QueryIntegerField(serializers.IntegerField):
     and `` 7`` as integers, which the schema (type integer) says they are not."""
 
     def to_internal_value(self, data: Any) -> int:
-        if not isinstance(data, str) or not re.fullmatch(r"-?[0-9]{1,30}", data):
+        if not isinstance(data, str) or not re.fullmatch(r"-?[0-9]+", data):
             self.fail("invalid")
         return super().to_internal_value(data)

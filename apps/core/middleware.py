@@ -4,8 +4,8 @@ PostgreSQL text cannot hold the NUL character: a query parameter or form field c
 reaches a filter (``?organization=%00``) and the driver raises instead of matching nothing,
 and some readers crash on it (the PKCS#12 reader panics on a NUL in the passphrase). Every
 path goes through here, so no view has to remember it: the request gets a 400 naming the
-field (JSON for the API, as every API error). JSON bodies of the API are checked by its
-parser (``apps.core.parsers``), its multipart fields by its serializer fields."""
+field (JSON for the API, as every API error). The API's JSON and multipart fields are checked
+by its serializer fields, and anything stored by the save guard (``apps.core.text_limits``)."""
 
 from __future__ import annotations
 

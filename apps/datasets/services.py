@@ -303,7 +303,8 @@ def _sample(path: Path, rows: int) -> pl.DataFrame:
 def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
     if dataset.assessments.exists():
         raise ApplicationError(
-            f"'{dataset.name}' has assessments; it stays as the evidence they were made on."
+            f"'{dataset.name}' has assessments; it stays as the evidence they were made on.",
+            status=409,
         )
     names = [dataset.parquet_path, dataset.original_path]
     with transaction.atomic():

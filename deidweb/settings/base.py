@@ -316,7 +316,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only: nested inputs (masking, answers, population) have no form encoding, and a
     # form would silently drop them. Uploads declare their multipart parsers themselves.
-    "DEFAULT_PARSER_CLASSES": ["apps.core.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.StrictLimitOffsetPagination",
     "PAGE_SIZE": 50,
