@@ -407,8 +407,8 @@ class AssessmentViewSet(
         return AssessmentSummarySerializer if self.action == "list" else AssessmentSerializer
 
     def finalize_response(
-        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
-    ) -> HttpResponseBase:
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
         """Every answer of every action about one assessment, for a role that may not read
         raw values (reviewers): the values of its direct identifiers and free-text columns
         withheld (``apps.assessments.withheld``), whatever the action returned."""
@@ -421,7 +421,7 @@ class AssessmentViewSet(
             return response
         record = data.get("variables") if isinstance(data, dict) else None
         protected = protected_columns(assessment, record if isinstance(record, list) else ())
-        response.data = withhold_raw_values(data, protected)  # type: ignore[attr-defined]
+        response.data = withhold_raw_values(data, protected)
         return response
 
     def _user(self) -> User:

@@ -185,14 +185,17 @@ def audit_record(
         if action in anchors.ANCHORED_ACTIONS:
             # Outside the database too, once it is committed: a restored older copy of the
             # database cannot take this event back unseen (apps.audit.anchors).
-            anchored = {
-                "chain": head.chain,
-                "organization": organization.slug if organization else PLATFORM_CHAIN,
-                "sequence": event.sequence,
-                "head_hash": event.hash,
-                "action": action,
-            }
-            transaction.on_commit(lambda: anchors.anchor_write(**anchored))
+            chain, sequence, anchored_hash = head.chain, event.sequence, event.hash
+            slug = organization.slug if organization else PLATFORM_CHAIN
+            transaction.on_commit(
+                lambda: anchors.anchor_write(
+                    chain=chain,
+                    organization=slug,
+                    sequence=sequence,
+                    head_hash=anchored_hash,
+                    action=action,
+                )
+            )
     return event
 
 

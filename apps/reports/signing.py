@@ -286,7 +286,10 @@ def _timestamper(url: str, policy: OutboundPolicy) -> Any:
     from pyhanko.sign.timestamps import TimeStamper
     from pyhanko.sign.timestamps.common_utils import set_tsp_headers
 
-    class GuardedTimeStamper(TimeStamper):  # type: ignore[misc]
+    class GuardedTimeStamper(TimeStamper):
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]  # pyHanko's is untyped
+
         async def async_request_tsa_response(self, req: Any) -> Any:
             def call() -> Any:
                 status, headers, body = outbound_post(

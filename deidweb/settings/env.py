@@ -13,8 +13,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from apps.core.secret_strength import secret_weakness  # noqa: F401  # for the settings
-
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
