@@ -150,7 +150,7 @@ def _literal(host: str) -> Address | None:
         return ipaddress.ip_address(host)
     except ValueError:
         pass
-    if _NUMERIC_HOST.fullmatch(host) and not re.search(r"[g-wyz]", host, re.IGNORECASE):
+    if _NUMERIC_HOST.fullmatch(host):
         try:
             packed = socket.inet_aton(host)
         except OSError:
