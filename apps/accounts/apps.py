@@ -1,4 +1,8 @@
 from django.apps import AppConfig
+from django.contrib.auth import get_user_model
+from django.db.models.signals import pre_save
+
+from apps.accounts.usernames import guard_username, validate_username
 
 
 class AccountsConfig(AppConfig):
@@ -7,3 +11,11 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.accounts import schema  # noqa: F401  # registers the API key's OpenAPI scheme
+
+        # Every path that creates or renames a user: forms and createsuperuser validate the
+        # field, every other save is guarded (apps.accounts.usernames).
+        user_model = get_user_model()
+        field = user_model._meta.get_field("username")
+        if validate_username not in field.validators:
+            field.validators.append(validate_username)
+        pre_save.connect(guard_username, sender=user_model, dispatch_uid="deidweb-usernames")

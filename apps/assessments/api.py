@@ -75,6 +75,7 @@ from apps.assessments.serializers import (
     UtilitySavedSerializer,
     UtilitySerializer,
 )
+from apps.assessments.withheld import protected_columns, withhold_raw_values
 from apps.core import fields as strict
 from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
@@ -414,6 +415,24 @@ class AssessmentViewSet(
 
     def get_serializer_class(self):  # type: ignore[no-untyped-def]
         return AssessmentSummarySerializer if self.action == "list" else AssessmentSerializer
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        """Every answer of every action about one assessment, for a role that may not read
+        raw values (reviewers): the values of its direct identifiers and free-text columns
+        withheld (``apps.assessments.withheld``), whatever the action returned."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        data = getattr(response, "data", None)
+        if data is None or not 200 <= response.status_code < 300 or "pk" not in self.kwargs:
+            return response
+        assessment = self.get_queryset().filter(pk=self.kwargs["pk"]).first()
+        if assessment is None or self._membership(assessment).can_see_raw_values:
+            return response
+        record = data.get("variables") if isinstance(data, dict) else None
+        protected = protected_columns(assessment, record if isinstance(record, list) else ())
+        response.data = withhold_raw_values(data, protected)
+        return response
 
     def _user(self) -> User:
         return user_of(self.request)  # authenticated: OrganizationRole

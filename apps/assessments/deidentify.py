@@ -518,7 +518,7 @@ def assessment_choose_solution(*, assessment: Assessment, levels: dict[str, int]
     _editable(assessment)
     search = assessment.search_result
     if not search:
-        raise ApplicationError("Run the search first.")
+        raise ApplicationError("Run the search first.", status=409)
     offered = [search["solution"]["levels"]] if search.get("solution") else []
     offered += [p["levels"] for p in search.get("pareto", [])]
     if levels not in offered:

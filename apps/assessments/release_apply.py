@@ -40,7 +40,7 @@ def suppression_share(rows: int, suppressed: int) -> float:
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
     if not assessment.chosen_levels:
-        raise ApplicationError("Run the search and choose a solution first.")
+        raise ApplicationError("Run the search and choose a solution first.", status=409)
     job = job_create(
         organization=assessment.organization,
         kind="assessment-apply",

@@ -436,7 +436,9 @@ def assessment_accept_utility(
 ) -> list[str]:
     _editable(assessment)
     if assessment.apply_result is None:
-        raise ApplicationError("Apply a de-identification (Step 7) first.", {"step": "deidentify"})
+        raise ApplicationError(
+            "Apply a de-identification (Step 7) first.", {"step": "deidentify"}, status=409
+        )
     if not note.strip():
         raise ApplicationError(
             "Say why the remaining utility is acceptable for the purpose.", {"field": "note"}

@@ -22,6 +22,7 @@ parameters without the seeds that would undo it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -51,17 +52,25 @@ PERTURBATIVE = frozenset({"noise", "rank_swap", "pram"})
 
 
 def _number(entry: dict[str, Any], key: str, default: float | None = None) -> float | None:
+    """The one reader of a technique's numbers (page text or JSON): finite, or refused. A NaN
+    passes every ``<=`` check after it, and neither JSON nor ``jsonb`` can store it."""
     value = entry.get(key, default)
-    if value in (None, ""):
+    if value is None or (isinstance(value, str) and not value.strip()):
         return default
+    title = TITLES.get(entry.get("technique", ""), "Technique")
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        if isinstance(value, bool):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         raise ApplicationError(
-            f"{TITLES.get(entry.get('technique', ''), 'Technique')}: '{key}' must be a number, "
-            f"not {value!r}.",
-            {"field": key},
+            f"{title}: '{key}' must be a number, not {value!r}.", {"field": key}
         ) from None
+    if not math.isfinite(number):
+        raise ApplicationError(
+            f"{title}: '{key}' must be a finite number, not {value!r}.", {"field": key}
+        )
+    return number
 
 
 def techniques_check(
@@ -343,7 +352,7 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
         raise ApplicationError("No such technique in Step 7's settings.", status=404)
     levels = assessment.chosen_levels
     if not levels:
-        raise ApplicationError("Run the search and choose a solution first (Step 7.4).")
+        raise ApplicationError("Run the search and choose a solution first (Step 7.4).", status=409)
     quasi = quasi_identifiers(assessment)
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}

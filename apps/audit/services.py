@@ -16,7 +16,7 @@ import math
 import re
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
 from pathlib import PurePath
@@ -27,6 +27,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 
 from apps.accounts.models import Organization
+from apps.audit import anchors
 from apps.audit.models import (
     GENESIS_HASH,
     PLATFORM_CHAIN,
@@ -35,6 +36,7 @@ from apps.audit.models import (
     canonical_dumps,
     chain_of,
 )
+from apps.core.secret_strength import KNOWN_WEAK_SECRETS, secret_weakness
 
 ACTION_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+")
 
@@ -180,6 +182,20 @@ def audit_record(
         head.sequence, head.hash = event.sequence, event.hash
         head.seal = head_seal(head.chain, head.sequence, head.hash)
         head.save(update_fields=["sequence", "hash", "seal", "updated_at"])
+        if action in anchors.ANCHORED_ACTIONS:
+            # Outside the database too, once it is committed: a restored older copy of the
+            # database cannot take this event back unseen (apps.audit.anchors).
+            chain, sequence, anchored_hash = head.chain, event.sequence, event.hash
+            slug = organization.slug if organization else PLATFORM_CHAIN
+            transaction.on_commit(
+                lambda: anchors.anchor_write(
+                    chain=chain,
+                    organization=slug,
+                    sequence=sequence,
+                    head_hash=anchored_hash,
+                    action=action,
+                )
+            )
     return event
 
 
@@ -194,6 +210,8 @@ class VerifyResult:
     checked: int  # events
     organizations: int
     problems: list[str]
+    # Each chain's last event as found: (organization or None, sequence, hash).
+    heads: list[tuple[Organization | None, int, str]] = field(default_factory=list)
 
     @property
     def summary(self) -> str:
@@ -202,7 +220,34 @@ class VerifyResult:
         return f"{len(self.problems)} problems in {self.checked} events"
 
 
-def _verify_chain(organization: Organization | None) -> tuple[int, list[str]]:
+@dataclass(frozen=True)
+class Expected:
+    """A chain head known from outside the database (a printed report, an earlier check):
+    the organization's slug ("platform" for the platform's chain), the event's sequence and
+    its SHA-256 (at least its first 12 hex digits, as reports print it)."""
+
+    chain: str
+    sequence: int
+    hash: str
+
+    @classmethod
+    def parse(cls, text: str) -> Expected:
+        parts = text.strip().rstrip("…").split(":")
+        if (
+            len(parts) != 3
+            or not parts[1].lstrip("#").isdigit()
+            or not re.fullmatch(r"[0-9a-f]{12,64}", parts[2].lower())
+        ):
+            raise ValueError(
+                f"{text!r} is not SLUG:SEQUENCE:HASH (e.g. custodian:412:9f86d081884c, the "
+                "hash at least 12 hex digits)"
+            )
+        return cls(parts[0], int(parts[1].lstrip("#")), parts[2].lower())
+
+
+def _verify_chain(
+    organization: Organization | None, expected: Iterable[Expected] = ()
+) -> tuple[int, list[str], tuple[int, str]]:
     """One chain: links, hashes and seals of every event, then its sealed head and the
     anchors recorded outside the trail."""
     name = organization.slug if organization is not None else PLATFORM_CHAIN
@@ -262,19 +307,29 @@ def _verify_chain(organization: Organization | None) -> tuple[int, list[str]]:
                     f"head says #{head.sequence} ({head.hash[:12]}…): events were added or "
                     "re-written outside deidweb"
                 )
-    for provider in ANCHOR_PROVIDERS:
-        for label, sequence, anchored in provider(organization):
-            if hashes.get(sequence) != anchored:
-                state = "is missing" if sequence not in hashes else "differs"
-                problems.append(
-                    f"{name}: {label} recorded the chain at #{sequence} ({anchored[:12]}…); "
-                    f"that event {state} now: the trail was cut or re-written"
-                )
-    return checked, problems
+    given = [
+        ("the head given with --expect", e.sequence, e.hash)
+        for e in expected
+        if e.chain == (organization.slug if organization is not None else PLATFORM_CHAIN)
+    ]
+    recorded = [a for provider in ANCHOR_PROVIDERS for a in provider(organization)]
+    for label, sequence, anchored in [*recorded, *given]:
+        actual = hashes.get(sequence)
+        # A printed head gives the first hex digits of the digest; a stored one all 64.
+        if len(anchored) < 12 or actual is None or not actual.startswith(anchored):
+            state = "is missing" if actual is None else "differs"
+            problems.append(
+                f"{name}: {label} recorded the chain at #{sequence} ({anchored[:12]}…); "
+                f"that event {state} now: the trail was cut or re-written"
+            )
+    return checked, problems, (last_sequence, last_hash)
 
 
 def audit_verify(
-    *, organization: Organization | None = None, platform: bool | None = None
+    *,
+    organization: Organization | None = None,
+    platform: bool | None = None,
+    expected: Iterable[Expected] = (),
 ) -> VerifyResult:
     """Walk each chain in sequence order and report what does not hold.
 
@@ -284,7 +339,8 @@ def audit_verify(
     edited); ``seal`` is the HMAC of the hash under the server key (otherwise the event was
     re-written and the chain re-computed). Per chain: the sealed head names the last event
     (otherwise the newest events were deleted), and every anchor recorded outside the trail
-    (decisions, printed in their signed reports) still matches.
+    (decisions, printed in their signed reports; the heads kept in the file storage,
+    ``apps.audit.anchors``; the ``expected`` heads given from outside) still matches.
 
     With no organization, every organization's chain and the platform's; ``platform``
     overrides whether the platform's chain is checked. Linear in the size of the trail.
@@ -307,9 +363,32 @@ def audit_verify(
         or AuditHead.objects.filter(chain=PLATFORM_CHAIN).exists()
     ):
         chains.append(None)
+    expected = list(expected)
+    heads: list[tuple[Organization | None, int, str]] = []
     for org in chains:
         count += org is not None
-        n, found = _verify_chain(org)
+        n, found, (last_sequence, last_hash) = _verify_chain(org, expected)
         checked += n
         problems.extend(found)
-    return VerifyResult(ok=not problems, checked=checked, organizations=count, problems=problems)
+        heads.append((org, last_sequence, last_hash))
+    known = {org.slug if org is not None else PLATFORM_CHAIN for org in chains}
+    for e in expected:
+        if e.chain not in known:
+            problems.append(f"{e.chain}: the head given with --expect names no chain checked")
+    return VerifyResult(
+        ok=not problems, checked=checked, organizations=count, problems=problems, heads=heads
+    )
+
+
+def audit_key_is_public() -> bool:
+    """Is the chain sealed with a key anyone can know — derived from a published
+    SECRET_KEY (the development or the test default) or itself not random? Then anyone with
+    the database can re-seal an edited trail; the pages, reports and start-up say so."""
+    from django.conf import settings
+
+    key = str(settings.DEIDWEB_AUDIT_KEY)
+    for secret_key in {str(settings.SECRET_KEY), *KNOWN_WEAK_SECRETS}:
+        derived = hmac.new(secret_key.encode(), b"deidweb audit chain", hashlib.sha256)
+        if hmac.compare_digest(key, derived.hexdigest()):
+            return bool(secret_weakness(secret_key))
+    return bool(secret_weakness(key))

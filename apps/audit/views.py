@@ -9,7 +9,7 @@ from apps.accounts.decorators import org_view
 from apps.accounts.models import Organization
 from apps.audit.forms import AuditFilterForm
 from apps.audit.selectors import audit_actions, audit_events
-from apps.audit.services import audit_verify
+from apps.audit.services import audit_key_is_public, audit_verify
 from apps.core.pagination import list_page
 
 
@@ -40,5 +40,11 @@ def audit_list(request: HttpRequest, organization: Organization) -> HttpResponse
     return render(
         request,
         "audit/list.html",
-        {"form": form, "page": page, "verification": verification, "help_topic": "audit"},
+        {
+            "form": form,
+            "page": page,
+            "verification": verification,
+            "audit_key_public": audit_key_is_public(),
+            "help_topic": "audit",
+        },
     )

@@ -188,6 +188,8 @@ AUDIT_ACTION_LABELS = {
     "auth.login_failed": "Failed sign-in",
     "auth.logout": "Signed out",
     "auth.lockout": "Sign-in locked after repeated failures",
+    "auth.login_failed_repeated": "Failed API authentications repeated (aggregated count)",
+    "auth.throttled": "API authentication throttled after repeated failures",
     "auth.password_change": "Password changed",
     "auth.token_create": "API key created",
     "auth.token_revoke": "API key revoked",
@@ -207,6 +209,7 @@ AUDIT_ACTION_LABELS = {
     "report.generate": "Report generated",
     "download.release": "Release downloaded",
     "download.report": "Report downloaded",
+    "download.report_refused": "Report download refused (file differs from the signed one)",
     "download.secrets": "Secrets downloaded",
 }
 

@@ -13,6 +13,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 
 from apps.core.api import query_values
+from apps.core.fields import QueryIntegerField
 
 MAX_LIMIT = 1000
 # Rows of a list page (data sets, assessments, audit events): an office with years of
@@ -27,8 +28,8 @@ def list_page(request: HttpRequest, items: QuerySet[Any], size: int = LIST_PAGE_
 
 
 class _PageQuery(serializers.Serializer[Any]):
-    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, required=False)
-    offset = serializers.IntegerField(min_value=0, required=False)
+    limit = QueryIntegerField(min_value=1, max_value=MAX_LIMIT, required=False)
+    offset = QueryIntegerField(min_value=0, required=False)
 
 
 class StrictLimitOffsetPagination(LimitOffsetPagination):

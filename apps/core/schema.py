@@ -10,7 +10,9 @@ this postprocessing hook adds them by rule, from what the operation takes:
   that can answer 404 declares it itself.
 - 400 where the operation takes input (query, body) or runs a rule of the method (every
   action beyond reading one object): ``extra.fields`` names each bad field.
-- 409 where an assessment or a job is changed: a submitted or decided version is frozen.
+- 409 where an assessment, a job or a data set is changed: its state does not allow it yet
+  (a step not done) or any more (a submitted or decided version is frozen, a job finished, a
+  data set with assessments).
 - 429 everywhere once the API is throttled (``DEFAULT_THROTTLE_CLASSES``).
 
 An operation's own ``extend_schema(responses=...)`` wins over the rules: a rule only fills in
@@ -51,8 +53,8 @@ DESCRIPTIONS = {
     "401": "Not signed in, or the credentials are not valid.",
     "403": "Your role in the organization does not allow it (or not signed in).",
     "404": "No such object in your organizations (another organization's are not found either).",
-    "409": "The state of the assessment or job does not allow it (a submitted or decided "
-    "version is frozen).",
+    "409": "The state of the object does not allow it yet (a step not done) or any more (a "
+    "submitted or decided version is frozen, a job finished, a data set with assessments).",
     "413": "The file is larger than the upload limit; nothing was saved.",
     "429": "Too many requests: wait as long as `Retry-After` says.",
 }
@@ -60,7 +62,7 @@ DESCRIPTIONS = {
 _UNSAFE = {"post", "put", "patch", "delete"}
 _METHODS = _UNSAFE | {"get"}
 _PLAIN_READ = re.compile(r"^/api/v1/[a-z-]+/\{(id|slug)\}/$")
-_FROZEN = re.compile(r"^/api/v1/(assessments|jobs)/\{id\}/")
+_FROZEN = re.compile(r"^/api/v1/(assessments|jobs|datasets)/\{id\}/")
 _REFERENCES = {"organization", "dataset"}
 
 

@@ -65,7 +65,7 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
 class DatasetUploadSerializer(serializers.Serializer[Dataset]):
     organization = strict.SlugField(help_text="Short name (slug) of the organization.")
     file = serializers.FileField(allow_empty_file=True)
-    name = strict.CharField(required=False, allow_blank=True, default="")
+    name = strict.CharField(required=False, allow_blank=True, default="", max_length=200)
     description = strict.CharField(required=False, allow_blank=True, default="")
     delimiter = strict.CharField(required=False, allow_blank=True, default="", max_length=4)
     encoding = strict.CharField(required=False, allow_blank=True, default="", max_length=40)

@@ -100,8 +100,13 @@ def dataset_upload(
     except IngestError as exc:
         raise ingest_error_to_application_error(exc, filename) from None
 
+    # Stored and scratch copies under a bounded name (a path column holds 300 characters,
+    # a file system 255 bytes); the name as uploaded is kept in original_filename.
+    stored_name = (
+        filename if len(filename.encode()) <= 120 else "upload" + Path(filename).suffix[-16:]
+    )
     with tempfile.TemporaryDirectory(prefix="deidweb-upload-") as scratch_dir:
-        source = _materialize(upload, Path(scratch_dir) / filename)
+        source = _materialize(upload, Path(scratch_dir) / stored_name)
         try:
             source_format = detect_format(source, filename)
             if source_format in TEXT_FORMATS:
@@ -110,7 +115,7 @@ def dataset_upload(
             raise ingest_error_to_application_error(exc, filename) from None
         dataset = Dataset(
             organization=organization,
-            name=name.strip() or Path(filename).stem,
+            name=name.strip() or Path(filename).stem[:200],  # the column holds 200
             description=description,
             original_filename=filename,
             source_format=source_format,
@@ -124,7 +129,7 @@ def dataset_upload(
             uploaded_by=user,
         )
         prefix = f"organizations/{organization.id}/datasets/{dataset.id}"
-        dataset.original_path = store(source, f"{prefix}/original/{filename}")
+        dataset.original_path = store(source, f"{prefix}/original/{stored_name}")
     try:
         with transaction.atomic():
             dataset.save()
@@ -310,7 +315,8 @@ def _sample(path: Path, rows: int) -> pl.DataFrame:
 def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
     if dataset.assessments.exists():
         raise ApplicationError(
-            f"'{dataset.name}' has assessments; it stays as the evidence they were made on."
+            f"'{dataset.name}' has assessments; it stays as the evidence they were made on.",
+            status=409,
         )
     names = [dataset.parquet_path, dataset.original_path]
     with transaction.atomic():

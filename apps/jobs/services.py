@@ -543,7 +543,9 @@ def job_cancel(*, job: Job, user: User | None = None) -> Job:
     job.refresh_from_db()  # as stored, not as a page showed it
     job = job_mark_lost(job)
     if job.status in FINISHED:
-        raise ApplicationError(f"The job has already {job.status}; there is nothing to cancel.")
+        raise ApplicationError(
+            f"The job has already {job.status}; there is nothing to cancel.", status=409
+        )
     cancelled = Job.objects.filter(
         id=job.id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
     ).update(status=JobStatus.CANCELLED, message="Cancelled", finished_at=timezone.now())
@@ -569,7 +571,7 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
     job.refresh_from_db()  # as stored, not as a page showed it
     job = job_mark_lost(job)
     if job.status not in {JobStatus.FAILED, JobStatus.CANCELLED}:
-        raise ApplicationError("Only a failed or cancelled job can be retried.")
+        raise ApplicationError("Only a failed or cancelled job can be retried.", status=409)
     with transaction.atomic():
         new_job = job_create(
             organization=job.organization,

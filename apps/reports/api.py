@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -29,7 +28,7 @@ from apps.core.schema import ORGANIZATION_FILTER
 from apps.reports.forms import MAX_REPORT_BYTES
 from apps.reports.models import Report
 from apps.reports.selectors import report_filename
-from apps.reports.services import report_verify
+from apps.reports.services import report_file_open, report_verify
 
 
 class ReportSerializer(serializers.ModelSerializer[Report]):
@@ -137,21 +136,11 @@ class ReportViewSet(
     )
     @action(detail=True, methods=["get"], content_negotiation_class=AnyAcceptNegotiation)
     def download(self, request: Request, pk: str | None = None) -> HttpResponseBase:
-        """The signed PDF, for any member of the report's organization."""
+        """The signed PDF, for any member of the report's organization; refused (409, and
+        recorded in the audit trail) if the stored file is no longer the one signed."""
         report = self.get_object()
-        if not default_storage.exists(report.pdf_path):
-            raise NotFound("The report file is missing.")
-        from apps.audit.services import audit_record
-
-        audit_record(
-            organization=report.organization,
-            actor=request.user,
-            action="download.report",
-            obj=report,
-            details={"assessment": str(report.assessment_id), "sha256": report.sha256},
-        )
         return file_download(
-            default_storage.open(report.pdf_path, "rb"),
+            report_file_open(report=report, user=request.user),
             filename=report_filename(report),
             content_type="application/pdf",
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any
+from typing import IO, Any, NoReturn
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -35,9 +35,11 @@ from apps.assessments.presenters import (
 from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
+from apps.audit.services import audit_key_is_public
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
+from apps.core.outbound import OutboundPolicy, OutboundRefused, check_url
 from apps.datasets.storage import delete_quietly
 from apps.engine import context as engine_context
 from apps.jobs.models import Job
@@ -142,6 +144,16 @@ def timestamp_url(organization: Organization) -> str:
     return organization.signing_timestamp_url or str(getattr(settings, "DEIDWEB_TSA_URL", ""))
 
 
+def timestamp_policy() -> OutboundPolicy:
+    """Where the server may call a timestamp authority (``apps.core.outbound``): public https
+    addresses, and what the operator allows besides (plain http, in-house networks)."""
+    return OutboundPolicy.of(
+        allow_http=bool(getattr(settings, "DEIDWEB_TSA_ALLOW_HTTP", False)),
+        allowed_networks=getattr(settings, "DEIDWEB_TSA_ALLOWED_NETWORKS", ()),
+        timeout=float(getattr(settings, "DEIDWEB_TSA_TIMEOUT_SECONDS", 10)),
+    )
+
+
 @transaction.atomic
 def organization_signing_import(
     *, organization: Organization, user: Any, bundle: bytes, passphrase: str
@@ -156,7 +168,7 @@ def organization_signing_import(
     if not membership_get(user=user, organization=organization).is_admin:
         raise ApplicationError("Only administrators change the signing certificate.", status=403)
     try:
-        pem = signing.check_identity(bundle, passphrase)
+        pem = signing.check_identity(bundle, passphrase, organization=organization.name)
     except signing.IdentityError as exc:
         raise ApplicationError(f"The signing certificate was not imported: {exc}") from None
     locked = Organization.objects.select_for_update().get(id=organization.id)
@@ -218,6 +230,14 @@ def organization_timestamp_url_set(*, organization: Organization, user: Any, url
         raise ApplicationError("Only administrators change the timestamp authority.", status=403)
     url = url.strip()
     if url:
+        if len(url) > Organization._meta.get_field("signing_timestamp_url").max_length:  # type: ignore[operator]
+            raise ApplicationError("The timestamp authority's address is too long.")
+        try:
+            check_url(url, timestamp_policy(), what="timestamp authority")
+        except OutboundRefused as exc:
+            raise ApplicationError(
+                f"The timestamp authority was not saved: {exc}.", {"field": "timestamp_url"}
+            ) from None
         try:
             URLValidator(schemes=["http", "https"])(url)
         except ValidationError:
@@ -559,6 +579,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "decision_row": _decision_row(decision, decision),
         "generated_at": decided_at,
         "audit_anchor": {"sequence": decision.audit_sequence, "hash": decision.audit_hash},
+        "audit_key_public": audit_key_is_public(),
         "snapshot": record.snapshot,
         "steps": STEPS,
         "step_refs": {s.slug: s.guideline for s in STEPS},
@@ -778,15 +799,22 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     context.progress(15, "Rendering the report", force=True)
     pdf = report_render(assessment=assessment, decision=decision)
     context.progress(75, "Signing the report", force=True)
-    signed = signing.sign_pdf(
-        pdf,
-        identity[0],
-        identity[1],
-        reason=SIGNING_REASON,
-        location=organization.name,
-        signer_name=organization.name,
-        timestamp_url=timestamp_url(organization),
-    )
+    try:
+        signed = signing.sign_pdf(
+            pdf,
+            identity[0],
+            identity[1],
+            reason=SIGNING_REASON,
+            location=organization.name,
+            signer_name=organization.name,
+            timestamp_url=timestamp_url(organization),
+            timestamp_policy=timestamp_policy(),
+        )
+    except signing.TimestampError as exc:
+        raise ApplicationError(
+            f"{exc} The report was not signed; an administrator must correct the address on "
+            "the organization's signing page."
+        ) from None
     digest = _sha256(signed)
     context.progress(90, "Storing the signed report", force=True)
     name = default_storage.save(
@@ -848,6 +876,67 @@ def _sha256(data: bytes) -> str:
 
 def report_pdf(report: Report) -> bytes:
     return _read(report.pdf_path)
+
+
+def report_file_open(*, report: Report, user: Any) -> IO[bytes]:
+    """The stored signed report, ready to serve, if it is still the file that was signed.
+
+    Its SHA-256 is checked against the digest recorded at signing (as release files are
+    checked against the approved one): a changed or missing file is refused (409) and the
+    refusal recorded in the audit trail with both digests; an intact one is served from a
+    private copy, so the bytes checked are the bytes sent, and the download is recorded."""
+    import tempfile
+
+    from apps.audit.services import audit_record
+
+    digest = hashlib.sha256()
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # handed to the response, which closes it
+    try:
+        with default_storage.open(report.pdf_path, "rb") as source:
+            for chunk in iter(lambda: source.read(1024 * 1024), b""):
+                digest.update(chunk)
+                spool.write(chunk)
+    except OSError:
+        spool.close()
+        _report_refused(report, user, "", "the signed file is missing from storage")
+    actual = digest.hexdigest()
+    if actual != report.sha256:
+        spool.close()
+        _report_refused(report, user, actual, "the stored file differs from the signed one")
+    spool.seek(0)
+    audit_record(
+        organization=report.organization,
+        actor=user,
+        action="download.report",
+        obj=report,
+        details={"assessment": str(report.assessment_id), "sha256": actual},
+    )
+    return spool
+
+
+def _report_refused(report: Report, user: Any, actual: str, why: str) -> NoReturn:
+    from apps.audit.services import audit_record
+
+    with transaction.atomic():
+        audit_record(
+            organization=report.organization,
+            actor=user,
+            action="download.report_refused",
+            obj=report,
+            details={
+                "assessment": str(report.assessment_id),
+                "signed_sha256": report.sha256,
+                "stored_sha256": actual,
+                "reason": why,
+            },
+        )
+    raise ApplicationError(
+        f"The report cannot be downloaded: {why} (the signed report's SHA-256 is "
+        f"{report.sha256}). The refusal is recorded in the audit trail; an administrator must "
+        "investigate.",
+        {"signed_sha256": report.sha256, "stored_sha256": actual},
+        status=409,
+    )
 
 
 def report_verify(*, organization: Organization, pdf: bytes) -> dict[str, Any]:

@@ -28,6 +28,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
+from apps.core.outbound import OutboundPolicy, OutboundRefused
+from apps.core.outbound import post as outbound_post
+
 logger = logging.getLogger(__name__)
 
 SIGNATURE_FIELD = "deidweb-signature"
@@ -146,12 +149,53 @@ class IdentityError(ValueError):
     """An imported PKCS#12 bundle that cannot sign reports (the message says why)."""
 
 
+MIN_RSA_BITS = 2048
+MIN_EC_BITS = 256  # P-256
+WEAK_DIGESTS = {"md2": "MD2", "md4": "MD4", "md5": "MD5", "sha1": "SHA-1"}
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _key_strength_problem(public: object) -> str:
+    from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519
+
+    if isinstance(public, rsa.RSAPublicKey):
+        if public.key_size < MIN_RSA_BITS:
+            return (
+                f"its key is an RSA-{public.key_size} key; at least RSA-{MIN_RSA_BITS} is "
+                "required (NIST SP 800-57)"
+            )
+        return ""
+    if isinstance(public, ec.EllipticCurvePublicKey):
+        if public.curve.key_size < MIN_EC_BITS:
+            return (
+                f"its key is on the elliptic curve {public.curve.name} "
+                f"({public.curve.key_size} bits); at least P-256 is required"
+            )
+        return ""
+    if isinstance(public, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+        return ""
+    if isinstance(public, dsa.DSAPublicKey):
+        return "its key is a DSA key, which signatures no longer use; use RSA or EC"
+    return "its key is of a kind that cannot sign reports; use RSA or EC"
+
+
 def check_identity(
-    pkcs12_bytes: bytes, passphrase: str, *, now: dt.datetime | None = None
+    pkcs12_bytes: bytes,
+    passphrase: str,
+    *,
+    organization: str | None = None,
+    now: dt.datetime | None = None,
 ) -> bytes:
     """Check an organization's PKCS#12 bundle before it is used to sign: it opens with the
-    passphrase, holds a private key and its certificate, the certificate is valid now and
-    may sign documents. Returns the certificate (PEM)."""
+    passphrase, holds a private key and its certificate, the certificate is valid now, is an
+    end-entity certificate that may sign documents, with a key of at least RSA-2048 or P-256
+    and a signature without MD5 or SHA-1, issued to ``organization`` (its subject's O=, when
+    given). Returns the certificate (PEM)."""
+    if "\x00" in passphrase:
+        raise IdentityError("The passphrase contains a NUL character, which no passphrase has.")
     try:
         key, certificate, _ = pkcs12.load_key_and_certificates(
             pkcs12_bytes, passphrase.encode() or None
@@ -176,13 +220,107 @@ def check_identity(
             f"The certificate is valid from {certificate.not_valid_before_utc:%Y-%m-%d} to "
             f"{certificate.not_valid_after_utc:%Y-%m-%d}, not today."
         )
+    weak_key = _key_strength_problem(certificate.public_key())
+    if weak_key:
+        raise IdentityError(f"The certificate cannot sign reports: {weak_key}.")
+    try:
+        digest = certificate.signature_hash_algorithm
+    except Exception:  # an algorithm this library does not know: not one to trust
+        raise IdentityError(
+            "The certificate is signed with an algorithm that is not accepted; ask for one "
+            "signed with SHA-256 or stronger."
+        ) from None
+    if digest is not None and digest.name in WEAK_DIGESTS:
+        raise IdentityError(
+            f"The certificate is signed with {WEAK_DIGESTS[digest.name]}, which can be forged; "
+            "ask for one signed with SHA-256 or stronger."
+        )
+    try:
+        constraints = certificate.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        constraints = None
+    if constraints is not None and constraints.ca:
+        raise IdentityError(
+            "This is a certification authority's certificate (basic constraints CA=true), "
+            "not one for signing documents; import the certificate the authority issued to "
+            "the organization."
+        )
     try:
         usage = certificate.extensions.get_extension_for_class(x509.KeyUsage).value
     except x509.ExtensionNotFound:
-        usage = None
-    if usage is not None and not (usage.digital_signature or usage.content_commitment):
+        raise IdentityError(
+            "The certificate's key usage does not say it may sign documents (no key usage "
+            "extension with digitalSignature or nonRepudiation)."
+        ) from None
+    if not (usage.digital_signature or usage.content_commitment):
         raise IdentityError("The certificate's key usage does not allow signing documents.")
+    if organization is not None:
+        named = [
+            str(a.value)
+            for a in certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+        ]
+        if not named:
+            raise IdentityError(
+                f"The certificate's subject names no organization (O=); it must name "
+                f"'{organization}', whose reports it signs."
+            )
+        if any(_squeezed(n) != _squeezed(organization) for n in named):
+            others = ", ".join(f"'{n}'" for n in named)
+            raise IdentityError(
+                f"The certificate is issued to {others}, not to '{organization}', whose "
+                "reports it would sign."
+            )
     return certificate.public_bytes(serialization.Encoding.PEM)
+
+
+class TimestampError(RuntimeError):
+    """The timestamp authority could not be called or gave no usable token (says why)."""
+
+
+def _timestamper(url: str, policy: OutboundPolicy) -> Any:
+    """An RFC 3161 client whose every request goes through ``apps.core.outbound``: the
+    address is checked again when called (public addresses only, unless the operator allows
+    others), the connection goes to the address checked, redirects are not followed, and
+    the exchange has a deadline."""
+    from asn1crypto import tsp
+    from pyhanko.sign.timestamps import TimeStamper
+    from pyhanko.sign.timestamps.common_utils import set_tsp_headers
+
+    class GuardedTimeStamper(TimeStamper):
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]  # pyHanko's is untyped
+
+        async def async_request_tsa_response(self, req: Any) -> Any:
+            def call() -> Any:
+                status, headers, body = outbound_post(
+                    url,
+                    req.dump(),
+                    headers=set_tsp_headers({}),
+                    policy=policy,
+                    what="timestamp authority",
+                )
+                kind = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+                if status != 200 or kind.split(";")[0].strip() != "application/timestamp-reply":
+                    raise OutboundRefused(
+                        f"it answered HTTP {status} ({kind or 'no content type'}), not a "
+                        "timestamp reply"
+                    )
+                return tsp.TimeStampResp.load(body)
+
+            return await asyncio.to_thread(call)
+
+    return GuardedTimeStamper()
+
+
+def _refusal_in(exc: BaseException) -> OutboundRefused | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OutboundRefused):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def sign_pdf(
@@ -194,16 +332,20 @@ def sign_pdf(
     location: str,
     signer_name: str,
     timestamp_url: str = "",
+    timestamp_policy: OutboundPolicy | None = None,
 ) -> bytes:
-    """Sign a PDF (PAdES baseline B-B, SHA-256; B-T with a token from ``timestamp_url``) as
-    an incremental update, in an invisible field named ``deidweb-signature``."""
+    """Sign a PDF (PAdES baseline B-B, SHA-256; B-T with a token from ``timestamp_url``,
+    called under ``timestamp_policy``) as an incremental update, in an invisible field named
+    ``deidweb-signature``. ``TimestampError`` when the authority cannot be used."""
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.sign import fields, signers, timestamps
+    from pyhanko.sign import fields, signers
 
     signer = signers.SimpleSigner.load_pkcs12_data(
         pkcs12, other_certs=[], passphrase=passphrase.encode()
     )
-    timestamper = timestamps.HTTPTimeStamper(timestamp_url) if timestamp_url else None
+    timestamper = (
+        _timestamper(timestamp_url, timestamp_policy or OutboundPolicy()) if timestamp_url else None
+    )
     writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
     metadata = signers.PdfSignatureMetadata(
         field_name=SIGNATURE_FIELD,
@@ -213,7 +355,17 @@ def sign_pdf(
         location=location,
         name=signer_name,
     )
-    output = _blocking(signers.sign_pdf, writer, metadata, signer=signer, timestamper=timestamper)
+    try:
+        output = _blocking(
+            signers.sign_pdf, writer, metadata, signer=signer, timestamper=timestamper
+        )
+    except Exception as exc:
+        refused = _refusal_in(exc)
+        if refused is None:
+            raise
+        raise TimestampError(
+            f"The timestamp authority {timestamp_url} was not used: {refused}."
+        ) from None
     signed: bytes = output.getvalue()
     return signed
 

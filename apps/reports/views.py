@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from apps.accounts.decorators import org_view
@@ -15,7 +15,7 @@ from apps.core.downloads import file_download
 from apps.core.errors import ApplicationError
 from apps.reports.forms import ReportVerifyForm
 from apps.reports.selectors import report_filename, report_get, reports_of
-from apps.reports.services import report_verify
+from apps.reports.services import report_file_open, report_verify
 
 
 @org_view()
@@ -59,24 +59,15 @@ def report_verify_view(request: HttpRequest, organization: Organization) -> Http
 @org_view()
 def report_download(
     request: HttpRequest, organization: Organization, report_id: UUID
-) -> FileResponse:
+) -> HttpResponseBase:
+    """The signed PDF, if the stored file is still the one signed (``report_file_open``);
+    otherwise a 409 saying so, the refusal in the audit trail."""
     report = report_get(organization=organization, report_id=report_id)
-    if not default_storage.exists(report.pdf_path):
-        raise Http404("The report file is missing.")
-    from apps.audit.services import audit_record
-
-    audit_record(
-        organization=organization,
-        actor=request.user,
-        action="download.report",
-        obj=report,
-        details={"assessment": str(report.assessment_id), "sha256": report.sha256},
-    )
-    return file_download(
-        default_storage.open(report.pdf_path, "rb"),
-        filename=report_filename(report),
-        content_type="application/pdf",
-    )
+    try:
+        handle = report_file_open(report=report, user=request.user)
+    except ApplicationError as exc:
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+    return file_download(handle, filename=report_filename(report), content_type="application/pdf")
 
 
 @org_view()

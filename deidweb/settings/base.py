@@ -64,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.middleware.ApiErrorsAsJson",  # outermost but one: sees every error response
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -323,6 +324,14 @@ DEIDWEB_JOB_STALE_SECONDS = env_int("DEIDWEB_JOB_STALE_SECONDS", 600, minimum=30
 # append to X-Forwarded-For, so lockouts, throttles and the audit see the client's address.
 DEIDWEB_PROXY_COUNT = env_int("DEIDWEB_PROXY_COUNT", 0, minimum=0)
 
+# The timestamp authority an administrator names is called by the server (apps.core.outbound):
+# https only and public addresses only, unless the operator allows plain http or names the
+# networks of an in-house authority (comma-separated CIDRs, e.g. 10.2.0.0/24). A call that
+# takes longer than the timeout fails the signing with a message.
+DEIDWEB_TSA_ALLOW_HTTP = env_bool("DEIDWEB_TSA_ALLOW_HTTP", False)
+DEIDWEB_TSA_ALLOWED_NETWORKS = env_list("DEIDWEB_TSA_ALLOWED_NETWORKS", [])
+DEIDWEB_TSA_TIMEOUT_SECONDS = env_int("DEIDWEB_TSA_TIMEOUT_SECONDS", 10, minimum=1)
+
 # API authentication: a per-user key (Bearer) first — so a request without credentials gets
 # 401 with WWW-Authenticate — then the browser's session; HTTP Basic only when turned on.
 DEIDWEB_API_BASIC_AUTH = env_bool("DEIDWEB_API_BASIC_AUTH", False)
@@ -348,7 +357,9 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": DEIDWEB_API_RATES,
-    "NUM_PROXIES": DEIDWEB_PROXY_COUNT or None,
+    # 0 without a proxy: REST framework then takes REMOTE_ADDR, not a client-written
+    # X-Forwarded-For (None would trust the header), as apps.accounts.lockout counts it.
+    "NUM_PROXIES": DEIDWEB_PROXY_COUNT,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only: nested inputs (masking, answers, population) have no form encoding, and a
     # form would silently drop them. Uploads declare their multipart parsers themselves.

@@ -7,6 +7,9 @@ from .env import env_bool, local_master_key
 DEBUG = env_bool("DEBUG", True)
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+# runserver serves static files through WhiteNoise too, not through Django's static handler,
+# whose finder answers a path such as /static/%2e%2e with a 500 (SuspiciousFileOperation).
+INSTALLED_APPS = ["whitenoise.runserver_nostatic", *INSTALLED_APPS]  # noqa: F405
 
 # The production policy, reported (browser console) rather than enforced: Django's debug
 # pages use inline script.

@@ -3,23 +3,50 @@
 ``manage.py check --deploy`` reports nothing under these settings (a test runs it). Behind a
 TLS-terminating proxy, the proxy must set ``X-Forwarded-Proto``."""
 
+import base64
+
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import DEIDWEB_MASTER_KEY, SECRET_KEY
-from .env import env_bool, env_int
+from apps.core.secret_strength import secret_weakness
 
-# Django's own check (security.W009) asks for 50 characters, five of them different.
+from .base import *  # noqa: F403
+from .base import DEIDWEB_AUDIT_KEY, DEIDWEB_MASTER_KEY, SECRET_KEY
+from .env import env_bool, env_int, env_str
+
+# Django's own check (security.W009) asks for 50 characters, five of them different; a
+# secret must also look random (env.secret_weakness): 50 identical characters, a sequence,
+# a phrase or a published value would let anyone forge sessions and audit seals.
+_NEW_SECRET_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(50))"'
+_NEW_MASTER_KEY = 'python -c "import base64, os; print(base64.b64encode(os.urandom(32)).decode())"'
 if SECRET_KEY.startswith(("insecure-", "django-insecure-")) or len(SECRET_KEY) < 50:
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 50 characters "
-        '(e.g. python -c "import secrets; print(secrets.token_urlsafe(50))").'
+        f"(e.g. {_NEW_SECRET_KEY})."
     )
+_weak = secret_weakness(SECRET_KEY)
+if _weak:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is not random: {_weak}. Set a generated one (e.g. {_NEW_SECRET_KEY})."
+    )
+if env_str("DEIDWEB_AUDIT_KEY", ""):
+    _weak = secret_weakness(DEIDWEB_AUDIT_KEY)
+    if _weak or len(DEIDWEB_AUDIT_KEY) < 32:
+        raise ImproperlyConfigured(
+            f"DEIDWEB_AUDIT_KEY is not random: {_weak or 'it is shorter than 32 characters'}. "
+            f"Set a generated one (e.g. {_NEW_SECRET_KEY}) or leave it unset."
+        )
 
 if not DEIDWEB_MASTER_KEY:
     raise ImproperlyConfigured(
         "DEIDWEB_MASTER_KEY must be set: 32 random bytes in base64 that encrypt the keys, "
         "linking tables and signing passphrases kept at rest."
+    )
+_weak = secret_weakness(base64.b64decode(DEIDWEB_MASTER_KEY))
+if _weak:
+    raise ImproperlyConfigured(
+        f"DEIDWEB_MASTER_KEY is not random: {_weak}. Generate one with {_NEW_MASTER_KEY}; "
+        "if data was already sealed with it, rotate to the new key (manage.py "
+        "rotate_master_key, with the weak one as DEIDWEB_MASTER_KEY_PREVIOUS)."
     )
 
 DEBUG = False

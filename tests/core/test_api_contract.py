@@ -7,7 +7,8 @@ set and an assessment, and generated ids are mixed with the real ones, so that t
 behind a successful lookup are exercised, not only the 404s.
 
 Bounded and repeatable: ``MAX_EXAMPLES`` per operation, derandomized (the same requests on
-every run). Marked ``contract``: ``make test`` runs it, ``make test-fast`` leaves it out.
+every run), each operation with DEBUG off and on (local settings' debug pages must not answer
+for the API). Marked ``contract``: ``make test`` runs it, ``make test-fast`` leaves it out.
 """
 
 from __future__ import annotations
@@ -169,9 +170,17 @@ schema.app = application
 schema.hook(flatmap_path_parameters)
 
 
+@pytest.fixture(params=[False, True], ids=["DEBUG off", "DEBUG on, as local settings"])
+def debug(request, settings):  # type: ignore[no-untyped-def]
+    """Each operation under the test settings and with DEBUG on, as local settings run:
+    Django's debug pages (404, 500) must not replace the API's JSON errors (issue 23)."""
+    settings.DEBUG = request.param
+    return request.param
+
+
 @schema.parametrize()
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_every_answer_keeps_the_contract(case, seeded):  # type: ignore[no-untyped-def]
+def test_every_answer_keeps_the_contract(case, seeded, debug):  # type: ignore[no-untyped-def]
     # The seeded objects are shared by the examples of one operation on purpose: a DELETE
     # or a state change is seen by the requests after it, as a real client would see it.
     response = case.call_and_validate(checks=CHECKS, **seeded)

@@ -7,6 +7,7 @@ import base64
 import importlib
 import json
 import os
+import secrets
 import stat
 import subprocess
 import sys
@@ -237,14 +238,15 @@ def _settings_process(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def test_production_refuses_to_start_without_a_master_key():
     production = {
         "DJANGO_SETTINGS_MODULE": "deidweb.settings.production",
-        "SECRET_KEY": "x" * 50,
+        "SECRET_KEY": secrets.token_urlsafe(50),  # random: 50 × "x" is refused for itself
     }
     missing = _settings_process(production)
     assert missing.returncode != 0 and "DEIDWEB_MASTER_KEY must be set" in missing.stderr
     short = _settings_process({**production, "DEIDWEB_MASTER_KEY": "c2hvcnQ="})
     assert short.returncode != 0
     assert "DEIDWEB_MASTER_KEY must be 32 random bytes in base64" in short.stderr
-    good = _settings_process({**production, "DEIDWEB_MASTER_KEY": NEW})
+    random_key = base64.b64encode(os.urandom(32)).decode()  # b"n" × 32 is refused for itself
+    good = _settings_process({**production, "DEIDWEB_MASTER_KEY": random_key})
     assert good.returncode == 0, good.stderr
 
 

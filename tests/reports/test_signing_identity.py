@@ -37,8 +37,11 @@ def _key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def _name(common: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+def _name(common: str, organization: str | None = None) -> x509.Name:
+    parts = [x509.NameAttribute(NameOID.COMMON_NAME, common)]
+    if organization is not None:  # a certificate the organization imports names it (O=)
+        parts.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
+    return x509.Name(parts)
 
 
 def _certificate(
@@ -50,10 +53,11 @@ def _certificate(
     ca: bool = False,
     days: tuple[int, int] = (-1, 365),
     usage: ExtendedKeyUsageOID | None = None,
+    organization: str | None = None,
 ) -> x509.Certificate:
     builder = (
         x509.CertificateBuilder()
-        .subject_name(_name(subject))
+        .subject_name(_name(subject, organization))
         .issuer_name(_name(issuer))
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -93,7 +97,9 @@ def _bundle(
 ):  # type: ignore[no-untyped-def]
     ca_key, ca_cert = authority
     key = _key()
-    cert = _certificate(subject, key, "Test Certification Authority", ca_key, days=days)
+    cert = _certificate(
+        subject, key, "Test Certification Authority", ca_key, days=days, organization="Custodian"
+    )
     data = pkcs12.serialize_key_and_certificates(
         b"signing",
         key,
@@ -170,7 +176,7 @@ def test_checks_refuse_bundles_that_cannot_sign(authority):
     ca_only = pkcs12.serialize_key_and_certificates(
         b"ca", ca_key, ca_cert, None, serialization.BestAvailableEncryption(b"pw")
     )
-    with pytest.raises(signing.IdentityError, match="does not allow signing"):
+    with pytest.raises(signing.IdentityError, match="certification authority's certificate"):
         signing.check_identity(ca_only, "pw")
 
 
@@ -236,12 +242,16 @@ def test_an_administrator_imports_a_ca_certificate_and_old_reports_still_verify(
 
 
 def test_a_timestamp_authority_countersigns_the_report(
-    decided, monkeypatch, custodian, timestamp_authority
+    decided, monkeypatch, custodian, timestamp_authority, settings
 ):
     import io
 
     from pypdf import PdfReader
 
+    # The test's authority listens on the loopback over plain http: only because the
+    # operator allows it (by default both are refused, tests/reports/test_timestamp_guard.py).
+    settings.DEIDWEB_TSA_ALLOW_HTTP = True
+    settings.DEIDWEB_TSA_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     custodian.signing_timestamp_url = timestamp_authority
     custodian.save(update_fields=["signing_timestamp_url"])
     job = run_report_job(monkeypatch, decided)
