@@ -60,7 +60,11 @@ def test_histogram_and_risk_profile_are_the_same(people: People, sail_engine, ki
     assert risk_profile(encoded_class_sizes(on_spark)).to_dict() == polars_profile
     # hand-checked: the counts add up to the rows, per class as counted in Python
     expected: dict[tuple[object, ...], int] = {}
-    frame = people.frame if kind == "parquet" else pl.read_csv(people.csv, separator=";", infer_schema=False)
+    frame = (
+        people.frame
+        if kind == "parquet"
+        else pl.read_csv(people.csv, separator=";", infer_schema=False)
+    )
     for row in frame.select(QUASI).iter_rows():
         key = tuple(None if v is None else str(v) for v in row)
         if kind == "csv" and key[2] == "K2B":
@@ -90,7 +94,9 @@ def test_l_diversity_is_the_same(people: People, sail_engine) -> None:
 
 
 def _problem(people: People, encoded: EncodedData):  # type: ignore[no-untyped-def]
-    lookups = [people.hierarchies[q].lookup(d) for q, d in zip(QUASI, encoded.dictionaries, strict=True)]
+    lookups = [
+        people.hierarchies[q].lookup(d) for q, d in zip(QUASI, encoded.dictionaries, strict=True)
+    ]
     return problem_from_encoded(encoded, lookups), lookups
 
 
@@ -99,7 +105,9 @@ def test_search_optimum_is_the_same(people: People, sail_engine) -> None:
     results = []
     for engine in (PolarsRows(), sail_engine):
         problem, _ = _problem(people, engine.histogram(source, QUASI))
-        results.append(optimal_search(problem, KAnonymity(5), metric="loss", suppression_limit=0.05))
+        results.append(
+            optimal_search(problem, KAnonymity(5), metric="loss", suppression_limit=0.05)
+        )
     on_polars, on_spark = results
     assert on_polars.levels is not None
     assert on_spark.levels == on_polars.levels
@@ -163,7 +171,9 @@ def test_released_rows_are_the_same(people: People, sail_engine, tmp_path: Path)
     assert on_spark.written.secrets.keys == keys
 
 
-def test_random_pseudonyms_relink_to_the_same_values(people: People, sail_engine, tmp_path: Path) -> None:
+def test_random_pseudonyms_relink_to_the_same_values(
+    people: People, sail_engine, tmp_path: Path
+) -> None:
     direct = {"health_card": "random", "name": "remove", "email": "remove"}
     on_spark = _release(sail_engine, people, tmp_path / "spark", {}, direct=direct)
     on_polars = _release(PolarsRows(), people, tmp_path / "polars.parquet", {}, direct=direct)
@@ -173,6 +183,10 @@ def test_random_pseudonyms_relink_to_the_same_values(people: People, sail_engine
     table = on_spark.written.secrets.linking_tables["health_card"]
     assert table.height == people.frame.get_column("health_card").drop_nulls().n_unique()
     back = relink_column(theirs, "health_card", table)
-    again = relink_column(mine, "health_card", on_polars.written.secrets.linking_tables["health_card"])
+    again = relink_column(
+        mine, "health_card", on_polars.written.secrets.linking_tables["health_card"]
+    )
     assert back.sort(back.columns).rows() == again.sort(again.columns).rows()
-    assert theirs.get_column("health_card").null_count() == mine.get_column("health_card").null_count()
+    assert (
+        theirs.get_column("health_card").null_count() == mine.get_column("health_card").null_count()
+    )

@@ -360,18 +360,30 @@ class SparkRows:
             classes.alias("c"), _null_safe("r", "c", quasi), "left_semi"
         )
 
-    def _manifest(self, location: str, progress: Progress | None) -> ReleaseManifest:
-        def listed() -> tuple[list[str], list[tuple[str, str]]]:
-            written = self.session.read.parquet(location)
-            return list(written.inputFiles()), [
-                (f.name, f.dataType.simpleString()) for f in written.schema.fields
-            ]
+    def _files(self, location: str) -> list[str]:
+        """The table's data files, listed without reading them (a damaged file must be
+        reported as changed, not stop the listing); hidden files are not the table's."""
 
-        files, columns = self._runner.run(
-            listed, message="Listing the release's files", progress=None
+        def listed() -> list[str]:
+            files = (
+                self.session.read.format("binaryFile")
+                .option("pathGlobFilter", "*.parquet")
+                .load(location)
+            )
+            return list(files.inputFiles())
+
+        return self._runner.run(listed, message="Listing the release's files", progress=None)
+
+    def _manifest(self, location: str, progress: Progress | None) -> ReleaseManifest:
+        columns = self._runner.run(
+            lambda: [
+                (f.name, f.dataType.simpleString())
+                for f in self.session.read.parquet(location).schema.fields
+            ],
+            message="Reading the release's columns",
+            progress=None,
         )
-        hashed = self._hash(files, progress)
-        return build_manifest(location, columns, hashed)
+        return build_manifest(location, columns, self._hash(self._files(location), progress))
 
     def _hash(self, files: list[str], progress: Progress | None) -> list[tuple[str, int, int, str]]:
         if not files:
@@ -394,11 +406,12 @@ class SparkRows:
 
     def verify_release(self, manifest: ReleaseManifest) -> ManifestCheck:
         try:
-            current = self._manifest(manifest.location, None)
+            files = self._files(manifest.location)
         except EngineInputError as exc:
-            if "PATH_NOT_FOUND" not in str(exc) and "not found" not in str(exc).lower():
+            if "PATH_NOT_FOUND" not in str(exc) and "not exist" not in str(exc).lower():
                 raise
-            current = build_manifest(manifest.location, manifest.columns, [])
+            files = []  # the release's folder is gone: every file is missing
+        current = build_manifest(manifest.location, manifest.columns, self._hash(files, None))
         return compare(manifest, current)
 
 
