@@ -70,7 +70,7 @@ def connect(remote: str, *, timeout: float = 10.0) -> SparkSession:
     from pyspark.sql import SparkSession
 
     try:
-        session = SparkSession.builder.remote(remote.strip()).create()
+        session: SparkSession = SparkSession.builder.remote(remote.strip()).create()
         session.version  # noqa: B018 - one round trip: fail here, not in the first pass
     except Exception as exc:  # the client raises many kinds; the message is what matters
         raise EngineInputError(
