@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= deidweb.settings.local
 
-.PHONY: help install browser run web worker migrate demo test test-fast lint format bench bench-scale bench-load up down schema clean
+.PHONY: help install browser run web worker migrate demo test test-fast lint format bench bench-scale bench-spark bench-load up down schema clean
 
 help: ## List the targets
 	@echo "deidweb make targets:"
@@ -82,6 +82,10 @@ ROWS ?= 100000000
 bench-scale: install ## ROWS (default 100 M) synthetic rows as CSV through upload, profile, measure, search and apply in bounded memory, engine and product path; into docs/benchmarks.md
 	$(BIN)/python bench/bench_scale.py --rows $(ROWS)
 	$(BIN)/python bench/bench_web_scale.py --csv /tmp/deidweb-bench-scale/scale_$(ROWS)_20260101.csv
+	$(BIN)/python bench/run.py --assemble-only
+
+bench-spark: install ## ROWS (default 100 M) rows through the Spark path (Apache Spark local mode via Spark Connect) beside the polars engine; into docs/benchmarks.md
+	$(BIN)/python bench/bench_spark.py --rows $(ROWS)
 	$(BIN)/python bench/run.py --assemble-only
 
 bench-load: install ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md
