@@ -92,13 +92,14 @@ def test_measure_search_apply_verify_on_apache_spark(
     assert failed["ok"] is False and failed["changed"] == [part.name]
 
 
-def _slow(batches):  # type: ignore[no-untyped-def]
-    for batch in batches:
-        time.sleep(120)
-        yield batch
-
-
 def test_cancel_interrupts_a_running_job_on_apache_spark(spark_remote: str) -> None:
+    def _slow(batches):  # type: ignore[no-untyped-def]  # nested: pickled by value
+        import time
+
+        for batch in batches:
+            time.sleep(120)
+            yield batch
+
     with open_engine("spark", remote=spark_remote) as engine:
         frame = engine.session.range(2).repartition(2)
         slow = frame.mapInArrow(_slow, frame.schema)
@@ -120,3 +121,20 @@ def test_cancel_interrupts_a_running_job_on_apache_spark(spark_remote: str) -> N
         assert time.monotonic() - started < 60
         assert errors and isinstance(errors[0], EngineInputError)
         assert "interrupted" in str(errors[0])
+
+
+def test_the_executors_run_the_engine_code_sent_with_the_session(spark_remote: str) -> None:
+    """Not the cluster's own installation (here: another checkout's): the client's code."""
+
+    def where(batches):  # type: ignore[no-untyped-def]  # nested: pickled by value
+        import pyarrow as pa
+
+        import apps.engine.rows.batches as shipped
+
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict({"file": [shipped.__file__]})
+
+    with open_engine("spark", remote=spark_remote) as engine:
+        engine._ship_engine()  # type: ignore[attr-defined]
+        rows = engine.session.range(1).mapInArrow(where, "file string").collect()  # type: ignore[attr-defined]
+    assert "deidweb-engine-" in rows[0]["file"]

@@ -20,11 +20,16 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
+import os
 import secrets
+import tempfile
+import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +70,8 @@ if TYPE_CHECKING:
 
 #: Rows per written file (the shuffle's partitions): large files, few of them.
 ROWS_PER_FILE = 4_000_000
+#: Rows per Arrow batch handed to the executors' Python code.
+BATCH_ROWS = 131_072
 _COUNT = "__deidweb_count"
 _RANDOM = "__deidweb_random"
 
@@ -83,6 +90,11 @@ class SparkRows:
         self.session = session
         self._owns = owns_session
         self._runner = Runner(session)
+        self._shipped = False
+        # Larger Arrow batches for the executors' polars code: fewer, cheaper calls
+        # (Spark's default is 10,000 rows); a server without the setting keeps its own.
+        with contextlib.suppress(Exception):
+            session.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
 
     @classmethod
     def connect(cls, remote: str) -> SparkRows:
@@ -111,6 +123,18 @@ class SparkRows:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+    def _ship_engine(self) -> None:
+        """Send this process's engine code with the session (a zip on the executors'
+        Python path), so the executors run exactly the client's masking and recoding, not
+        whatever version the cluster may have installed. A server that takes no artifacts
+        (Sail runs the code in its own process) imports it as installed there."""
+        if self._shipped:
+            return
+        self._shipped = True
+        archive = engine_archive()
+        with contextlib.suppress(Exception):
+            self.session.addArtifacts(str(archive), pyfile=True)
 
     # ------------------------------------------------------------------ reading
 
@@ -238,6 +262,7 @@ class SparkRows:
         assert isinstance(after_random, pl.DataFrame)
         schema = spark_arrow_schema(release_frame(after_random, recipe).to_arrow().schema)
         recipe = replace(recipe, schema=schema)
+        self._ship_engine()
         released = frame.mapInArrow(partial(release_batches, recipe=recipe), _spark_schema(schema))
         kept = self._suppressed(frame, released, plan, recodings, quasi)
         seed = plan.seed if plan.seed is not None else secrets.randbits(63)
@@ -388,6 +413,7 @@ class SparkRows:
     def _hash(self, files: list[str], progress: Progress | None) -> list[tuple[str, int, int, str]]:
         if not files:
             return []
+        self._ship_engine()
         paths = self.session.createDataFrame(pa.table({"path": pa.array(files, pa.string())}))
         hashed = paths.repartition(min(len(files), 64)).mapInArrow(hash_batches, HASH_SCHEMA)
         table = self._runner.run(
@@ -413,6 +439,27 @@ class SparkRows:
             files = []  # the release's folder is gone: every file is missing
         current = build_manifest(manifest.location, manifest.columns, self._hash(files, None))
         return compare(manifest, current)
+
+
+def engine_archive() -> Path:
+    """A zip of the ``apps.engine`` package (its Python files), named by its content."""
+    root = Path(__file__).resolve().parents[4]
+    files = sorted(
+        [root / "apps" / "__init__.py", *(root / "apps" / "engine").rglob("*.py")],
+        key=lambda p: p.relative_to(root).as_posix(),
+    )
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    archive = Path(tempfile.gettempdir()) / f"deidweb-engine-{digest.hexdigest()[:16]}.zip"
+    if not archive.exists():
+        partial_path = archive.with_suffix(f".{os.getpid()}.part")
+        with zipfile.ZipFile(partial_path, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for file in files:
+                info = zipfile.ZipInfo(file.relative_to(root).as_posix(), (1980, 1, 1, 0, 0, 0))
+                zipped.writestr(info, file.read_bytes(), zipfile.ZIP_DEFLATED)
+        partial_path.replace(archive)
+    return archive
 
 
 def _null_safe(left: str, right: str, names: Sequence[str]) -> list[Any]:

@@ -3,7 +3,8 @@ the benchmark and an operator trying the cluster path without a cluster.
 
 It runs Spark's own server class from the jars inside the ``pyspark`` wheel (a dev
 dependency) with this machine's Java 17; its Python workers are this interpreter with
-this checkout on their path (the executors import `apps.engine.rows.batches`).
+nothing else on their path: the engine's code reaches them with the session, as it
+reaches a real cluster's (`SparkRows._ship_engine`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from pathlib import Path
 from apps.engine.errors import EngineError
 
 SPARK_CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-ROOT = Path(__file__).resolve().parents[4]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def local_spark_server(
         **os.environ,
         "SPARK_HOME": str(home),
         "PYSPARK_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": "",
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_LOCAL_DIRS": str(folder),
     }
