@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_scale import ARX, K, METRIC, QUASI, SUPPRESSION, step_generate  # noqa: E402
+from bench.bench_scale import ARX, METRIC, QUASI, SUPPRESSION, K, step_generate  # noqa: E402
 
 FRAGMENT = ROOT / "docs" / "bench" / "spark.md"
 
@@ -96,9 +96,7 @@ def run_engine(engine: Any, data: Path, out: str) -> dict[str, Any]:
     lookups = [hierarchies[q].lookup(d) for q, d in zip(QUASI, encoded.dictionaries, strict=True)]
     problem = problem_from_encoded(encoded, lookups)
     result, search_s = timed(
-        lambda: optimal_search(
-            problem, KAnonymity(K), metric=METRIC, suppression_limit=SUPPRESSION
-        )
+        lambda: optimal_search(problem, KAnonymity(K), metric=METRIC, suppression_limit=SUPPRESSION)
     )
     assert result.levels is not None, "no solution"
     done, apply_s = timed(
