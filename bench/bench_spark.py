@@ -232,6 +232,15 @@ def write_fragment(
         f"polars {polars.__version__}",
         f"- command: `python bench/bench_spark.py --rows {args.rows}`",
         "",
+        *(
+            [
+                "A reduced-size run that checks the path end to end; the full run is "
+                "`make bench-spark` (100 million rows).",
+                "",
+            ]
+            if args.rows < 100_000_000
+            else []
+        ),
         "| step | Spark, wall s | polars, wall s | Spark, 1,000 rows, wall s "
         "| Spark, 1,000 rows on a fresh server, wall s |",
         "|---|---:|---:|---:|---:|",

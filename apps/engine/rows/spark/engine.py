@@ -156,8 +156,9 @@ class SparkRows:
         frame = self._read(source)
         columns = list(columns)
         check_columns(frame.columns, columns, "quasi-identifier")
-        grouped = frame.groupBy(*(column(c) for c in columns)).count()
-        grouped = grouped.withColumnRenamed("count", _COUNT) if "count" not in columns else grouped
+        from pyspark.sql import functions as F
+
+        grouped = frame.groupBy(*(column(c) for c in columns)).agg(F.count(F.lit(1)).alias(_COUNT))
         table = self._runner.run(
             grouped.toArrow,
             message="Counting the equivalence classes on the cluster",
@@ -165,8 +166,7 @@ class SparkRows:
         )
         distinct = pl.from_arrow(table)
         assert isinstance(distinct, pl.DataFrame)
-        counted = _COUNT if "count" not in columns else distinct.columns[-1]
-        distinct = distinct.select(*columns, pl.col(counted).cast(_len_dtype()).alias(COUNT_COLUMN))
+        distinct = distinct.select(*columns, pl.col(_COUNT).cast(_len_dtype()).alias(COUNT_COLUMN))
         return encode_distinct(distinct, columns)
 
     def column_counts(
