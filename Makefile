@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= deidweb.settings.local
 
-.PHONY: help install browser run web worker migrate demo test test-fast lint format bench bench-scale bench-load up down schema clean
+.PHONY: help install browser java run web worker migrate demo test test-fast lint format bench bench-scale bench-spark bench-load up down schema clean
 
 help: ## List the targets
 	@echo "deidweb make targets:"
@@ -39,6 +39,12 @@ $(WARM): $(STAMP) $(KERNELS)
 install: $(STAMP) $(WARM) ## Create .venv, install deidweb with its dependencies and compile the engine (idempotent)
 	@mkdir -p var/media var/broker/queue var/broker/processed && chmod 700 var var/media
 
+java: ## Install Java 17 for the Apache Spark (local mode) tests if it is missing
+	@if ! command -v java >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; \
+	  else echo "Java is missing: run 'sudo apt-get install openjdk-17-jre-headless'"; exit 1; fi; \
+	fi
+
 browser: ## Install Debian's Chromium for the browser tests if it is missing
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
@@ -60,7 +66,7 @@ web: install ## Serve the web app only
 worker: install ## Start a Celery worker only (it takes every queue)
 	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
 
-test: install browser ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
+test: install browser java ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
 
 test-fast: install ## Run the tests without the browser, worker and API-contract tests
@@ -82,6 +88,10 @@ ROWS ?= 100000000
 bench-scale: install ## ROWS (default 100 M) synthetic rows as CSV through upload, profile, measure, search and apply in bounded memory, engine and product path; into docs/benchmarks.md
 	$(BIN)/python bench/bench_scale.py --rows $(ROWS)
 	$(BIN)/python bench/bench_web_scale.py --csv /tmp/deidweb-bench-scale/scale_$(ROWS)_20260101.csv
+	$(BIN)/python bench/run.py --assemble-only
+
+bench-spark: install ## ROWS (default 100 M) rows through the Spark path (Apache Spark local mode via Spark Connect) beside the polars engine; into docs/benchmarks.md
+	$(BIN)/python bench/bench_spark.py --rows $(ROWS)
 	$(BIN)/python bench/run.py --assemble-only
 
 bench-load: install ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md

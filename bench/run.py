@@ -48,13 +48,14 @@ def main() -> int:
         "`docs/bench/`; each section names the machine and the date it was measured on.",
         "",
     ]
-    # scale and load have their own targets (make bench-scale, make bench-load), and the
+    # scale, spark and load have their own targets (make bench-scale, bench-spark, bench-load), and the
     # search's memory per node its own script (bench/bench_lattice_memory.py, 40 minutes):
     # only joined.
     for name in [
         *(name for name, _ in BENCHMARKS),
         "lattice_memory",
         "scale",
+        "spark",
         "web_scale",
         "load",
     ]:

@@ -26,7 +26,7 @@ import polars as pl
 
 from apps.engine.criteria import Criterion, StrictAverageRisk, allowed_suppression
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, check_columns, encode, read_table
+from apps.engine.frame import COUNT_COLUMN, EncodedData, check_columns, encode, read_table
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.loss import (
     average_class_size,
@@ -316,8 +316,39 @@ def measure_release(
     ``sensitive``, judge its classes by those models again, against the input's overall
     distribution)."""
     quasi = [lk.column for lk in lookups]
-    frame = read_table(path, sep=sep)
-    encoded = encode(frame, quasi)
+    encoded = encode(read_table(path, sep=sep), quasi)
+    with_sensitive = (
+        encode(read_table(path, sep=sep), [*quasi, *(c.name for c in sensitive.columns)])
+        if sensitive is not None and encoded.rows
+        else None
+    )
+    return measure_encoded_release(
+        encoded,
+        problem=problem,
+        lookups=lookups,
+        levels=levels,
+        criterion=criterion,
+        suppression_limit=suppression_limit,
+        sensitive=sensitive,
+        with_sensitive=with_sensitive,
+    )
+
+
+def measure_encoded_release(
+    encoded: EncodedData,
+    *,
+    problem: SearchProblem,
+    lookups: Sequence[GeneralizationLookup],
+    levels: Mapping[str, int],
+    criterion: Criterion,
+    suppression_limit: float,
+    sensitive: SensitiveTable | None = None,
+    with_sensitive: EncodedData | None = None,
+) -> ReleaseMeasure:
+    """`measure_release` from the release's class histogram (``encoded``, its
+    quasi-identifiers; ``with_sensitive``, the quasi-identifiers then the sensitive
+    columns, needed with ``sensitive``), however it was counted: a local file, or a table
+    on a cluster (apps.engine.rows)."""
     sizes = encoded_class_sizes(encoded)
     cap = criterion.cap if isinstance(criterion, StrictAverageRisk) else 0.33
     profile = risk_profile(sizes, cap=cap)
@@ -339,7 +370,10 @@ def measure_release(
     if isinstance(criterion, StrictAverageRisk):
         ok = ok and profile.average_risk <= criterion.threshold
     if sensitive is not None and rows_out:
-        ok = ok and _meets_models(read_table(path, sep=sep), quasi, sensitive, criterion)
+        if with_sensitive is None:
+            raise EngineInputError("measuring privacy models needs the sensitive columns' counts")
+        quasi = [lk.column for lk in lookups]
+        ok = ok and meets_models_encoded(with_sensitive, quasi, sensitive, criterion)
     return ReleaseMeasure(
         rows_in=rows_in,
         rows_out=rows_out,
@@ -351,13 +385,12 @@ def measure_release(
     )
 
 
-def _meets_models(
-    frame: pl.LazyFrame, quasi: Sequence[str], sensitive: SensitiveTable, criterion: Criterion
+def meets_models_encoded(
+    encoded: EncodedData, quasi: Sequence[str], sensitive: SensitiveTable, criterion: Criterion
 ) -> bool:
     """Every class of a written release meets the sensitive models (its labels taken as
-    they are, the sensitive values coded as in the input)."""
-    names = [c.name for c in sensitive.columns]
-    encoded = encode(frame, [*quasi, *names])
+    they are, the sensitive values coded as in the input); ``encoded``: the release's
+    quasi-identifiers then the sensitive columns."""
     d = len(quasi)
     counts = encoded.tuples.get_column(COUNT_COLUMN).to_numpy()
     codes = [encoded.tuples.get_column(q).to_numpy() for q in quasi]
@@ -423,7 +456,7 @@ def _release_losses(
     }
 
 
-def _failing_classes(
+def failing_classes(
     problem: SearchProblem,
     lookups: Sequence[GeneralizationLookup],
     levels: Mapping[str, int],
@@ -478,7 +511,7 @@ def apply_solution(
     failing = None
     if sensitive is not None:
         release_size = sensitive.release_size(criterion)
-        failing = _failing_classes(problem, lookups, levels, criterion, sensitive)
+        failing = failing_classes(problem, lookups, levels, criterion, sensitive)
     if streaming if streaming is not None else problem.rows >= STREAMING_ROWS:
         path, secret = apply_levels_to_file(
             data,
@@ -523,6 +556,9 @@ __all__ = [
     "apply_levels",
     "apply_levels_to_file",
     "apply_solution",
+    "failing_classes",
+    "measure_encoded_release",
     "measure_release",
+    "meets_models_encoded",
     "write_release",
 ]

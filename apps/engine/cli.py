@@ -25,6 +25,14 @@ from typing import Any, NoReturn
 
 from apps.engine import cli_longitudinal
 from apps.engine.attribute import l_diversity
+from apps.engine.cli_engine import (
+    add_engine_arguments,
+    cluster_histogram,
+    engine_session,
+    on_cluster,
+    row_engine,
+    source_of,
+)
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineError, EngineInputError
 from apps.engine.frame import encode, read_table
@@ -48,7 +56,11 @@ from apps.engine.risk import (
 from apps.engine.threshold import LEVELS, PROFILES, RiskThreshold, custom_threshold, threshold_for
 
 PROG = "deid"
-SUBCOMMAND_MODULES: list[str] = ["apps.engine.cli_search", "apps.engine.cli_warmup"]
+SUBCOMMAND_MODULES: list[str] = [
+    "apps.engine.cli_search",
+    "apps.engine.cli_warmup",
+    "apps.engine.cli_engine",
+]
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -127,6 +139,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     cli_longitudinal.add_measure_options(parser)  # --person: risk counted per person
+    add_engine_arguments(parser)
     parser.set_defaults(handler=measure_command)
 
 
@@ -136,8 +149,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         raise EngineInputError(f"--cap must be 0.33 or 0.5, not {args.cap}")
     quasi, sensitive = _columns(args.quasi), _columns(args.sensitive)
     started = time.perf_counter()
-    frame = read_table(args.file, sep=args.sep, null_values=args.na)
-    encoded = encode(frame, quasi)
+    frame = None if on_cluster(args) else read_table(args.file, sep=args.sep, null_values=args.na)
+    encoded = cluster_histogram(args, quasi) if frame is None else encode(frame, quasi)
     profile = risk_profile(encoded_class_sizes(encoded), cap=args.cap)
     report: dict[str, Any] = {"file": str(args.file), "quasi": list(encoded.quasi)}
     report.update(profile.to_dict())
@@ -168,7 +181,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.population is not None or args.population_region:
         report.update(_population_report(args, profile.class_size_counts, report))
     if sensitive:
-        report["l_diversity"] = [d.to_dict() for d in l_diversity(frame, quasi, sensitive)]
+        diversity = (
+            l_diversity(frame, quasi, sensitive)
+            if frame is not None
+            else row_engine(args).l_diversity(source_of(args), quasi, sensitive)
+        )
+        report["l_diversity"] = [d.to_dict() for d in diversity]
     report["seconds"] = round(time.perf_counter() - started, 6)
     return report
 
@@ -308,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler: Handler = args.handler
-        return handler(args)
+        with engine_session(args):
+            return handler(args)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

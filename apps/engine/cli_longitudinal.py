@@ -229,6 +229,9 @@ def _top(text: str) -> int | str | None:
 
 def problem_from_args(args: argparse.Namespace, *, search: bool) -> LongitudinalProblem:
     """Read the files and build the longitudinal problem of the command line."""
+    if getattr(args, "engine", "polars") != "polars":
+        # the per-person count needs every person's events together: one machine's polars
+        raise EngineInputError("--person runs on this machine's engine only (--engine polars)")
     person_quasi = _names(args.quasi)
     event_quasi = _names(args.event_quasi)
     dates = _names(args.dates)

@@ -23,6 +23,14 @@ import polars as pl
 
 from apps.engine import cli_longitudinal
 from apps.engine.apply import apply_solution
+from apps.engine.cli_engine import (
+    add_engine_arguments,
+    add_manifest_argument,
+    apply_on_cluster,
+    cluster_histogram,
+    manifest_report,
+    on_cluster,
+)
 from apps.engine.criteria import (
     DEFAULT_CAP,
     DEFAULT_SUPPRESSION_LIMIT,
@@ -117,6 +125,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="ARX-format hierarchy of --sensitive (for hierarchical-t)",
     )
+    add_engine_arguments(parser)
 
 
 def register(subparsers: Any) -> None:
@@ -137,6 +146,7 @@ def register(subparsers: Any) -> None:
         help=f"direct identifier and its masking ({', '.join(MASK_METHODS)}; default remove)",
     )
     apply.add_argument("--seed", type=int, help="fixed shuffle seed (tests only)")
+    add_manifest_argument(apply)
     apply.set_defaults(handler=apply_command)
 
 
@@ -173,7 +183,7 @@ def sensitive_models(args: argparse.Namespace) -> list[SensitiveModel]:
 
 @dataclass(frozen=True)
 class Prepared:
-    data: pl.DataFrame
+    data: pl.DataFrame | None  # None: the rows stay on the cluster (--engine spark)
     encoded: EncodedData  # quasi-identifiers (then the sensitive column, if any)
     lookups: list[GeneralizationLookup]
     problem: SearchProblem
@@ -201,14 +211,14 @@ def _prepare(args: argparse.Namespace) -> Prepared:
         if args.sensitive_hierarchy
         else {}
     )
-    data = read_table(args.file, sep=args.sep).collect()
+    data = None if on_cluster(args) else read_table(args.file, sep=args.sep).collect()
     load_compiled_code()  # once per process, like an import: not part of `seconds`
     if models:
         load_sensitive_code()
     started = time.perf_counter()
     table: SensitiveTable | None = None
     if models:
-        encoded = encode(data, [*quasi, args.sensitive])
+        encoded = _encode(args, data, [*quasi, args.sensitive])
         dictionaries = encoded.dictionaries
         lookups = [hierarchies[q].lookup(d) for q, d in zip(quasi, dictionaries, strict=False)]
         problem, table = problem_with_sensitive(
@@ -220,12 +230,16 @@ def _prepare(args: argparse.Namespace) -> Prepared:
             hierarchies=sensitive_hierarchy,
         )
     else:
-        encoded = encode(data, quasi)
+        encoded = _encode(args, data, quasi)
         lookups = [
             hierarchies[q].lookup(d) for q, d in zip(quasi, encoded.dictionaries, strict=True)
         ]
         problem = problem_from_encoded(encoded, lookups)
     return Prepared(data, encoded, lookups, problem, table, started)
+
+
+def _encode(args: argparse.Namespace, data: pl.DataFrame | None, columns: list[str]) -> EncodedData:
+    return encode(data, columns) if data is not None else cluster_histogram(args, columns)
 
 
 def _node_json(quasi: Sequence[str], node: NodeResult) -> dict[str, Any]:
@@ -379,22 +393,38 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
     unknown = [c for c in levels if c not in problem.quasi]
     if unknown:
         raise EngineInputError(f"--levels names non-quasi-identifier(s): {', '.join(unknown)}")
-    applied = apply_solution(
-        data,
-        problem=problem,
-        lookups=lookups,
-        dictionaries=encoded.dictionaries[: len(lookups)],
-        levels=levels,
-        criterion=criterion,
-        out=args.out,
-        suppression_limit=args.suppression_limit,
-        direct=_direct(args.direct),
-        seed=args.seed,
-        sensitive=table,
-    )
-    m = applied.measure
+    dictionaries = encoded.dictionaries[: len(lookups)]
+    extra: dict[str, Any] = {}
+    if data is None:
+        done = apply_on_cluster(
+            args,
+            problem=problem,
+            lookups=lookups,
+            dictionaries=dictionaries,
+            levels=levels,
+            criterion=criterion,
+            direct=_direct(args.direct),
+            sensitive=table,
+        )
+        m, out, secrets = done.measure, done.written.location, done.written.secrets
+        extra = manifest_report(done)
+    else:
+        applied = apply_solution(
+            data,
+            problem=problem,
+            lookups=lookups,
+            dictionaries=dictionaries,
+            levels=levels,
+            criterion=criterion,
+            out=args.out,
+            suppression_limit=args.suppression_limit,
+            direct=_direct(args.direct),
+            seed=args.seed,
+            sensitive=table,
+        )
+        m, out, secrets = applied.measure, str(applied.path), applied.secrets
     report: dict[str, Any] = {
-        "out": str(applied.path),
+        "out": out,
         "levels": m.levels,
         "rows_in": m.rows_in,
         "rows_out": m.rows_out,
@@ -403,9 +433,10 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
         "criterion": describe(criterion, table),
         "information_loss": m.information_loss,
         "seconds": time.perf_counter() - started,
+        **extra,
     }
     report.update(m.risk.to_dict())
-    if applied.secrets.keys or applied.secrets.linking_tables:
+    if secrets.keys or secrets.linking_tables:
         report["secrets"] = "keys/linking tables were generated: store them apart (API only)"
     return report
 

@@ -19,12 +19,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 from apps.engine.errors import HierarchyError, preview
 from apps.engine.hierarchies import TOP, Hierarchy
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA: Traversable = resources.files(__package__).joinpath("data")  # also inside a zip
 ICD10 = "icd10"
 ICD9CM = "icd9cm"
 LENIENT = ":lenient"

@@ -43,7 +43,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 from types import MappingProxyType
 from typing import Any
 
@@ -56,7 +57,9 @@ RELEASE_MODELS = ("public", "semi_public", "non_public")
 MEASURES = ("max", "average", "strict_average")
 GRADINGS = ("invasion_of_privacy", "potential_harm", "impact", "none")
 SCHEMA = 1
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# Read through importlib.resources, so the files are found wherever the package is imported
+# from (a zip shipped to Spark executors included).
+DATA_DIR: Traversable = resources.files(__package__).joinpath("data")
 
 #: METHOD step 4 (IPC 2016, step 4.2): public and semi-public releases are measured by the
 #: maximum risk, non-public ones by the strict average.  Assumed for data that names none.
@@ -319,7 +322,14 @@ def preset_from_data(key: str, data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _json_files(directory: Traversable) -> list[Traversable]:
+    return sorted(
+        (p for p in directory.iterdir() if p.name.endswith(".json")), key=lambda p: p.name
+    )
+
+
+def _read(path: Traversable) -> dict[str, Any]:
+    stem = path.name.removesuffix(".json")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -328,8 +338,8 @@ def _read(path: Path) -> dict[str, Any]:
         raise EngineInputError(
             f"threshold data {path.name}: must be an object with schema {SCHEMA}"
         )
-    if data.get("key") != path.stem:
-        raise EngineInputError(f"threshold data {path.name}: its key must be {path.stem!r}")
+    if data.get("key") != stem:
+        raise EngineInputError(f"threshold data {path.name}: its key must be {stem!r}")
     return data
 
 
@@ -340,27 +350,30 @@ class Loaded:
     presets: dict[str, dict[str, Any]]
 
 
-def load_directory(directory: Path = DATA_DIR) -> Loaded:
+def load_directory(directory: Traversable = DATA_DIR) -> Loaded:
     """Read and validate every profile and preset file under ``directory``.
 
     Profiles that take their T1 table from another profile are validated after the ones
     they refer to, whatever the order of the files."""
     profiles: dict[str, dict[str, Any]] = {}
     withheld: dict[str, WithheldProfile] = {}
-    for path in sorted((directory / "profiles").glob("*.json")):
+    for path in _json_files(directory / "profiles"):
         data = _read(path)
+        key = path.name.removesuffix(".json")
         if data.get("offered", True) is False:
-            withheld[path.stem] = withheld_from_data(path.stem, data)
+            withheld[key] = withheld_from_data(key, data)
         else:
-            profiles[path.stem] = data
+            profiles[key] = data
     for key, data in profiles.items():
         try:
             profile_from_data(key, data, profiles)
         except EngineInputError as exc:
             raise EngineInputError(f"threshold data {key}.json: {exc}") from exc
     presets = {
-        path.stem: preset_from_data(path.stem, _read(path))
-        for path in sorted((directory / "presets").glob("*.json"))
+        path.name.removesuffix(".json"): preset_from_data(
+            path.name.removesuffix(".json"), _read(path)
+        )
+        for path in _json_files(directory / "presets")
     }
     if DEFAULT_PROFILE not in profiles:
         raise EngineInputError(f"threshold data: the default profile {DEFAULT_PROFILE} is missing")

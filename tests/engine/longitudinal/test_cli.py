@@ -416,3 +416,31 @@ def test_text_output(capsys: pytest.CaptureFixture[str], tc2: str) -> None:
     assert main(["measure", tc2, "--person", "pid", "--event-quasi", "code", "--power", "2"]) == 0
     out = capsys.readouterr().out
     assert "4 persons, 9 events" in out and "max risk              0.5000" in out
+
+
+def test_person_counting_refuses_the_cluster_engine(tmp_path, capsys):
+    """Per-person counts need each person's events together: --engine spark is refused
+    with a message instead of being ignored."""
+    from apps.engine.cli import main
+
+    path = tmp_path / "events.csv"
+    path.write_text("pid,sex,code\n1,F,A\n1,F,B\n2,M,A\n")
+    code = main(
+        [
+            "measure",
+            str(path),
+            "--person",
+            "pid",
+            "--quasi",
+            "sex",
+            "--event-quasi",
+            "code",
+            "--engine",
+            "spark",
+            "--spark-remote",
+            "sc://127.0.0.1:1",
+            "--json",
+        ]
+    )
+    assert code != 0
+    assert "--engine polars" in capsys.readouterr().err

@@ -1,0 +1,1 @@
+"""The Spark engine of the row passes (Spark Connect); see apps.engine.rows."""
