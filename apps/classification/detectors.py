@@ -285,6 +285,9 @@ _NAME_RULES: tuple[_NameRule, ...] = (
           "telecopieur, pager"),
     _rule("coordinates", "direct", "exact coordinates",
           "latitude*, longitude*, lat, lon, lng, geocode*, coordinates, coord, coords, xy"),
+    # Before the dates: "age_at_death" and "admission_age" are ages, not dates.
+    _rule("age", "quasi", "an age",
+          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs"),
     _rule("country_of_birth", "quasi", "a country or place of birth",
           "country of birth, birth country, birthplace, place of birth, pays naissance, "
           "pays de naissance, lieu naissance, lieu de naissance, birth place, cob"),
@@ -301,8 +304,6 @@ _NAME_RULES: tuple[_NameRule, ...] = (
     _rule("event_year", "quasi", "a year tied to a person",
           "graduation year, grad year, year of graduation, immigration year, year of immigration, "
           "arrival year, annee, year"),
-    _rule("age", "quasi", "an age",
-          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs"),
     _rule("sex", "quasi", "sex or gender",
           "sex, gender*, sexe, genre, sexual orientation, orientation"),
     _rule("postal_code", "quasi", "a postal code",
@@ -751,6 +752,20 @@ def _quasi_by_values(
     return _Draft(found.kind, "quasi", found.confidence, evidence)
 
 
+# What an intruder can know of anyone, whatever the column is about: the dates and places
+# of their life, the words of a calendar, postal codes, years. Such values outrank a name that
+# says "sensitive" (a date of onset is an event date). Whole numbers in the range of ages,
+# months or days do not: under a health name they are more likely measurements or scores.
+_KNOWABLE_KINDS = frozenset(
+    {"event_date", "year_month", "weekday", "geography", "postal_code", "year"}
+)
+
+
+def _knowable(found: _Draft, profile: ColumnProfile) -> bool:
+    numeric = profile.inferred_type in ("integer", "decimal")
+    return found.kind in _KNOWABLE_KINDS or (found.kind == "month" and not numeric)
+
+
 def _numbered(values: Sequence[str]) -> bool:
     """Numbers given to records in turn ("00017", "00018"…): the different values fill
     nearly all of their range, which places, dates and ages spread over a wide one do not."""
@@ -783,12 +798,19 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
         return _Draft(check.kind, "direct", confidence, evidence)
 
     # 3. The name, confirmed or contradicted by the values; a name that points nowhere
-    #    ("batch_no" whose codes repeat) gives way to values that are quasi-identifiers.
+    #    ("batch_no" whose codes repeat) gives way to values that are quasi-identifiers, and
+    #    a name that says sensitive ("symptom_onset") to values anyone can know.
     if rule is not None and rule.kind != "free_text":
         named = _named_draft(profile, values, rule, today)
-        if named.role == "other":
+        if named.role in ("other", "sensitive"):
             by_values = _quasi_by_values(profile, values, today)
-            if by_values is not None:
+            if by_values is None and matched is not None and matched[0].role == "quasi":
+                check, share = matched
+                by_values = _Draft(
+                    check.kind, "quasi", "high" if share >= HIGH_SHARE else "medium",
+                    [_counted(share, len(values), check.what)],
+                )  # fmt: skip
+            if by_values is not None and (named.role == "other" or _knowable(by_values, profile)):
                 by_values.evidence.append(_name_evidence(profile.name, rule))
                 return by_values
         return named

@@ -185,3 +185,80 @@ def test_what_has_no_shape_is_left_to_a_person(shape: str, tmp_path: Path) -> No
     frame = pl.DataFrame({"x": [NOT_SHAPES[shape](rng) for _ in range(300)]})
     suggestion = suggest(frame, tmp_path)["x"]
     assert (suggestion.role, suggestion.confidence) == ("other", "low"), suggestion
+
+
+def _rule_words(*kinds: str) -> list[str]:
+    """The one-word phrases of the name rules of these kinds, read from the detectors."""
+    from apps.classification.detectors import _NAME_RULES
+
+    return sorted(
+        phrase[0].rstrip("*")
+        for rule in _NAME_RULES
+        if rule.kind in kinds
+        for phrase in rule.phrases
+        if len(phrase) == 1 and len(phrase[0].rstrip("*")) > 2
+    )
+
+
+def _postal(rng: random.Random) -> str:
+    letters = "ABCEGHJKLMNPRSTVXY"
+    return f"{rng.choice(letters)}{rng.randint(0, 9)}{rng.choice(letters)} {rng.randint(0, 9)}{rng.choice(letters)}{rng.randint(0, 9)}"
+
+
+# Shapes an intruder can know whatever the column is about: dates, calendar words, places.
+KNOWABLE = {
+    shape: SHAPES[shape]
+    for shape in ("French provinces", "alpha-3 countries", "French weekdays", "month-first dates",
+                  "written dates", "months of years", "years of birth", "French month abbreviations")
+} | {"postal codes": (_postal, "postal_code")}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(KNOWABLE))
+def test_a_health_word_in_the_name_does_not_outrank_dates_places_or_calendar_values(
+    shape: str, tmp_path: Path
+) -> None:
+    """A column named for a condition or a treatment whose values are dates of onset,
+    months, places or years is a quasi-identifier: suggested as sensitive, bulk accept took
+    it and released it as it was, never generalized nor measured as a quasi-identifier."""
+    make, kind = KNOWABLE[shape]
+    words = _rule_words("health_information")
+    assert len(words) > 20
+    rng = random.Random(shape)
+    names = [
+        f"{rng.choice(words)}_{rng.choice(['since', 'onset', 'first', 'last'])}" for _ in range(4)
+    ]
+    frame = pl.DataFrame({name: [make(rng) for _ in range(300)] for name in names})
+    result = suggest(frame, tmp_path)
+    for name in names:
+        assert (result[name].role, result[name].kind) == ("quasi", kind), result[name]
+        assert any(f"'{name}'" in e for e in result[name].evidence), result[name].evidence
+
+
+def test_health_words_over_measurements_and_categories_stay_sensitive(tmp_path: Path) -> None:
+    """The counterpart: numbers and category words under a health name are what the name
+    says."""
+    rng = random.Random(17)
+    words = _rule_words("health_information")
+    frame = pl.DataFrame(
+        {
+            f"{words[0]}_value": [round(rng.uniform(2, 14), 1) for _ in range(300)],
+            f"{words[1]}_count": [rng.randint(0, 40) for _ in range(300)],
+            f"{words[2]}_status": [
+                rng.choice(["Positive", "Negative", "Pending"]) for _ in range(300)
+            ],
+        }
+    )
+    result = suggest(frame, tmp_path)
+    assert {s.role for s in result.values()} == {"sensitive"}, result
+
+
+def test_an_age_at_an_event_is_an_age(tmp_path: Path) -> None:
+    """ "age_at_death", "admission_age": the age is what the values are, not a date (a date
+    hierarchy cannot be built over whole numbers, so the age was kept or suppressed)."""
+    rng = random.Random(23)
+    events = _rule_words("event_date", "date_of_birth")
+    names = [f"age_at_{w}" for w in events] + [f"{w}_age" for w in events]
+    frame = pl.DataFrame({name: [rng.randint(0, 104) for _ in range(300)] for name in names})
+    result = suggest(frame, tmp_path)
+    wrong = {n: (s.role, s.kind) for n, s in result.items() if (s.role, s.kind) != ("quasi", "age")}
+    assert wrong == {}
