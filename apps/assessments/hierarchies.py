@@ -15,7 +15,7 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments import steps
-from apps.assessments.hierarchy_defaults import default_spec
+from apps.assessments.hierarchy_defaults import completed_params, default_spec
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
@@ -254,6 +254,7 @@ def hierarchy_set(
             f"'{column}' is not a confirmed quasi-identifier.", {"column": column}
         )
     values = column_values(assessment, column)["value"].to_list()
+    params = completed_params(kind, params, values)
     hierarchy = build_hierarchy(column, kind, params, values, arx_text)
     text = h.format_arx_text(hierarchy)
     spec, _ = HierarchySpec.objects.update_or_create(

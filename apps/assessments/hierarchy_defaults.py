@@ -170,3 +170,24 @@ def default_spec(variable: Variable, values: list[str | None]) -> tuple[str, dic
         numbers, codes = numeric
         return Kind.INTERVAL, _with_codes({"widths": interval_widths(numbers)}, codes)
     return Kind.SUPPRESS, {}
+
+
+def completed_params(kind: str, params: dict[str, Any], values: list[str | None]) -> dict[str, Any]:
+    """Settings as a person gives them (widths, date levels), completed with what the values
+    need that the page's form does not ask: the date layout when none is given, and the codes
+    for a missing value when ``codes`` is not given (an explicit list, empty included, is
+    kept as it is)."""
+    present = [v for v in values if v is not None]
+    out = dict(params)
+    if kind == Kind.DATE:
+        layout = date_layout(present)
+        if layout is not None:
+            if "date_format" not in out and layout[0] is not None:
+                out["date_format"] = layout[0]
+            if "codes" not in out and layout[1] and out.get("date_format") == layout[0]:
+                out["codes"] = layout[1]
+    elif kind == Kind.INTERVAL and "codes" not in out:
+        found = numeric_codes(present)
+        if found is not None and found[1]:
+            out["codes"] = found[1]
+    return out

@@ -127,3 +127,29 @@ def test_numbers_get_intervals_that_generalize_whatever_their_codes(custodian, a
     # Each level of whole numbers groups values: none repeats the one below it.
     for level in range(1, kids.height):
         assert len(_groups(kids, level)) < len(_groups(kids, level - 1)), kids.params
+
+
+def test_the_page_form_rebuilds_them_without_knowing_layouts_or_codes(
+    custodian, analyst, client_for
+):
+    """The Step 7 form asks for the date levels and the widths only: the layout of the dates
+    and the codes are read from the values again, so a person's change still builds."""
+    from django.urls import reverse
+
+    from apps.assessments.models import HierarchySpec
+
+    frame, _ = _register()
+    assessment, _ = _proposed(custodian, analyst, frame)
+    url = reverse(
+        "assessment-step",
+        kwargs={"org": custodian.slug, "assessment_id": assessment.id, "slug": "deidentify"},
+    )
+    client = client_for(analyst)
+    client.post(url, {"action": "hierarchy", "column": "d2", "kind": "date", "date_year": "on"})
+    client.post(
+        url, {"action": "hierarchy", "column": "years", "kind": "interval", "widths": "10, 20"}
+    )
+    specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
+    assert specs["d2"].level_labels == ["original", "year", "suppressed (*)"]
+    assert specs["d2"].params["date_format"] == DATE_FORMATS[2]
+    assert set(_groups(specs["years"], 1)) >= set(CODES)
