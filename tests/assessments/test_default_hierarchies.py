@@ -153,3 +153,19 @@ def test_the_page_form_rebuilds_them_without_knowing_layouts_or_codes(
     assert specs["d2"].level_labels == ["original", "year", "suppressed (*)"]
     assert specs["d2"].params["date_format"] == DATE_FORMATS[2]
     assert set(_groups(specs["years"], 1)) >= set(CODES)
+
+
+def test_the_codes_are_values_a_reviewer_does_not_read(custodian, analyst, reviewer, client_for):
+    """The codes kept apart are values of the column (one may be held by one record): the
+    API gives them with the settings only to roles that may read the data."""
+    from apps.assessments.hierarchies import hierarchies_ensure
+
+    frame, _ = _register()
+    assessment, _ = _proposed(custodian, analyst, frame)
+    hierarchies_ensure(assessment=assessment)
+    url = f"/api/v1/assessments/{assessment.id}/hierarchies/"
+    seen = {h["column"]: h["params"] for h in client_for(analyst).get(url).json()}
+    assert set(CODES) <= set(seen["years"]["codes"])
+    shown = client_for(reviewer).get(url).json()
+    assert all("codes" not in h["params"] for h in shown)
+    assert not any(code in str(h["params"]) for h in shown for code in CODES)
