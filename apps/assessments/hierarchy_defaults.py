@@ -22,13 +22,13 @@ dates or numbers: it is offered keep-or-suppress, as any other category list.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from apps.assessments.models import HierarchySpec
 from apps.classification.models import Variable
+from apps.classification.quasi_values import numeric_missing_codes
 from apps.datasets.profiling import DATE_FORMATS, DATETIME_FORMATS
 from apps.engine import hierarchies as h
 
@@ -40,10 +40,6 @@ DATE_KINDS = frozenset({"date_of_birth", "event_date", "date"})
 POSTAL_KINDS = frozenset({"postal_code", "fsa", "zip"})
 # Codes may be at most this many of the different values (or this share of them).
 MAX_CODES, MAX_CODES_SHARE = 3, 0.2
-# A number written with one digit repeated (99, 999, 99999999, -9 and -99 included) is the
-# usual code for "unknown" in survey and register extracts, when it lies outside the range
-# of the other values.
-_REPEATED_DIGIT = re.compile(r"^-?(\d)\1+(?:\.0+)?$|^-\d$")
 # Layouts tried for dates: ISO first, then profiling's (polars' %.f is Python's .%f).
 _LAYOUTS: tuple[str | None, ...] = (
     None,
@@ -99,20 +95,16 @@ def numeric_codes(
     values: Sequence[str], *, low: float | None = None, high: float | None = None
 ) -> tuple[list[float], list[str]] | None:
     """(the numbers, the codes among the values) or None when codes are more than a few.
-    A code is a value that is not a number, a number outside ``low``-``high``, or a number
-    written with one digit repeated that lies outside the range of the other numbers."""
+    A code is a value that is not a number, a number outside ``low``-``high``, or a code
+    number outside the range of the others (999, -9: Step 2's `numeric_missing_codes`)."""
     numbers = {v: x for v in values if (x := _number(v)) is not None}
     codes = [v for v in values if v not in numbers]
     outside = {
         v for v, x in numbers.items()
         if (low is not None and x < low) or (high is not None and x > high)
     }  # fmt: skip
-    repeated = {v for v in numbers if _REPEATED_DIGIT.match(v.strip()) and v not in outside}
-    rest = [x for v, x in numbers.items() if v not in outside | repeated]
-    if rest:
-        lowest, highest = min(rest), max(rest)
-        repeated = {v for v in repeated if not lowest <= numbers[v] <= highest}
-    codes += sorted(outside | repeated)
+    inside = [v for v in numbers if v not in outside]
+    codes += sorted(outside | numeric_missing_codes(inside))
     kept = [x for v, x in numbers.items() if v not in codes]
     if not kept or not _few(codes, len(values)):
         return None
