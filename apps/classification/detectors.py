@@ -3,7 +3,7 @@
 A suggestion is only a starting point; a person confirms every role (IPC Step 2). Evidence
 comes from two places:
 
-- the column name, in English or French, snake_case, camelCase or abbreviated
+- the column name, in English, French or Spanish, snake_case, camelCase or abbreviated
   ("DOB", "code_postal", "healthCardNumber"), matched against ordered rules: the first rule
   that matches wins, so "email_address" is an e-mail and not a street address, and
   "drug_name" a medication and not a person's name;
@@ -248,7 +248,7 @@ def _rule(kind: str, role: str, label: str, phrases: str, unless: Iterable[str] 
 # Order matters: the first matching rule wins.
 _NAME_RULES: tuple[_NameRule, ...] = (
     _rule("email", "direct", "an e-mail address",
-          "email*, e mail, mail, courriel*, emailaddress, adresse courriel, mel"),
+          "email*, e mail, mail, courriel*, emailaddress, adresse courriel, mel, correo*"),
     _rule("ip", "direct", "an IP address", "ip, ip address, ipaddress, ipaddr, ipv4, ipv6, adresse ip"),
     _rule("url", "direct", "a web address",
           "url, urls, uri, website*, web site, homepage, home page, web page, site web, web"),
@@ -282,61 +282,69 @@ _NAME_RULES: tuple[_NameRule, ...] = (
           "iris scan, empreinte, genome, dna"),
     _rule("phone", "direct", "a telephone or fax number",
           "phone*, telephone*, tel, tel no, mobile, cell, cellphone, cellulaire, fax, "
-          "telecopieur, pager"),
+          "telecopieur, pager, telefono*, celular, movil"),
     _rule("coordinates", "direct", "exact coordinates",
           "latitude*, longitude*, lat, lon, lng, geocode*, coordinates, coord, coords, xy"),
     # Before the dates: "age_at_death" and "admission_age" are ages, not dates.
     _rule("age", "quasi", "an age",
-          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs"),
+          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs, "
+          "edad, edades"),
     _rule("country_of_birth", "quasi", "a country or place of birth",
           "country of birth, birth country, birthplace, place of birth, pays naissance, "
           "pays de naissance, lieu naissance, lieu de naissance, birth place, cob"),
     _rule("date_of_birth", "quasi", "a date of birth",
           "dob, date of birth, birth date, birthdate*, birthday, date naissance, "
-          "date de naissance, ddn, naissance, born, birth dt, dateofbirth"),
+          "date de naissance, ddn, naissance, born, birth dt, dateofbirth, fecha nacimiento, "
+          "fecha de nacimiento, nacimiento"),
     _rule("birth_year", "quasi", "a year of birth",
           "birth year, year of birth, yob, annee naissance, annee de naissance, birthyear"),
-    _rule("event_date", "quasi", "a date of death", "date of death, death date, dod, deces, death"),
+    _rule("event_date", "quasi", "a date of death",
+          "date of death, death date, dod, deces, death, defuncion, fallecimiento"),
     _rule("length_of_stay", "quasi", "a length of stay",
           "length of stay, los, duree sejour, duree de sejour, days in hospital, lengthofstay"),
     _rule("event_date", "quasi", "an event date",
-          "date, dates, dt, dte, datetime, timestamp, admitted, admit, jour"),
+          "date, dates, dt, dte, datetime, timestamp, admitted, admit, jour, fecha, fechas"),
     _rule("event_year", "quasi", "a year tied to a person",
           "graduation year, grad year, year of graduation, immigration year, year of immigration, "
           "arrival year, annee, year"),
     _rule("sex", "quasi", "sex or gender",
-          "sex, gender*, sexe, genre, sexual orientation, orientation"),
+          "sex, gender*, sexe, genre, sexual orientation, orientation, sexo, genero"),
     _rule("postal_code", "quasi", "a postal code",
           "postal code, postalcode, postcode, post code, zip, zipcode, zip code, code postal, "
-          "codepostal, fsa, postal cd"),
+          "codepostal, fsa, postal cd, codigo postal"),
     _rule("geography", "quasi", "a place",
           "city, ville, town, municipality, municipalite, province, prov, state, region, county, "
           "comte, district, neighbourhood, neighborhood, quartier, lhin, census, cma, csd, "
           "dissemination area, country, pays, residence, rural, urban, community, village, "
           "territory, hospital, hopital, facility, institution, clinic, clinique, school, "
-          "ecole, etablissement, site, location, lieu, geography, geo"),
+          "ecole, etablissement, site, location, lieu, geography, geo, municipio*, ciudad, "
+          "localidad, colonia, provincia, entidad, pais, residencia, region*, rmr, sdr",
+          unless=("civil",)),
     _rule("address", "direct", "a street address",
           "address*, adresse*, street*, rue, addr, civic, apartment, apt, suite, po box, "
-          "mailing, domicile"),
+          "mailing, domicile, direccion*, domicilio, calle"),
     _rule("ethnicity", "quasi", "an ethnic origin or Indigenous status",
           "ethnicity, ethnic*, ethnie, origine ethnique, race, visible minority, "
           "minorite visible, aboriginal*, indigenous*, autochtone*, first nations, metis, "
-          "inuit, ancestry"),
+          "inuit, ancestry, etnia, etnico, raza"),
     _rule("immigration", "quasi", "an immigration or citizenship status",
           "immigration*, immigrant*, citizenship, citoyennete, nationality, nationalite, "
-          "refugee, landed"),
+          "refugee, landed, nacionalidad"),
     _rule("language", "quasi", "a language",
-          "language*, langue*, lang, mother tongue, first language, home language"),
+          "language*, langue*, lang, mother tongue, first language, home language, idioma, "
+          "lengua*"),
     _rule("marital_status", "quasi", "a marital status",
-          "marital*, etat civil, civil status, married, relationship status"),
+          "marital*, matrimonial*, etat civil, civil status, married, relationship status, "
+          "estado civil"),
     _rule("education", "quasi", "a level of education",
           "education*, scolarite, degree, diplome, schooling, years of school, "
-          "highest level, niveau scolarite, niveau etudes"),
+          "highest level, niveau scolarite, niveau etudes, escolaridad, estudios, "
+          "nivel educativo"),
     _rule("income", "quasi", "an income", "income*, revenu*, salary, salaire, wage, wages, "
-          "earnings, remuneration"),
+          "earnings, remuneration, ingresos, salario, sueldo"),
     _rule("occupation", "quasi", "an occupation or employer",
           "occupation*, profession*, job, job title, emploi, metier, employer*, employeur, "
-          "workplace, industry, noc, naics"),
+          "workplace, industry, noc, naics, ocupacion*, profesion*, trabajo, empleo"),
     _rule("religion", "quasi", "a religion", "religion*, religious, confession, denomination, faith"),
     _rule("household", "quasi", "a household or family composition",
           "household*, menage, children, number of children, nb enfants, enfants, family size, "
@@ -354,9 +362,12 @@ _NAME_RULES: tuple[_NameRule, ...] = (
     _rule("free_text", "other", "free text",
           "note, notes, comment, comments, commentaire*, remarks, remarque*, description, "
           "narrative, text, free text, freetext, observation, observations, memo, details, "
-          "summary, resume, reason, raison, history, histoire"),
+          "summary, resume, reason, raison, history, histoire, observaciones, observacion, "
+          "notas, comentario*"),
     _rule("name", "direct", "a person's name",
           "name, names, nom, noms, prenom*, surname*, firstname, lastname, fullname, givenname, "
+          "apellido*, nombre completo, nombre paciente, nombre del paciente, primer nombre, "
+          "segundo nombre, nombre de pila, "
           "familyname, middlename, maidenname, fname, lname, initials, initial, initiales, "
           "next of kin, nok, emergency contact, contact, mother, father, spouse, guardian",
           unless=("file", "product", "company", "organization", "organisation", "brand", "item",
@@ -395,9 +406,13 @@ _NAME_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
 _SEX_VALUES = frozenset(
     {"m", "f", "male", "female", "man", "woman", "men", "women", "h", "homme", "femme",
      "masculin", "feminin", "x", "other", "autre", "u", "unknown", "inconnu", "nonbinary",
-     "non-binary", "non binaire", "intersex", "boy", "girl"}
+     "non-binary", "non binaire", "intersex", "boy", "girl", "hombre", "mujer", "masculino",
+     "femenino", "varon", "varón"}
 )  # fmt: skip
-_SEX_CORE = frozenset({"m", "f", "male", "female", "h", "homme", "femme", "man", "woman"})
+_SEX_CORE = frozenset(
+    {"m", "f", "male", "female", "h", "homme", "femme", "man", "woman", "hombre", "mujer",
+     "masculino", "femenino"}
+)  # fmt: skip
 
 
 def _values(sample: pl.DataFrame, column: str) -> list[str]:

@@ -262,3 +262,62 @@ def test_an_age_at_an_event_is_an_age(tmp_path: Path) -> None:
     result = suggest(frame, tmp_path)
     wrong = {n: (s.role, s.kind) for n, s in result.items() if (s.role, s.kind) != ("quasi", "age")}
     assert wrong == {}
+
+
+# Survey and register extracts code a missing value with numbers outside the range (-9, -8,
+# 999) and with a full stop; dates are written with two-digit years.
+CODED = {
+    "ages with survey codes": (
+        lambda r: r.choice([str(r.randint(16, 95))] * 6 + ["-9", "-8", "-7", "999", ".", "NA"]),
+        "age",
+    ),
+    "month-first dates, two-digit years": (
+        lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%m/%d/%y"),
+        "event_date",
+    ),
+    "day-first dates, two-digit years": (
+        lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%d-%m-%y"),
+        "event_date",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CODED))
+def test_coded_and_short_shapes_under_a_neutral_name(shape: str, tmp_path: Path) -> None:
+    make, kind = CODED[shape]
+    rng = random.Random(shape)
+    suggestion = suggest(pl.DataFrame({"x": [make(rng) for _ in range(400)]}), tmp_path)["x"]
+    assert (suggestion.role, suggestion.kind) == ("quasi", kind), suggestion
+    assert suggestion.confidence in ("high", "medium")
+
+
+def test_spanish_column_names_and_values(tmp_path: Path) -> None:
+    """Columns named in Spanish, as a Mexican or US-Hispanic extract names them."""
+    rng = random.Random(52)
+    rows = 400
+    frame = pl.DataFrame(
+        {
+            "sexo": [rng.choice(["Hombre", "Mujer"]) for _ in range(rows)],
+            "genero_paciente": [rng.choice(["Masculino", "Femenino"]) for _ in range(rows)],
+            "municipio_residencia": [rng.choice(["Zapopan", "Tlaquepaque", "Tonalá"]) for _ in range(rows)],
+            "escolaridad": [rng.choice(["Primaria", "Secundaria", "Licenciatura"]) for _ in range(rows)],
+            "ocupacion": [rng.choice(["Empleado", "Comerciante", "Hogar"]) for _ in range(rows)],
+            "estado_civil": [rng.choice(["Casado", "Soltero", "Viudo"]) for _ in range(rows)],
+            "apellido_paterno": [rng.choice(sorted(LAST_NAMES)) for _ in range(rows)],
+            "telefono_celular": [f"55 {rng.randint(1000, 9999)} {rng.randint(1000, 9999)}" for _ in range(rows)],
+            "direccion": [f"Calle {rng.randint(1, 99)} #{rng.randint(1, 999)}" for _ in range(rows)],
+        }
+    )  # fmt: skip
+    result = suggest(frame, tmp_path)
+    found = {name: (s.role, s.kind) for name, s in result.items()}
+    assert found == {
+        "sexo": ("quasi", "sex"),
+        "genero_paciente": ("quasi", "sex"),
+        "municipio_residencia": ("quasi", "geography"),
+        "escolaridad": ("quasi", "education"),
+        "ocupacion": ("quasi", "occupation"),
+        "estado_civil": ("quasi", "marital_status"),
+        "apellido_paterno": ("direct", "name"),
+        "telefono_celular": ("direct", "phone"),
+        "direccion": ("direct", "address"),
+    }
