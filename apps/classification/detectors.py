@@ -681,6 +681,11 @@ def _named_draft(
         elif kind in _STRICT_KINDS:
             evidence.append(f"but only {_counted(share, len(values), what)}")
             confidence = "low"
+            if kind == "phone" and _unique(profile):
+                # The check knows North American numbers only: numbers abroad under a name
+                # that says phone, unique per row, are a direct identifier all the same.
+                evidence.append(f"{_pct(profile.unique_share)} of values are distinct")
+                confidence = "medium"
         elif kind == "name" and share < 0.2:
             evidence.append(f"few sampled values are common names ({_pct(share)})")
     if kind in ("date_of_birth", "event_date") and profile.inferred_type in ("date", "datetime"):

@@ -321,3 +321,20 @@ def test_spanish_column_names_and_values(tmp_path: Path) -> None:
         "telefono_celular": ("direct", "phone"),
         "direccion": ("direct", "address"),
     }
+
+
+def test_an_identifier_named_so_in_a_format_the_checks_do_not_know_stays_confident(
+    tmp_path: Path,
+) -> None:
+    """Phone numbers abroad under a phone column name fail the North American check; unique
+    per row, they are a direct identifier that bulk accept removes, not a low-confidence
+    suggestion a new officer must argue with."""
+    rng = random.Random(71)
+    frame = pl.DataFrame(
+        {
+            "phone_home": [f"+{rng.randint(30, 99)} {rng.randint(10, 99)} {rng.randint(10**7, 10**8 - 1)}" for _ in range(400)],
+            "mobile_of_contact": [f"0{rng.randint(6, 7)}{rng.randint(10**7, 10**8 - 1)}" for _ in range(400)],
+        }
+    )  # fmt: skip
+    for suggestion in suggest(frame, tmp_path).values():
+        assert (suggestion.role, suggestion.confidence) == ("direct", "medium"), suggestion
