@@ -13,8 +13,9 @@ comes from two places:
 - the shape of the values whatever the name (``v3``, ``ideathmon``): dates, months and
   weekdays, days of the month, years, ages, US states, Canadian provinces, countries and
   ZIP codes are quasi-identifiers (:mod:`apps.classification.quasi_values`);
-- a category list (few different values, each held by many rows) is never read by the
-  name and free-text detectors: "White", "Rose" or "Jordan" there are categories, not people.
+- a category list (few different values, each held by many rows, or long labels that repeat
+  from row to row) is never read by the name and free-text detectors: "White", "Rose",
+  "Jordan" or "Crohn's disease" there are categories, not people.
 
 Values decide over names when they clearly show a direct identifier. Confidence:
 high when at least 85 % of the sampled values pass a check (or a name and the values agree),
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -712,6 +714,14 @@ CLOSED_MAX_UNIQUE_SHARE = 1 / 3  # three rows or more per value on average
 PROSE_MIN_MEAN_WORDS = 2.0
 
 
+# A coded list of long labels ("Fracture of the left knee, initial encounter…") is free text by
+# its length alone; what tells it from text written about one person is that its labels
+# repeat: at least this share of the sampled values occur more than once in the sample.
+# Notes that repeat a few stock phrases stay text (the rest is written for one person).
+LIST_MIN_REPEATED_SHARE = 0.8
+LIST_MIN_SAMPLE = 50
+
+
 def _closed_vocabulary(profile: ColumnProfile) -> bool:
     return (
         0 < profile.distinct <= CLOSED_MAX_DISTINCT
@@ -719,8 +729,21 @@ def _closed_vocabulary(profile: ColumnProfile) -> bool:
     )
 
 
+def _repeated_labels(values: Sequence[str]) -> bool:
+    if len(values) < LIST_MIN_SAMPLE:
+        return False
+    counts = Counter(values)
+    repeated = sum(1 for v in values if counts[v] > 1)
+    return repeated >= LIST_MIN_REPEATED_SHARE * len(values)
+
+
+def _a_list(profile: ColumnProfile, values: Sequence[str]) -> bool:
+    """A category list, which the name and free-text detectors never read."""
+    return _closed_vocabulary(profile) or _repeated_labels(values)
+
+
 def _looks_like_prose(profile: ColumnProfile, values: Sequence[str]) -> bool:
-    if not values or _closed_vocabulary(profile):
+    if not values or _a_list(profile, values):
         return False
     if profile.inferred_type == "free_text":
         return True
@@ -803,7 +826,7 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
     prose = _looks_like_prose(profile, values)
 
     # 1. Free text: a person must read it, whatever else the name suggests.
-    if profile.inferred_type == "free_text" and not _closed_vocabulary(profile):
+    if profile.inferred_type == "free_text" and not _a_list(profile, values):
         return _free_text_draft(profile, values, rule)
 
     # 2. Values that are direct identifiers decide, whatever the name says.

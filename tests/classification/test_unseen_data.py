@@ -338,3 +338,49 @@ def test_an_identifier_named_so_in_a_format_the_checks_do_not_know_stays_confide
     )  # fmt: skip
     for suggestion in suggest(frame, tmp_path).values():
         assert (suggestion.role, suggestion.confidence) == ("direct", "medium"), suggestion
+
+
+def _coded_descriptions(rng: random.Random, rows: int) -> list[str]:
+    """A coded list of long labels, a fifth of them named after people (as diseases,
+    syndromes and procedures are), each label held by several rows."""
+    surnames = sorted(n for n in LAST_NAMES if n.isalpha() and len(n) >= 5)
+    named = [
+        f"{s}'s syndrome, with late onset and other complications" for s in rng.sample(surnames, 20)
+    ]
+    plain = [f"{what} of the {where} region, initial encounter for closed injury"
+             for what in ("Fracture", "Sprain", "Contusion", "Laceration", "Dislocation")
+             for where in ("left knee", "right hip", "lower back", "upper arm", "left ankle",
+                           "right wrist", "neck", "chest wall", "left foot", "right shoulder")]  # fmt: skip
+    return [rng.choice(named) if rng.random() < 0.2 else rng.choice(plain) for _ in range(rows)]
+
+
+@pytest.mark.parametrize("rows", [400, 1500])
+def test_a_coded_list_of_long_labels_is_not_free_text(rows: int, tmp_path: Path) -> None:
+    """Long labels repeated from row to row are a category list, even when profiling calls
+    them free text by their length: a label named after a person is not a name found in a
+    text, and the column is not a direct identifier that bulk accept removes."""
+    rng = random.Random(rows)
+    values = _coded_descriptions(rng, rows)
+    result = suggest(pl.DataFrame({"x": values, "diagnosis_text": values}), tmp_path)
+    assert (result["x"].role, result["x"].confidence) == ("other", "low"), result["x"]
+    assert (result["diagnosis_text"].role, result["diagnosis_text"].kind) == (
+        "sensitive",
+        "health_information",
+    ), result["diagnosis_text"]
+    for suggestion in result.values():
+        assert not any("names found" in e for e in suggestion.evidence), suggestion.evidence
+
+
+def test_notes_that_repeat_a_few_phrases_are_still_read(tmp_path: Path) -> None:
+    """The counterpart: notes in which some phrases repeat but most are written for one
+    person remain free text, and the names in them make the column a direct identifier."""
+    rng = random.Random(8)
+    firsts = sorted(n for n in FIRST_NAMES if n.isalpha() and len(n) >= 4)
+    notes = [
+        rng.choice(["No concerns raised at this visit.", "Follow up in two weeks as planned."])
+        if rng.random() < 0.5
+        else f"Seen with her daughter {rng.choice(firsts)}, reports pain for {rng.randint(2, 30)} days."
+        for _ in range(900)
+    ]
+    suggestion = suggest(pl.DataFrame({"x": notes}), tmp_path)["x"]
+    assert (suggestion.role, suggestion.kind) == ("direct", "free_text_identifiers"), suggestion
