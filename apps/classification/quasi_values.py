@@ -321,8 +321,9 @@ _CODE_SHAPE = re.compile(r"^-?(\d)\1+(?:\.0+)?$|^-\d$")
 
 
 def numeric_missing_codes(values: Sequence[str]) -> set[str]:
-    """The values that are numeric codes for a missing value (``_CODE_SHAPE``, outside the
-    range of the other numbers): 999 among ages, 99999999 among incomes, -9 among counts."""
+    """The values that are numeric codes for a missing value: of ``_CODE_SHAPE``, negative
+    among numbers that are not, or at least twice the largest of the others: 999 among ages,
+    99999999 among incomes, -9 among counts."""
     numbers: dict[str, float] = {}
     for value in set(values):
         try:
@@ -336,7 +337,12 @@ def numeric_missing_codes(values: Sequence[str]) -> set[str]:
     if not rest:
         return set()
     low, high = min(rest), max(rest)
-    return {v for v in shaped if not low <= numbers[v] <= high}
+    # Far from the others, not at the end of their range: 999 among ages up to 104, -9 among
+    # counts, but not 99 among ages up to 98, nor 999999 after 999998.
+    return {
+        v for v in shaped
+        if (numbers[v] < 0 <= low) or (high > 0 and numbers[v] >= 2 * high)
+    }  # fmt: skip
 
 
 def quasi_identifier_by_values(

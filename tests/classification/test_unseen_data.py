@@ -384,3 +384,16 @@ def test_notes_that_repeat_a_few_phrases_are_still_read(tmp_path: Path) -> None:
     ]
     suggestion = suggest(pl.DataFrame({"x": notes}), tmp_path)["x"]
     assert (suggestion.role, suggestion.kind) == ("direct", "free_text_identifiers"), suggestion
+
+
+def test_numeric_codes_are_far_from_the_values_not_at_the_end_of_their_range() -> None:
+    from apps.classification.quasi_values import numeric_missing_codes
+
+    ages = [str(a) for a in range(100)]  # 99 is the oldest age, not a code
+    assert numeric_missing_codes(ages) == set()
+    assert numeric_missing_codes([*ages, "999", "-9", "-1"]) == {"999", "-9", "-1"}
+    assert numeric_missing_codes([str(y) for y in range(1950, 2021)] + ["9999"]) == {"9999"}
+    assert numeric_missing_codes(["1", "2", "3", "4", "5", "99", "77"]) == {"99", "77"}
+    assert numeric_missing_codes([str(i) for i in range(1, 1000)]) == set()  # 999 is a count
+    temperatures = [str(t) for t in range(-30, 35)]
+    assert numeric_missing_codes(temperatures) == set()  # negatives among negatives
