@@ -213,8 +213,10 @@ def hierarchy_data(
     categorical one) hold every original value: only for a role allowed raw values; the
     others get the levels' groups as the report shows them (``hierarchy_preview``)."""
     params = dict(spec.params)
-    if not raw_values and spec.kind == HierarchySpec.Kind.CATEGORICAL:
-        params.pop("levels", None)
+    if not raw_values:
+        if spec.kind == HierarchySpec.Kind.CATEGORICAL:
+            params.pop("levels", None)
+        params.pop("codes", None)  # values of the column, however few records hold them
     return HierarchySerializer(
         {
             "column": spec.column,

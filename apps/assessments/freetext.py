@@ -31,6 +31,7 @@ from apps.assessments.release_reasons import (
     review_text,
 )
 from apps.assessments.services import _editable
+from apps.classification.detectors import CLOSED_MAX_DISTINCT, CLOSED_MAX_UNIQUE_SHARE
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
     SPAN_LABELS,
@@ -73,11 +74,13 @@ def release_text_scan(
     the released column (the re-scan). ``detectors``: what ran, for the report.
     """
     opaque = {c for c, spec in masking.items() if spec.get("method") in OPAQUE_METHODS}
-    scanned = [
+    texts = [
         c
         for c, dtype in released.lazy().collect_schema().items()
         if c not in quasi and c not in opaque and dtype == pl.String
     ]
+    lists = category_lists(released, [c for c in texts if roles.get(c) != "direct"])
+    scanned = [c for c in texts if c not in lists]
     after = {s.column: s for s in scan_frame(released, scanned)}
     scrub = [c for c, spec in masking.items() if spec.get("method") == "scrub"]
     before = {s.column: s for s in scan_frame(original, scrub, examples=False)} if scrub else {}
@@ -98,7 +101,36 @@ def release_text_scan(
             for c in scrub
         ],
         "detectors": detector_descriptions(),
+        "category_lists": lists,
     }
+
+
+def category_lists(released: pl.DataFrame | pl.LazyFrame, columns: list[str]) -> list[str]:
+    """The columns that are category lists — few different values, each held by many
+    records, as Step 2 tells them from text (`apps.classification.detectors`) — which the
+    free-text detectors do not read: "Hamilton" or "Crohn disease" there is a category, not
+    a person (issue #22). What such a column can expose is measured with the other released
+    columns (`apps.assessments.release_columns`). Direct identifiers are always read."""
+    if not columns:
+        return []
+    frame = released.lazy()
+
+    def counted(names: list[str], distinct: str) -> dict[str, Any]:
+        exprs = [getattr(pl.col(c).drop_nulls(), distinct)().alias(f"d{c}") for c in names]
+        counts = [pl.col(c).count().alias(f"n{c}") for c in names]
+        return frame.select(*exprs, *counts).collect(engine="streaming").row(0, named=True)
+
+    # An estimate first (a few kilobytes whatever the column), then the exact count of the
+    # few columns that may be lists: a column of a million distinct texts is never held.
+    estimate = counted(columns, "approx_n_unique")
+    few = [c for c in columns if estimate[f"d{c}"] <= 2 * CLOSED_MAX_DISTINCT]
+    exact = counted(few, "n_unique") if few else {}
+    return [
+        c
+        for c in few
+        if 0 < exact[f"d{c}"] <= CLOSED_MAX_DISTINCT
+        and exact[f"d{c}"] <= CLOSED_MAX_UNIQUE_SHARE * exact[f"n{c}"]
+    ]
 
 
 def identifier_findings(

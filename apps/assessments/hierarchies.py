@@ -15,6 +15,7 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.hierarchy_defaults import completed_params, default_spec
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
@@ -106,44 +107,6 @@ def value_lists(assessment: Assessment, hierarchies: list[dict[str, Any]]) -> li
     return out
 
 
-def _nice_width(span: float) -> float:
-    if span <= 0:
-        return 1.0
-    raw = span / 20
-    exponent = math.floor(math.log10(raw))
-    for step in (1, 2, 5, 10):
-        if step * 10**exponent >= raw:
-            return float(step * 10**exponent)
-    return float(10 ** (exponent + 1))
-
-
-def default_spec(variable: Variable, values: list[str | None]) -> tuple[str, dict[str, Any]]:
-    """The generalization offered first, following the Portage defaults where they apply:
-    ages top-coded at 90+, exact dates to month and year, postal codes to their first three
-    characters (then one, then none)."""
-    kind = variable.suggestion_kind
-    inferred = variable.inferred_type
-    if kind == "age":
-        return Kind.INTERVAL, {"widths": [5, 10, 20], "top": 90, "top_label": "90+"}
-    if kind in {"postal_code", "fsa", "zip"} or "postal" in variable.name.lower():
-        return Kind.PREFIX, {"lengths": [3, 1]}
-    if inferred in {"date", "datetime"} or kind in {"date_of_birth", "event_date", "date"}:
-        return Kind.DATE, {"levels": list(h.DATE_LEVELS)}
-    if inferred in {"integer", "decimal"}:
-        numbers = [float(v) for v in values if v is not None and _is_numeric_text(v)]
-        if numbers:
-            width = _nice_width(max(numbers) - min(numbers))
-            return Kind.INTERVAL, {"widths": [width, width * 2, width * 4]}
-    return Kind.SUPPRESS, {}
-
-
-def _is_numeric_text(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
 def _is_number(value: object) -> bool:
     return (
         isinstance(value, (int, float))
@@ -193,6 +156,11 @@ def check_params(column: str, kind: str, params: dict[str, Any]) -> None:
         numbers("lengths", lambda n: _is_whole(n) and n >= 0, "a list of whole numbers")
     elif kind == Kind.CATEGORICAL:
         optional("keep_ungrouped", lambda b: isinstance(b, bool), "true or false")
+    optional(
+        "codes",
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "a list of values (codes for a missing value, each kept as a group of its own)",
+    )
 
 
 def build_hierarchy(
@@ -201,6 +169,24 @@ def build_hierarchy(
     """Build the engine's hierarchy; its errors (uncovered values, bad widths…) become
     rule violations naming the column."""
     check_params(column, kind, params)
+    codes = [c for c in dict.fromkeys(params.get("codes") or []) if c in set(values)]
+    if codes:
+        values = [v for v in values if v not in set(codes)]
+    hierarchy = _build(column, kind, params, values, arx_text)
+    if not codes:
+        return hierarchy
+    # Each code a group of its own at every level, up to the top.
+    top = hierarchy.rows[0][-1]
+    rows = [*hierarchy.rows, *((c, *[c] * (hierarchy.height - 1), top) for c in codes)]
+    try:
+        return h.Hierarchy(column, tuple(rows))
+    except EngineError as exc:
+        raise ApplicationError(f"Hierarchy of '{column}': {exc}", {"column": column}) from None
+
+
+def _build(
+    column: str, kind: str, params: dict[str, Any], values: list[str | None], arx_text: str
+) -> h.Hierarchy:
     try:
         if kind == Kind.INTERVAL:
             return h.interval_hierarchy(
@@ -268,6 +254,7 @@ def hierarchy_set(
             f"'{column}' is not a confirmed quasi-identifier.", {"column": column}
         )
     values = column_values(assessment, column)["value"].to_list()
+    params = completed_params(kind, params, values)
     hierarchy = build_hierarchy(column, kind, params, values, arx_text)
     text = h.format_arx_text(hierarchy)
     spec, _ = HierarchySpec.objects.update_or_create(

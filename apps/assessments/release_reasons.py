@@ -59,13 +59,13 @@ GROUNDS: tuple[Ground, ...] = (
 )
 GROUNDS_BY_KEY = {g.key: g for g in GROUNDS}
 
-# Words that name each family of findings (English and French, accents stripped, matched
-# at the start of a word: "name" matches "names", "named").
+# Words that name each family of findings (English and French, accents stripped; see
+# `_names` for how a word matches one).
 _FAMILY_WORDS: dict[str, tuple[str, ...]] = {
     "NAME": ("name", "nom", "prenom", "surname"),
     "PHONE": ("phone", "telephon", "tel"),
     "EMAIL": ("email", "e-mail", "mail", "courriel"),
-    "URL": ("url", "web", "link", "lien", "site", "address"),
+    "URL": ("url", "web", "website", "webpage", "link", "lien", "site", "address"),
     "DATE": ("date",),
     "AGE": ("age",),
     "ID": ("number", "numero", "identif", "id", "code"),
@@ -102,13 +102,29 @@ def family_of(kind: str) -> str:
     return kind
 
 
+# A stem this long is cut on purpose ("telephon", "identif", "homogen") and matches every
+# word it begins; a shorter one is a word of its own and matches only its forms: "ages",
+# "aged" name ages, "agency" does not; "tell" is not a telephone, "ideal" not an identifier.
+PREFIX_STEM_LENGTH = 6
+_FORMS = ("", "s", "es", "d", "ed", "er", "ers", "est", "ing", "ly", "y")
+
+
+def _names(word: str, stem: str) -> bool:
+    if len(stem) >= PREFIX_STEM_LENGTH:
+        return word.startswith(stem)
+    forms = {stem + ending for ending in _FORMS}
+    if stem.endswith("e"):
+        forms |= {stem[:-1] + ending for ending in ("ing", "ed")}  # dating, naming
+    return word in forms
+
+
 def _names_family(words: list[str], family: str) -> bool:
     if family.startswith(PREDICTS + ":"):
         variable = family.split(":", 1)[1]
         stems = (*_FAMILY_WORDS[PREDICTS], *_words(variable), variable.lower())
     else:
         stems = _FAMILY_WORDS.get(family, (family.lower(),))
-    return any(w.startswith(stem) for w in words for stem in stems)
+    return any(_names(w, stem) for w in words for stem in stems)
 
 
 def family_label(family: str) -> str:

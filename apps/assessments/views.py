@@ -353,6 +353,7 @@ def overall_step(
 def utility_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
+    from apps.assessments.hierarchies import class_threshold
     from apps.assessments.presenters import utility_charts
 
     form = UtilityForm(request.POST or None, initial={"note": assessment.utility_note})
@@ -377,7 +378,14 @@ def utility_step(
             "utility",
             form=form,
             result=result,
-            charts=utility_charts(result) if result else None,
+            charts=utility_charts(
+                result,
+                hide_below=None
+                if membership_of(request).can_see_raw_values
+                else class_threshold(assessment),
+            )
+            if result
+            else None,
             search=assessment.search_result,
             headline=loss_headline(result, assessment.search_result) if result else None,
             missingness=missingness_figures(result) if result else [],

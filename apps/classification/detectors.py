@@ -3,7 +3,7 @@
 A suggestion is only a starting point; a person confirms every role (IPC Step 2). Evidence
 comes from two places:
 
-- the column name, in English or French, snake_case, camelCase or abbreviated
+- the column name, in English, French or Spanish, snake_case, camelCase or abbreviated
   ("DOB", "code_postal", "healthCardNumber"), matched against ordered rules: the first rule
   that matches wins, so "email_address" is an e-mail and not a street address, and
   "drug_name" a medication and not a person's name;
@@ -13,8 +13,9 @@ comes from two places:
 - the shape of the values whatever the name (``v3``, ``ideathmon``): dates, months and
   weekdays, days of the month, years, ages, US states, Canadian provinces, countries and
   ZIP codes are quasi-identifiers (:mod:`apps.classification.quasi_values`);
-- a category list (few different values, each held by many rows) is never read by the
-  name and free-text detectors: "White", "Rose" or "Jordan" there are categories, not people.
+- a category list (few different values, each held by many rows, or long labels that repeat
+  from row to row) is never read by the name and free-text detectors: "White", "Rose",
+  "Jordan" or "Crohn's disease" there are categories, not people.
 
 Values decide over names when they clearly show a direct identifier. Confidence:
 high when at least 85 % of the sampled values pass a check (or a name and the values agree),
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -248,7 +250,7 @@ def _rule(kind: str, role: str, label: str, phrases: str, unless: Iterable[str] 
 # Order matters: the first matching rule wins.
 _NAME_RULES: tuple[_NameRule, ...] = (
     _rule("email", "direct", "an e-mail address",
-          "email*, e mail, mail, courriel*, emailaddress, adresse courriel, mel"),
+          "email*, e mail, mail, courriel*, emailaddress, adresse courriel, mel, correo*"),
     _rule("ip", "direct", "an IP address", "ip, ip address, ipaddress, ipaddr, ipv4, ipv6, adresse ip"),
     _rule("url", "direct", "a web address",
           "url, urls, uri, website*, web site, homepage, home page, web page, site web, web"),
@@ -282,60 +284,69 @@ _NAME_RULES: tuple[_NameRule, ...] = (
           "iris scan, empreinte, genome, dna"),
     _rule("phone", "direct", "a telephone or fax number",
           "phone*, telephone*, tel, tel no, mobile, cell, cellphone, cellulaire, fax, "
-          "telecopieur, pager"),
+          "telecopieur, pager, telefono*, celular, movil"),
     _rule("coordinates", "direct", "exact coordinates",
           "latitude*, longitude*, lat, lon, lng, geocode*, coordinates, coord, coords, xy"),
+    # Before the dates: "age_at_death" and "admission_age" are ages, not dates.
+    _rule("age", "quasi", "an age",
+          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs, "
+          "edad, edades"),
     _rule("country_of_birth", "quasi", "a country or place of birth",
           "country of birth, birth country, birthplace, place of birth, pays naissance, "
           "pays de naissance, lieu naissance, lieu de naissance, birth place, cob"),
     _rule("date_of_birth", "quasi", "a date of birth",
           "dob, date of birth, birth date, birthdate*, birthday, date naissance, "
-          "date de naissance, ddn, naissance, born, birth dt, dateofbirth"),
+          "date de naissance, ddn, naissance, born, birth dt, dateofbirth, fecha nacimiento, "
+          "fecha de nacimiento, nacimiento"),
     _rule("birth_year", "quasi", "a year of birth",
           "birth year, year of birth, yob, annee naissance, annee de naissance, birthyear"),
-    _rule("event_date", "quasi", "a date of death", "date of death, death date, dod, deces, death"),
+    _rule("event_date", "quasi", "a date of death",
+          "date of death, death date, dod, deces, death, defuncion, fallecimiento"),
     _rule("length_of_stay", "quasi", "a length of stay",
           "length of stay, los, duree sejour, duree de sejour, days in hospital, lengthofstay"),
     _rule("event_date", "quasi", "an event date",
-          "date, dates, dt, dte, datetime, timestamp, admitted, admit, jour"),
+          "date, dates, dt, dte, datetime, timestamp, admitted, admit, jour, fecha, fechas"),
     _rule("event_year", "quasi", "a year tied to a person",
           "graduation year, grad year, year of graduation, immigration year, year of immigration, "
           "arrival year, annee, year"),
-    _rule("age", "quasi", "an age",
-          "age, ages, age years, age group, agegroup, age band, ageband, age cat, agecat, age yrs"),
     _rule("sex", "quasi", "sex or gender",
-          "sex, gender*, sexe, genre, sexual orientation, orientation"),
+          "sex, gender*, sexe, genre, sexual orientation, orientation, sexo, genero"),
     _rule("postal_code", "quasi", "a postal code",
           "postal code, postalcode, postcode, post code, zip, zipcode, zip code, code postal, "
-          "codepostal, fsa, postal cd"),
+          "codepostal, fsa, postal cd, codigo postal"),
     _rule("geography", "quasi", "a place",
           "city, ville, town, municipality, municipalite, province, prov, state, region, county, "
           "comte, district, neighbourhood, neighborhood, quartier, lhin, census, cma, csd, "
           "dissemination area, country, pays, residence, rural, urban, community, village, "
           "territory, hospital, hopital, facility, institution, clinic, clinique, school, "
-          "ecole, etablissement, site, location, lieu, geography, geo"),
+          "ecole, etablissement, site, location, lieu, geography, geo, municipio*, ciudad, "
+          "localidad, colonia, provincia, entidad, pais, residencia, region*, rmr, sdr",
+          unless=("civil",)),
     _rule("address", "direct", "a street address",
           "address*, adresse*, street*, rue, addr, civic, apartment, apt, suite, po box, "
-          "mailing, domicile"),
+          "mailing, domicile, direccion*, domicilio, calle"),
     _rule("ethnicity", "quasi", "an ethnic origin or Indigenous status",
           "ethnicity, ethnic*, ethnie, origine ethnique, race, visible minority, "
           "minorite visible, aboriginal*, indigenous*, autochtone*, first nations, metis, "
-          "inuit, ancestry"),
+          "inuit, ancestry, etnia, etnico, raza"),
     _rule("immigration", "quasi", "an immigration or citizenship status",
           "immigration*, immigrant*, citizenship, citoyennete, nationality, nationalite, "
-          "refugee, landed"),
+          "refugee, landed, nacionalidad"),
     _rule("language", "quasi", "a language",
-          "language*, langue*, lang, mother tongue, first language, home language"),
+          "language*, langue*, lang, mother tongue, first language, home language, idioma, "
+          "lengua*"),
     _rule("marital_status", "quasi", "a marital status",
-          "marital*, etat civil, civil status, married, relationship status"),
+          "marital*, matrimonial*, etat civil, civil status, married, relationship status, "
+          "estado civil"),
     _rule("education", "quasi", "a level of education",
           "education*, scolarite, degree, diplome, schooling, years of school, "
-          "highest level, niveau scolarite, niveau etudes"),
+          "highest level, niveau scolarite, niveau etudes, escolaridad, estudios, "
+          "nivel educativo"),
     _rule("income", "quasi", "an income", "income*, revenu*, salary, salaire, wage, wages, "
-          "earnings, remuneration"),
+          "earnings, remuneration, ingresos, salario, sueldo"),
     _rule("occupation", "quasi", "an occupation or employer",
           "occupation*, profession*, job, job title, emploi, metier, employer*, employeur, "
-          "workplace, industry, noc, naics"),
+          "workplace, industry, noc, naics, ocupacion*, profesion*, trabajo, empleo"),
     _rule("religion", "quasi", "a religion", "religion*, religious, confession, denomination, faith"),
     _rule("household", "quasi", "a household or family composition",
           "household*, menage, children, number of children, nb enfants, enfants, family size, "
@@ -353,9 +364,12 @@ _NAME_RULES: tuple[_NameRule, ...] = (
     _rule("free_text", "other", "free text",
           "note, notes, comment, comments, commentaire*, remarks, remarque*, description, "
           "narrative, text, free text, freetext, observation, observations, memo, details, "
-          "summary, resume, reason, raison, history, histoire"),
+          "summary, resume, reason, raison, history, histoire, observaciones, observacion, "
+          "notas, comentario*"),
     _rule("name", "direct", "a person's name",
           "name, names, nom, noms, prenom*, surname*, firstname, lastname, fullname, givenname, "
+          "apellido*, nombre completo, nombre paciente, nombre del paciente, primer nombre, "
+          "segundo nombre, nombre de pila, "
           "familyname, middlename, maidenname, fname, lname, initials, initial, initiales, "
           "next of kin, nok, emergency contact, contact, mother, father, spouse, guardian",
           unless=("file", "product", "company", "organization", "organisation", "brand", "item",
@@ -394,9 +408,13 @@ _NAME_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
 _SEX_VALUES = frozenset(
     {"m", "f", "male", "female", "man", "woman", "men", "women", "h", "homme", "femme",
      "masculin", "feminin", "x", "other", "autre", "u", "unknown", "inconnu", "nonbinary",
-     "non-binary", "non binaire", "intersex", "boy", "girl"}
+     "non-binary", "non binaire", "intersex", "boy", "girl", "hombre", "mujer", "masculino",
+     "femenino", "varon", "varón"}
 )  # fmt: skip
-_SEX_CORE = frozenset({"m", "f", "male", "female", "h", "homme", "femme", "man", "woman"})
+_SEX_CORE = frozenset(
+    {"m", "f", "male", "female", "h", "homme", "femme", "man", "woman", "hombre", "mujer",
+     "masculino", "femenino"}
+)  # fmt: skip
 
 
 def _values(sample: pl.DataFrame, column: str) -> list[str]:
@@ -665,6 +683,11 @@ def _named_draft(
         elif kind in _STRICT_KINDS:
             evidence.append(f"but only {_counted(share, len(values), what)}")
             confidence = "low"
+            if kind == "phone" and _unique(profile):
+                # The check knows North American numbers only: numbers abroad under a name
+                # that says phone, unique per row, are a direct identifier all the same.
+                evidence.append(f"{_pct(profile.unique_share)} of values are distinct")
+                confidence = "medium"
         elif kind == "name" and share < 0.2:
             evidence.append(f"few sampled values are common names ({_pct(share)})")
     if kind in ("date_of_birth", "event_date") and profile.inferred_type in ("date", "datetime"):
@@ -691,6 +714,14 @@ CLOSED_MAX_UNIQUE_SHARE = 1 / 3  # three rows or more per value on average
 PROSE_MIN_MEAN_WORDS = 2.0
 
 
+# A coded list of long labels ("Fracture of the left knee, initial encounter…") is free text by
+# its length alone; what tells it from text written about one person is that its labels
+# repeat: at least this share of the sampled values occur more than once in the sample.
+# Notes that repeat a few stock phrases stay text (the rest is written for one person).
+LIST_MIN_REPEATED_SHARE = 0.8
+LIST_MIN_SAMPLE = 50
+
+
 def _closed_vocabulary(profile: ColumnProfile) -> bool:
     return (
         0 < profile.distinct <= CLOSED_MAX_DISTINCT
@@ -698,8 +729,21 @@ def _closed_vocabulary(profile: ColumnProfile) -> bool:
     )
 
 
+def _repeated_labels(values: Sequence[str]) -> bool:
+    if len(values) < LIST_MIN_SAMPLE:
+        return False
+    counts = Counter(values)
+    repeated = sum(1 for v in values if counts[v] > 1)
+    return repeated >= LIST_MIN_REPEATED_SHARE * len(values)
+
+
+def _a_list(profile: ColumnProfile, values: Sequence[str]) -> bool:
+    """A category list, which the name and free-text detectors never read."""
+    return _closed_vocabulary(profile) or _repeated_labels(values)
+
+
 def _looks_like_prose(profile: ColumnProfile, values: Sequence[str]) -> bool:
-    if not values or _closed_vocabulary(profile):
+    if not values or _a_list(profile, values):
         return False
     if profile.inferred_type == "free_text":
         return True
@@ -751,6 +795,20 @@ def _quasi_by_values(
     return _Draft(found.kind, "quasi", found.confidence, evidence)
 
 
+# What an intruder can know of anyone, whatever the column is about: the dates and places
+# of their life, the words of a calendar, postal codes, years. Such values outrank a name that
+# says "sensitive" (a date of onset is an event date). Whole numbers in the range of ages,
+# months or days do not: under a health name they are more likely measurements or scores.
+_KNOWABLE_KINDS = frozenset(
+    {"event_date", "year_month", "weekday", "geography", "postal_code", "year"}
+)
+
+
+def _knowable(found: _Draft, profile: ColumnProfile) -> bool:
+    numeric = profile.inferred_type in ("integer", "decimal")
+    return found.kind in _KNOWABLE_KINDS or (found.kind == "month" and not numeric)
+
+
 def _numbered(values: Sequence[str]) -> bool:
     """Numbers given to records in turn ("00017", "00018"…): the different values fill
     nearly all of their range, which places, dates and ages spread over a wide one do not."""
@@ -768,7 +826,7 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
     prose = _looks_like_prose(profile, values)
 
     # 1. Free text: a person must read it, whatever else the name suggests.
-    if profile.inferred_type == "free_text" and not _closed_vocabulary(profile):
+    if profile.inferred_type == "free_text" and not _a_list(profile, values):
         return _free_text_draft(profile, values, rule)
 
     # 2. Values that are direct identifiers decide, whatever the name says.
@@ -783,12 +841,19 @@ def _draft_for(profile: ColumnProfile, values: Sequence[str], today: dt.date) ->
         return _Draft(check.kind, "direct", confidence, evidence)
 
     # 3. The name, confirmed or contradicted by the values; a name that points nowhere
-    #    ("batch_no" whose codes repeat) gives way to values that are quasi-identifiers.
+    #    ("batch_no" whose codes repeat) gives way to values that are quasi-identifiers, and
+    #    a name that says sensitive ("symptom_onset") to values anyone can know.
     if rule is not None and rule.kind != "free_text":
         named = _named_draft(profile, values, rule, today)
-        if named.role == "other":
+        if named.role in ("other", "sensitive"):
             by_values = _quasi_by_values(profile, values, today)
-            if by_values is not None:
+            if by_values is None and matched is not None and matched[0].role == "quasi":
+                check, share = matched
+                by_values = _Draft(
+                    check.kind, "quasi", "high" if share >= HIGH_SHARE else "medium",
+                    [_counted(share, len(values), check.what)],
+                )  # fmt: skip
+            if by_values is not None and (named.role == "other" or _knowable(by_values, profile)):
                 by_values.evidence.append(_name_evidence(profile.name, rule))
                 return by_values
         return named

@@ -16,6 +16,7 @@ never a value of the column (the oldest person's age identifies them).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -313,6 +314,37 @@ def _zip_match(values: Sequence[str]) -> ValueEvidence | None:
     return ValueEvidence("postal_code", "medium", (counted(share, len(values), what),))
 
 
+# A number written with one digit repeated (99, 999, 99999999, -99) or a negative single
+# digit (-9, -1) is the usual code for "unknown" in survey and register extracts, when it lies
+# outside the range of the column's other numbers.
+_CODE_SHAPE = re.compile(r"^-?(\d)\1+(?:\.0+)?$|^-\d$")
+
+
+def numeric_missing_codes(values: Sequence[str]) -> set[str]:
+    """The values that are numeric codes for a missing value: of ``_CODE_SHAPE``, negative
+    among numbers that are not, or at least twice the largest of the others: 999 among ages,
+    99999999 among incomes, -9 among counts."""
+    numbers: dict[str, float] = {}
+    for value in set(values):
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if math.isfinite(number):
+            numbers[value] = number
+    shaped = {v for v in numbers if _CODE_SHAPE.match(v.strip())}
+    rest = [x for v, x in numbers.items() if v not in shaped]
+    if not rest:
+        return set()
+    low, high = min(rest), max(rest)
+    # Far from the others, not at the end of their range: 999 among ages up to 104, -9 among
+    # counts, but not 99 among ages up to 98, nor 999999 after 999998.
+    return {
+        v for v in shaped
+        if (numbers[v] < 0 <= low) or (high > 0 and numbers[v] >= 2 * high)
+    }  # fmt: skip
+
+
 def quasi_identifier_by_values(
     values: Sequence[str], *, numeric: bool, today: dt.date
 ) -> ValueEvidence | None:
@@ -321,7 +353,12 @@ def quasi_identifier_by_values(
     ``numeric``: the column's profile says integer or decimal (five-digit numbers there are
     amounts more often than ZIP codes, whose leading zeros keep a ZIP column as text).
     """
-    informative = [v for v in values if normalized(v) not in MISSING_MARKERS]
+    codes = numeric_missing_codes(values)
+    informative = [
+        v
+        for v in values
+        if normalized(v) not in MISSING_MARKERS and normalized(v) and v not in codes
+    ]
     if not informative:
         return None
     found = (
@@ -337,7 +374,8 @@ def quasi_identifier_by_values(
     if set_aside:
         note = (
             f"{set_aside} of {len(values)} sampled values are codes for a missing value "
-            "(such as “Unknown”), set aside"
+            "(words such as “Unknown”, a full stop, or a number of one repeated digit outside "
+            "the others' range), set aside"
         )
         return ValueEvidence(found.kind, found.confidence, (*found.evidence, note))
     return found

@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.assessments.freetext import identifier_findings
-from apps.assessments.hierarchies import value_lists
+from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -528,7 +528,10 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         class_size_before_after(applied.get("risk_before"), applied.get("risk_after"))
     )
     charts["distributions"] = [
-        _for_print(c) for c in distribution_charts(applied.get("distributions") or [])
+        _for_print(c)
+        for c in distribution_charts(
+            applied.get("distributions") or [], hide_below=class_threshold(assessment)
+        )
     ]
 
     # Only what existed when the decision was taken, so the report never changes after it.

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
-from apps.assessments.hierarchies import value_lists
+from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.assessments.presenters import (
     applied_solution,
@@ -119,7 +119,9 @@ def assessment_review(
                 applied.get("risk_before"), applied.get("risk_after")
             ),
             "pareto": pareto_chart(search, applied.get("levels")) if search else None,
-            "distributions": distribution_charts(applied.get("distributions", [])),
+            "distributions": distribution_charts(
+                applied.get("distributions", []), hide_below=class_threshold(frozen)
+            ),
             "comments": comments_of_versions(assessment),
             "decisions": decisions,
             "missing_reports": [d for d in decisions if d.final and not hasattr(d, "report")],

@@ -273,3 +273,46 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assert 'data-testid="review-identifiers-clinical_note"' not in page
     assert 'data-testid="column-finding-clinical_note"' in page
     assert "No one outside the custodian can know a person&#x27;s value" in page
+
+
+def test_category_lists_whose_words_are_names_are_not_read_as_text(custodian, analyst):
+    """The free-text detectors read text, not category lists (issue #22): a released list of
+    a few words each held by many records — sites or diseases named after people — is not
+    "names found" that blocks the submission (the released columns' measure covers what a
+    category can expose), while varied sentences naming people still are."""
+    import random
+
+    rng = random.Random(1302)
+    surnames = sorted(n for n in LAST_NAMES if n.isalpha() and len(n) >= 5)
+    firsts = sorted(n for n in FIRST_NAMES if n.isalpha() and len(n) >= 4)
+    sites = rng.sample(surnames, 6)
+    diseases = [f"{name} disease" for name in rng.sample(surnames, 5)]
+    frame = pl.DataFrame(
+        {
+            "years": [str(rng.randint(20, 69)) for _ in range(ROWS)],
+            "gender": [rng.choice("FM") for _ in range(ROWS)],
+            "site": [rng.choice(sites) for _ in range(ROWS)],
+            "dx": [rng.choice(diseases) for _ in range(ROWS)],
+            "remarks": [
+                f"Seen with {rng.choice(firsts)} on visit {rng.randint(1, 9999)}, stable."
+                for _ in range(ROWS)
+            ],
+        }
+    )
+    dataset = uploaded_register(custodian, analyst, frame)
+    roles = {"years": "quasi", "gender": "quasi", "site": "other", "dx": "sensitive",
+             "remarks": "other"}  # fmt: skip
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(str(v.id), roles[v.name], f"{v.name}: decided for this release.")
+            for v in Variable.objects.filter(dataset=dataset)
+        ],
+    )
+    assessment = _through_step_7(custodian, analyst, dataset)
+    flagged = {f["column"] for f in identifier_findings(assessment.apply_result, {})}
+    assert flagged == {"remarks"}
+    blockers = " ".join(submission_blockers(assessment))
+    assert "'site' is released with identifiers" not in blockers
+    assert "'dx' is released with identifiers" not in blockers

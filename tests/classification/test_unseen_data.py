@@ -185,3 +185,215 @@ def test_what_has_no_shape_is_left_to_a_person(shape: str, tmp_path: Path) -> No
     frame = pl.DataFrame({"x": [NOT_SHAPES[shape](rng) for _ in range(300)]})
     suggestion = suggest(frame, tmp_path)["x"]
     assert (suggestion.role, suggestion.confidence) == ("other", "low"), suggestion
+
+
+def _rule_words(*kinds: str) -> list[str]:
+    """The one-word phrases of the name rules of these kinds, read from the detectors."""
+    from apps.classification.detectors import _NAME_RULES
+
+    return sorted(
+        phrase[0].rstrip("*")
+        for rule in _NAME_RULES
+        if rule.kind in kinds
+        for phrase in rule.phrases
+        if len(phrase) == 1 and len(phrase[0].rstrip("*")) > 2
+    )
+
+
+def _postal(rng: random.Random) -> str:
+    letters = "ABCEGHJKLMNPRSTVXY"
+    return f"{rng.choice(letters)}{rng.randint(0, 9)}{rng.choice(letters)} {rng.randint(0, 9)}{rng.choice(letters)}{rng.randint(0, 9)}"
+
+
+# Shapes an intruder can know whatever the column is about: dates, calendar words, places.
+KNOWABLE = {
+    shape: SHAPES[shape]
+    for shape in ("French provinces", "alpha-3 countries", "French weekdays", "month-first dates",
+                  "written dates", "months of years", "years of birth", "French month abbreviations")
+} | {"postal codes": (_postal, "postal_code")}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(KNOWABLE))
+def test_a_health_word_in_the_name_does_not_outrank_dates_places_or_calendar_values(
+    shape: str, tmp_path: Path
+) -> None:
+    """A column named for a condition or a treatment whose values are dates of onset,
+    months, places or years is a quasi-identifier: suggested as sensitive, bulk accept took
+    it and released it as it was, never generalized nor measured as a quasi-identifier."""
+    make, kind = KNOWABLE[shape]
+    words = _rule_words("health_information")
+    assert len(words) > 20
+    rng = random.Random(shape)
+    names = [
+        f"{rng.choice(words)}_{rng.choice(['since', 'onset', 'first', 'last'])}" for _ in range(4)
+    ]
+    frame = pl.DataFrame({name: [make(rng) for _ in range(300)] for name in names})
+    result = suggest(frame, tmp_path)
+    for name in names:
+        assert (result[name].role, result[name].kind) == ("quasi", kind), result[name]
+        assert any(f"'{name}'" in e for e in result[name].evidence), result[name].evidence
+
+
+def test_health_words_over_measurements_and_categories_stay_sensitive(tmp_path: Path) -> None:
+    """The counterpart: numbers and category words under a health name are what the name
+    says."""
+    rng = random.Random(17)
+    words = _rule_words("health_information")
+    frame = pl.DataFrame(
+        {
+            f"{words[0]}_value": [round(rng.uniform(2, 14), 1) for _ in range(300)],
+            f"{words[1]}_count": [rng.randint(0, 40) for _ in range(300)],
+            f"{words[2]}_status": [
+                rng.choice(["Positive", "Negative", "Pending"]) for _ in range(300)
+            ],
+        }
+    )
+    result = suggest(frame, tmp_path)
+    assert {s.role for s in result.values()} == {"sensitive"}, result
+
+
+def test_an_age_at_an_event_is_an_age(tmp_path: Path) -> None:
+    """ "age_at_death", "admission_age": the age is what the values are, not a date (a date
+    hierarchy cannot be built over whole numbers, so the age was kept or suppressed)."""
+    rng = random.Random(23)
+    events = _rule_words("event_date", "date_of_birth")
+    names = [f"age_at_{w}" for w in events] + [f"{w}_age" for w in events]
+    frame = pl.DataFrame({name: [rng.randint(0, 104) for _ in range(300)] for name in names})
+    result = suggest(frame, tmp_path)
+    wrong = {n: (s.role, s.kind) for n, s in result.items() if (s.role, s.kind) != ("quasi", "age")}
+    assert wrong == {}
+
+
+# Survey and register extracts code a missing value with numbers outside the range (-9, -8,
+# 999) and with a full stop; dates are written with two-digit years.
+CODED = {
+    "ages with survey codes": (
+        lambda r: r.choice([str(r.randint(16, 95))] * 6 + ["-9", "-8", "-7", "999", ".", "NA"]),
+        "age",
+    ),
+    "month-first dates, two-digit years": (
+        lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%m/%d/%y"),
+        "event_date",
+    ),
+    "day-first dates, two-digit years": (
+        lambda r: (_DAY0 + dt.timedelta(r.randrange(9000))).strftime("%d-%m-%y"),
+        "event_date",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CODED))
+def test_coded_and_short_shapes_under_a_neutral_name(shape: str, tmp_path: Path) -> None:
+    make, kind = CODED[shape]
+    rng = random.Random(shape)
+    suggestion = suggest(pl.DataFrame({"x": [make(rng) for _ in range(400)]}), tmp_path)["x"]
+    assert (suggestion.role, suggestion.kind) == ("quasi", kind), suggestion
+    assert suggestion.confidence in ("high", "medium")
+
+
+def test_spanish_column_names_and_values(tmp_path: Path) -> None:
+    """Columns named in Spanish, as a Mexican or US-Hispanic extract names them."""
+    rng = random.Random(52)
+    rows = 400
+    frame = pl.DataFrame(
+        {
+            "sexo": [rng.choice(["Hombre", "Mujer"]) for _ in range(rows)],
+            "genero_paciente": [rng.choice(["Masculino", "Femenino"]) for _ in range(rows)],
+            "municipio_residencia": [rng.choice(["Zapopan", "Tlaquepaque", "Tonalá"]) for _ in range(rows)],
+            "escolaridad": [rng.choice(["Primaria", "Secundaria", "Licenciatura"]) for _ in range(rows)],
+            "ocupacion": [rng.choice(["Empleado", "Comerciante", "Hogar"]) for _ in range(rows)],
+            "estado_civil": [rng.choice(["Casado", "Soltero", "Viudo"]) for _ in range(rows)],
+            "apellido_paterno": [rng.choice(sorted(LAST_NAMES)) for _ in range(rows)],
+            "telefono_celular": [f"55 {rng.randint(1000, 9999)} {rng.randint(1000, 9999)}" for _ in range(rows)],
+            "direccion": [f"Calle {rng.randint(1, 99)} #{rng.randint(1, 999)}" for _ in range(rows)],
+        }
+    )  # fmt: skip
+    result = suggest(frame, tmp_path)
+    found = {name: (s.role, s.kind) for name, s in result.items()}
+    assert found == {
+        "sexo": ("quasi", "sex"),
+        "genero_paciente": ("quasi", "sex"),
+        "municipio_residencia": ("quasi", "geography"),
+        "escolaridad": ("quasi", "education"),
+        "ocupacion": ("quasi", "occupation"),
+        "estado_civil": ("quasi", "marital_status"),
+        "apellido_paterno": ("direct", "name"),
+        "telefono_celular": ("direct", "phone"),
+        "direccion": ("direct", "address"),
+    }
+
+
+def test_an_identifier_named_so_in_a_format_the_checks_do_not_know_stays_confident(
+    tmp_path: Path,
+) -> None:
+    """Phone numbers abroad under a phone column name fail the North American check; unique
+    per row, they are a direct identifier that bulk accept removes, not a low-confidence
+    suggestion a new officer must argue with."""
+    rng = random.Random(71)
+    frame = pl.DataFrame(
+        {
+            "phone_home": [f"+{rng.randint(30, 99)} {rng.randint(10, 99)} {rng.randint(10**7, 10**8 - 1)}" for _ in range(400)],
+            "mobile_of_contact": [f"0{rng.randint(6, 7)}{rng.randint(10**7, 10**8 - 1)}" for _ in range(400)],
+        }
+    )  # fmt: skip
+    for suggestion in suggest(frame, tmp_path).values():
+        assert (suggestion.role, suggestion.confidence) == ("direct", "medium"), suggestion
+
+
+def _coded_descriptions(rng: random.Random, rows: int) -> list[str]:
+    """A coded list of long labels, a fifth of them named after people (as diseases,
+    syndromes and procedures are), each label held by several rows."""
+    surnames = sorted(n for n in LAST_NAMES if n.isalpha() and len(n) >= 5)
+    named = [
+        f"{s}'s syndrome, with late onset and other complications" for s in rng.sample(surnames, 20)
+    ]
+    plain = [f"{what} of the {where} region, initial encounter for closed injury"
+             for what in ("Fracture", "Sprain", "Contusion", "Laceration", "Dislocation")
+             for where in ("left knee", "right hip", "lower back", "upper arm", "left ankle",
+                           "right wrist", "neck", "chest wall", "left foot", "right shoulder")]  # fmt: skip
+    return [rng.choice(named) if rng.random() < 0.2 else rng.choice(plain) for _ in range(rows)]
+
+
+@pytest.mark.parametrize("rows", [400, 1500])
+def test_a_coded_list_of_long_labels_is_not_free_text(rows: int, tmp_path: Path) -> None:
+    """Long labels repeated from row to row are a category list, even when profiling calls
+    them free text by their length: a label named after a person is not a name found in a
+    text, and the column is not a direct identifier that bulk accept removes."""
+    rng = random.Random(rows)
+    values = _coded_descriptions(rng, rows)
+    result = suggest(pl.DataFrame({"x": values, "diagnosis_text": values}), tmp_path)
+    assert (result["x"].role, result["x"].confidence) == ("other", "low"), result["x"]
+    assert (result["diagnosis_text"].role, result["diagnosis_text"].kind) == (
+        "sensitive",
+        "health_information",
+    ), result["diagnosis_text"]
+    for suggestion in result.values():
+        assert not any("names found" in e for e in suggestion.evidence), suggestion.evidence
+
+
+def test_notes_that_repeat_a_few_phrases_are_still_read(tmp_path: Path) -> None:
+    """The counterpart: notes in which some phrases repeat but most are written for one
+    person remain free text, and the names in them make the column a direct identifier."""
+    rng = random.Random(8)
+    firsts = sorted(n for n in FIRST_NAMES if n.isalpha() and len(n) >= 4)
+    notes = [
+        rng.choice(["No concerns raised at this visit.", "Follow up in two weeks as planned."])
+        if rng.random() < 0.5
+        else f"Seen with her daughter {rng.choice(firsts)}, reports pain for {rng.randint(2, 30)} days."
+        for _ in range(900)
+    ]
+    suggestion = suggest(pl.DataFrame({"x": notes}), tmp_path)["x"]
+    assert (suggestion.role, suggestion.kind) == ("direct", "free_text_identifiers"), suggestion
+
+
+def test_numeric_codes_are_far_from_the_values_not_at_the_end_of_their_range() -> None:
+    from apps.classification.quasi_values import numeric_missing_codes
+
+    ages = [str(a) for a in range(100)]  # 99 is the oldest age, not a code
+    assert numeric_missing_codes(ages) == set()
+    assert numeric_missing_codes([*ages, "999", "-9", "-1"]) == {"999", "-9", "-1"}
+    assert numeric_missing_codes([str(y) for y in range(1950, 2021)] + ["9999"]) == {"9999"}
+    assert numeric_missing_codes(["1", "2", "3", "4", "5", "99", "77"]) == {"99", "77"}
+    assert numeric_missing_codes([str(i) for i in range(1, 1000)]) == set()  # 999 is a count
+    temperatures = [str(t) for t in range(-30, 35)]
+    assert numeric_missing_codes(temperatures) == set()  # negatives among negatives

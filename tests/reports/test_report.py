@@ -329,3 +329,33 @@ def test_report_has_no_near_empty_page(report):
     lengths = [len(_flat(p)) for p in pages]
     assert all(n >= 400 for n in lengths[:-1]), lengths
     assert len(pages) <= 16, lengths  # one chapter per page made 20
+
+
+def test_the_threshold_table_goes_from_low_to_high_invasion(report, decided, client_for, analyst):
+    """The profile's table, as stored, comes back from the database with its keys sorted by
+    length (low, high, medium): the report and the Step 3 page list it in order."""
+    from apps.engine.threshold import LEVELS
+
+    assessment = decided.assessment
+    assessment.refresh_from_db()
+    assert set(assessment.threshold_result["table"]) == set(LEVELS)
+    text = _flat("\n".join(_pages(report_pdf(report))))
+    table = re.search(r"Invasion of privacy Threshold (.*?)(?:Step 4|$)", text).group(1)
+    assert [w for w in table.split() if w in LEVELS] == list(LEVELS), table
+    page = (
+        client_for(analyst)
+        .get(
+            reverse(
+                "assessment-step",
+                kwargs={
+                    "org": assessment.organization.slug,
+                    "assessment_id": assessment.id,
+                    "slug": "threshold",
+                },
+            )
+        )
+        .content.decode()
+    )
+    rows = re.search(r'data-testid="threshold-table".*?</table>', page, re.S).group(0)
+    cells = re.findall(r"<td[^>]*>(\w+)</td>", rows)
+    assert [c for c in cells if c in LEVELS] == list(LEVELS), cells

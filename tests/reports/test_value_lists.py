@@ -167,3 +167,105 @@ def _most_frequent_first(assessment, html: str, pdf: str, k: int) -> None:  # ty
     first = {re.findall(r"([\w&\-]+) \(", c)[0] for _, c in rows if re.search(r"\(\d", c)}
     assert "United-States" in first  # most of the rows, so first in its group
     assert "United-States (" in pdf
+
+
+def _kept_register(rows: int = 900, seed: int = 515) -> pl.DataFrame:
+    """Quasi-identifiers whose optimum keeps them as they are, each with a few values held by
+    fewer than ten records (suppressed with their records, so never in the release); a
+    categorical one left fully suppressed whose original distribution Step 8 charts."""
+    rng = random.Random(seed)
+    areas = [f"Area {chr(65 + i)}" for i in range(4)]
+    data: dict[str, list[str]] = {"area": [], "gender": [], "unit": [], "years": [], "dx": []}
+    for i in range(rows):
+        data["area"].append(f"Zone {i % 3}-{seed}" if i < 6 else rng.choice(areas))
+        data["gender"].append(f"Kind {i % 2}-{seed}" if 6 <= i < 9 else rng.choice("FM"))
+        data["unit"].append(f"Unit {rng.randrange(400)}" if i < 300 else f"Ward {i % 4}")
+        data["years"].append(str(rng.randint(18, 69)))
+        data["dx"].append(rng.choice(["Asthma", "Diabetes", "Hypertension", "Migraine"]))
+    return pl.DataFrame(data)
+
+
+def test_no_rare_value_of_a_kept_or_suppressed_quasi_identifier_in_the_charts(
+    custodian, analyst, reviewer, monkeypatch, client_for
+):
+    """Values held by fewer than k records were suppressed with their records: the per-value
+    charts of Step 8, the review page and the report, which people who may not see the data
+    read, show how many such values there were, never which."""
+    dataset = uploaded_register(custodian, analyst, _kept_register())
+    roles = {
+        "area": "quasi",
+        "gender": "quasi",
+        "unit": "quasi",
+        "years": "quasi",
+        "dx": "sensitive",
+    }
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(str(v.id), roles[v.name], f"{v.name} is known to neighbours.")
+            for v in Variable.objects.filter(dataset=dataset)
+        ],
+    )
+    assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_threshold(
+        assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    for column in ("area", "gender", "unit"):
+        hierarchy_set(assessment=assessment, column=column, kind="suppress", params={})
+    hierarchy_set(
+        assessment=assessment, column="years", kind="interval", params={"widths": [10, 20]}
+    )
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking={},
+        suppression_limit=0.05,
+        metric="loss",
+        max_levels={"area": 0, "gender": 0},
+    )
+    assessment.refresh_from_db()
+    for start in (deidentify.assessment_start_search, release_apply.assessment_start_apply):
+        _run(start(assessment=assessment, user=analyst))
+        assessment.refresh_from_db()
+    levels = assessment.apply_result["levels"]
+    assert (levels["area"], levels["gender"], levels["unit"]) == (0, 0, 1), levels
+    services.assessment_accept_utility(assessment=assessment, note="Areas suffice.")
+    assessment.refresh_from_db()
+    k = class_threshold(assessment)
+    rare = {
+        column: sorted(v for v, n in value_counts(assessment, column).items() if n < k)
+        for column in ("area", "gender", "unit")
+    }
+    assert all(rare.values()) and len(rare["unit"]) > 100, rare
+
+    def page(user, name: str, **kwargs: object) -> str:  # type: ignore[no-untyped-def]
+        url = reverse(
+            name, kwargs={"org": custodian.slug, "assessment_id": assessment.id, **kwargs}
+        )
+        return " ".join(re.sub(r"<[^>]+>", " ", client_for(user).get(url).content.decode()).split())
+
+    step8 = page(reviewer, "assessment-step", slug="utility")
+    analyst_step8 = page(analyst, "assessment-step", slug="utility")
+    decision = decide(assessment, analyst, reviewer)
+    job = run_report_job(monkeypatch, decision)
+    report = Report.objects.get(id=job.result["report_id"])
+    pdf = " ".join(
+        " ".join(p.extract_text() for p in PdfReader(io.BytesIO(report_pdf(report))).pages).split()
+    )
+    review = page(reviewer, "assessment-review")
+    leaked = [
+        (where, column, value)
+        for where, text in (("report", pdf), ("review page", review), ("Step 8", step8))
+        for column, values in rare.items()
+        for value in values
+        if _alone(value).search(text)
+    ]
+    assert leaked == [], sorted({(where, column) for where, column, _ in leaked})
+    # What was hidden is counted, in words, where the chart stood.
+    for text in (pdf, review, step8):
+        assert f"held by fewer than {k} records" in text
+    # The analyst, who may read the data, still sees every value.
+    assert all(_alone(v).search(analyst_step8) for v in rare["area"] + rare["gender"])

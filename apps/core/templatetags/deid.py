@@ -4,6 +4,7 @@ from django import template
 from django.urls import reverse
 
 from apps.core.labels import LABELS, invasion_explanation, label_for
+from apps.engine.threshold import LEVELS
 
 register = template.Library()
 
@@ -116,3 +117,11 @@ def sig(value: float | str | None, digits: int = 4) -> str:
 def metric_label(metric: str | None) -> str:
     """An information-loss metric by its name in the literature (never its internal key)."""
     return label_for("metric", metric, empty="")
+
+
+@register.filter
+def by_invasion_level(table: dict[str, object] | None) -> list[tuple[str, object]]:
+    """A threshold table's rows from low to high invasion of privacy: the database keeps
+    JSON object keys sorted by length (low, high, medium)."""
+    rank = {level: i for i, level in enumerate(LEVELS)}
+    return sorted((table or {}).items(), key=lambda row: (rank.get(row[0], len(rank)), row[0]))
