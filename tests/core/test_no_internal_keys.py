@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from unittest import mock
 
 import pytest
 from django.core import mail
@@ -96,9 +97,12 @@ def _walk(analyst, reviewer, custodian):  # type: ignore[no-untyped-def]
         user=analyst,
         entries=[{"technique": "pram", "column": "diagnosis", "retain": 0.9}],
     )
-    for start in (deidentify.assessment_start_search, release_apply.assessment_start_apply):
-        _run(start(assessment=assessment, user=analyst))
-        assessment.refresh_from_db()
+    # PRAM draws a fresh seed per run; a fixed one keeps this walk from depending on luck
+    # (some draws leave a class homogeneous on the diagnosis, which the l = 2 model refuses).
+    with mock.patch("secrets.randbits", return_value=20261126):
+        for start in (deidentify.assessment_start_search, release_apply.assessment_start_apply):
+            _run(start(assessment=assessment, user=analyst))
+            assessment.refresh_from_db()
     assessment_services.assessment_accept_utility(assessment=assessment, note="Fit for use.")
     assessment.refresh_from_db()
     review_services.assessment_submit(assessment=assessment, user=analyst, note="Ready.")
