@@ -420,7 +420,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
 AXES_VERBOSE = False
-AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.client_address"
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.counted_address"
 # Sessions end after this long without a request; each request starts the wait again.
 DEIDWEB_SESSION_IDLE_HOURS = env_int("DEIDWEB_SESSION_IDLE_HOURS", 8, minimum=1)
 SESSION_COOKIE_AGE = DEIDWEB_SESSION_IDLE_HOURS * 3600
