@@ -10,7 +10,7 @@
 
 Wrong keys and wrong Basic passwords count against the client's address — the one the trusted
 proxies saw (``DEIDWEB_PROXY_COUNT``, ``apps.accounts.lockout.client_address``), never a header
-the client writes — and wrong keys also against their prefix, in the "auth" throttle scope
+the client writes, an IPv6 client counted by its /64 (``counted_address``) — and wrong keys also against their prefix, in the "auth" throttle scope
 (``DEIDWEB_API_RATE_AUTH``): past it, a wrong key is refused unchecked (429). A valid key is
 always accepted: one person's failures at a shared address do not lock out the others. The
 audit trail gets the first failure from an address, then one aggregated event at 10, 100,
@@ -29,7 +29,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from apps.accounts.lockout import client_address, lockout_message
+from apps.accounts.lockout import counted_address, lockout_message
 
 MAX_PREFIXES_RECORDED = 20
 
@@ -51,7 +51,7 @@ class FailedAuthenticationThrottle(SimpleRateThrottle):
         self.kind, self.value = kind, value
 
     def get_ident(self, request: Any) -> str:
-        return client_address(request)
+        return counted_address(request)
 
     def get_cache_key(self, request: Any, view: Any) -> str:
         ident = self.value if self.value is not None else self.get_ident(request)
@@ -99,7 +99,7 @@ def _audit_attempt(request: Request, method: str, prefix: str, *, throttled: boo
     from apps.audit.signals import record_for_user, where_from
 
     window = FailedAuthenticationThrottle().duration or 3600
-    address = client_address(request)
+    address = counted_address(request)
     count_key = f"deidweb:auth-attempts:{address}"
     cache.add(count_key, 0, window)
     try:

@@ -6,6 +6,7 @@ how long, and who can lift it — never a bare "403". The API gets the same word
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +31,30 @@ def client_address(request: Any) -> str:
         if addresses:
             return addresses[-min(count, len(addresses))]
     return remote
+
+
+# One IPv6 client owns a whole /64 (SLAAC and privacy addresses change the last 64 bits at
+# will), so failures are counted per /64, as an IPv4 client is counted per address.
+IPV6_CLIENT_PREFIX = 64
+
+
+def counted_address(request: Any) -> str:
+    """The client as failures are counted against it (throttles, the sign-in lockout):
+    ``client_address``, with an IPv4 address in IPv6 form (``::ffff:a.b.c.d``, a dual-stack
+    socket's) written as IPv4 and an IPv6 address replaced by the first of its /64 — a client
+    that changes its interface bits on every request is still one client. The audit trail
+    keeps the full address (``client_address``)."""
+    address = client_address(request)
+    try:
+        parsed = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        network = ipaddress.IPv6Network(f"{parsed}/{IPV6_CLIENT_PREFIX}", strict=False)
+        return str(network.network_address)
+    return str(parsed)
 
 
 def cooloff_minutes() -> int:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts.models import ApiToken, Membership, Organization, Role
+from apps.accounts.usernames import character_problem, normalized
 from apps.core.errors import ApplicationError
 
 
@@ -47,6 +48,13 @@ def password_check(*, password: str, user: Any) -> None:
 
 def user_create(*, username: str, password: str, email: str = "", **fields: object) -> User:
     user_model = get_user_model()
+    problem = character_problem(username)  # before any lookup: a NUL is no query parameter
+    if problem:
+        raise ApplicationError(
+            f"The user name {normalized(username)!a} is refused: {problem}.",
+            {"field": "username"},
+        )
+    username = normalized(username)
     if user_model.objects.filter(username=username).exists():
         raise ApplicationError(f"The user name '{username}' is taken.")
     password_check(password=password, user=user_model(username=username, email=email, **fields))

@@ -8,11 +8,15 @@ the field's validator, the services, and any other save through the ``pre_save``
 1. the name is put in Unicode normalization form NFKC (full-width ``ｄｅｍｏ`` is ``demo``);
 2. its letters come from one script — Latin, Cyrillic, Greek… — or from one of the mixes
    TR #39's "highly restrictive" level allows for Chinese, Japanese and Korean names;
+0. its characters are those Django allows in user names (letters, digits, ``@.+-_``), on
+   every path: nothing invisible (zero-width joiners, bidirectional overrides, soft hyphens),
+   no space or control character, no combining mark left unjoined;
 3. its *skeleton* — each character replaced by the Latin letter it looks like (the small
-   table below, for Latin look-alikes in Cyrillic, Greek and Armenian and the digits 0 and
-   1), then case-folded — is no other user's skeleton: an all-Cyrillic ``аре`` or a
+   table below, for Latin look-alikes in Cyrillic, Greek and Armenian, Latin small capitals
+   and the digits 0 and 1), case-folded, with ``rn``/``m``, ``vv``/``w`` and ``l``/``i``
+   (a capital I) read alike — is no other user's skeleton: an all-Cyrillic ``аре`` or a
    ``demo-ana1yst`` is refused while ``ape`` or ``demo-analyst`` exists, as is ``Admin``
-   beside ``admin``.
+   beside ``admin``; a name equal to another once normalized is taken.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import unicodedata
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from apps.core.errors import ApplicationError
@@ -50,6 +55,26 @@ _LOOK_ALIKES = {
     "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "ʏ": "y", "ᴅ": "d", "0": "o", "1": "l",
 }  # fmt: skip
 
+
+def _small_capitals() -> dict[str, str]:
+    """Latin letters drawn as small capitals (``ᴀ``, ``ʀ``): Latin too, so no mix of scripts
+    shows them; found by their Unicode names (IPA and phonetic blocks)."""
+    found = {}
+    for code in range(0x0250, 0x1E00):
+        words = unicodedata.name(chr(code), "").split()
+        if (
+            words[:4] == ["LATIN", "LETTER", "SMALL", "CAPITAL"]
+            and len(words) == 5 == len(words[4]) + 4
+        ):
+            found[chr(code)] = words[4].lower()
+    return found
+
+
+_LOOK_ALIKES.update({c: base for c, base in _small_capitals().items() if c not in _LOOK_ALIKES})
+# After case folding, shapes one font draws alike: a capital I (folded to i), a small l and a
+# digit 1 are one stroke; "rn" reads as "m", "vv" as "w" (TR #39's confusables.txt).
+_FOLDED_ALIKES = (("rn", "m"), ("vv", "w"), ("l", "i"))
+
 # Scripts that may share one name (TR #39, highly restrictive): Chinese, Japanese, Korean.
 _ALLOWED_MIXES = (
     frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
@@ -77,7 +102,31 @@ def skeleton(name: str) -> str:
     """What ``name`` looks like: look-alikes replaced by the Latin they pass for, then
     case-folded (two names with one skeleton cannot be told apart by eye)."""
     text = normalized(name)
-    return "".join(_LOOK_ALIKES.get(c, c) for c in text).casefold()
+    folded = "".join(_LOOK_ALIKES.get(c, c) for c in text).casefold()
+    for shape, reads_as in _FOLDED_ALIKES:
+        folded = folded.replace(shape, reads_as)
+    return folded
+
+
+def character_problem(name: str) -> str:
+    """Why the characters of ``name`` cannot make a user name ("" when they can): Django's
+    own rule for user names (letters, digits and ``@.+-_``), which leaves out what shows
+    nothing or only space — format characters such as a zero-width joiner or a right-to-left
+    override, controls, spaces, and combining marks not joined to a letter."""
+    text = normalized(name)
+    if not text:
+        return "it is empty"
+    validator = UnicodeUsernameValidator()
+    if validator.regex.search(text) is None:
+        odd = next(
+            (c for c in text if not (c.isalnum() or c in "@.+-_")),
+            "",
+        )
+        shown = f"U+{ord(odd):04X} {unicodedata.name(odd, 'an unnamed character')}" if odd else ""
+        return "only letters, digits and @ . + - _ may be used" + (
+            f"; it holds {shown}, which shows nothing or only space" if shown else ""
+        )
+    return ""
 
 
 def mixed_scripts(name: str) -> str:
@@ -110,6 +159,9 @@ def look_alike_of(name: str, *, exclude_pk: Any = None) -> str | None:
 
 def username_problem(name: str, *, exclude_pk: Any = None) -> str:
     """Why ``name`` may not be a user name ("" when it may)."""
+    characters = character_problem(name)
+    if characters:
+        return f"The user name {normalized(name)!a} is refused: {characters}."
     mixed = mixed_scripts(name)
     if mixed:
         return f"The user name '{normalized(name)}' is refused: {mixed}."
@@ -146,5 +198,9 @@ def guard_username(sender: Any, instance: Any, raw: bool = False, **kwargs: Any)
     if previous == instance.username:
         return  # unchanged: a name kept from before the rule is not refused on every save
     problem = username_problem(instance.username, exclude_pk=instance.pk)
+    if not problem and (
+        type(instance).objects.filter(username=instance.username).exclude(pk=instance.pk).exists()
+    ):
+        problem = f"The user name '{instance.username}' is taken."
     if problem:
         raise ApplicationError(problem, {"field": "username"})

@@ -20,6 +20,15 @@ class RejectNulCharacters:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # A quoted cookie may spell a NUL as an octal escape ("\000"), which Django's cookie
+        # parser decodes: such a cookie is dropped, as if the client had none (before the
+        # session middleware looks its key up).
+        if any("\x00" in name or "\x00" in value for name, value in request.COOKIES.items()):
+            request.COOKIES = {
+                name: value
+                for name, value in request.COOKIES.items()
+                if "\x00" not in name and "\x00" not in value
+            }
         field = _field_with_nul(request)
         if field is not None:
             return _refuse(request, field)

@@ -21,11 +21,13 @@ are never followed, and the whole exchange has a deadline and a size limit.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,9 +52,11 @@ METADATA_HOSTS = frozenset(
 )
 INTERNAL_SUFFIXES = (".internal", ".local", ".localhost", ".localdomain", ".home.arpa", ".lan")
 # Not public although Python's is_global says so (before Python 3.13): IETF protocol
-# assignments (Oracle's metadata service is 192.0.0.192) and the local-use NAT64 prefix.
+# assignments (Oracle's metadata service is 192.0.0.192), the deprecated 6to4 relay anycast
+# block and the local-use NAT64 prefix. IPv6 site-local (fec0::/10) is refused as private.
 NOT_PUBLIC = (
     ipaddress.ip_network("192.0.0.0/24"),
+    ipaddress.ip_network("192.88.99.0/24"),  # 6to4 relay anycast, deprecated (RFC 7526)
     ipaddress.ip_network("64:ff9b:1::/48"),
 )
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -131,7 +135,7 @@ def refusal(address: Address) -> str:
         return "the unspecified address"
     if address.is_multicast:
         return "a multicast address"
-    if address.is_private:
+    if address.is_private or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local):
         return "a private-network address"
     if address.is_reserved or any(address in n for n in NOT_PUBLIC if n.version == address.version):
         return "a reserved address"
@@ -197,14 +201,19 @@ def check_url(
         path = f"{path}?{parts.query}"
     literal = _literal(host)
     if literal is None:
+        # The name as the resolver reads it (IDNA: full-width letters, ideographic full
+        # stops and case mapped), so that every check below sees what is looked up.
         try:
-            host.encode("idna")
+            host = host.encode("idna").decode("ascii").rstrip(".").lower()
         except UnicodeError:
             raise OutboundRefused(f"'{host}' is not a valid host name") from None
-        if host in METADATA_HOSTS or host == "localhost" or host.endswith(INTERNAL_SUFFIXES):
-            raise OutboundRefused(
-                f"'{host}' is an internal or metadata host name, not a public {what}"
-            )
+        if not host:
+            raise OutboundRefused(f"'{text}' names no host")
+        literal = _literal(host)
+    if literal is None and (
+        host in METADATA_HOSTS or host == "localhost" or host.endswith(INTERNAL_SUFFIXES)
+    ):
+        raise OutboundRefused(f"'{host}' is an internal or metadata host name, not a public {what}")
     candidates: list[Address] = []
     if literal is not None:
         candidates = [literal]
@@ -239,17 +248,34 @@ def check_url(
 
 
 class _PinnedConnection(http.client.HTTPConnection):
-    """HTTP(S) to the checked addresses only, never to a second lookup of the name."""
+    """HTTP(S) to the checked addresses only, never to a second lookup of the name.
 
-    def __init__(self, target: Target, timeout: float) -> None:
+    ``expire`` (called by a timer at the deadline) shuts the socket down whatever the
+    exchange is doing — connecting, the TLS handshake, reading headers or body — so that a
+    peer sending a byte now and then cannot stretch the deadline read by read."""
+
+    def __init__(self, target: Target, timeout: float, deadline: float) -> None:
         super().__init__(target.host, target.port, timeout=timeout)
         self._target = target
+        self._deadline = deadline
+        self._raw: socket.socket | None = None
+        self.expired = threading.Event()
+
+    def expire(self) -> None:
+        self.expired.set()
+        for sock in (self._raw, self.sock):
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
     def connect(self) -> None:
         failure: OSError | None = None
         for address in self._target.addresses:
+            left = self._deadline - time.monotonic()
+            if left <= 0 or self.expired.is_set():
+                raise TimeoutError
             try:
-                sock = socket.create_connection((address, self._target.port), self.timeout)
+                sock = socket.create_connection((address, self._target.port), left)
                 break
             except OSError as exc:
                 failure = exc
@@ -257,12 +283,18 @@ class _PinnedConnection(http.client.HTTPConnection):
             raise OutboundRefused(
                 f"{self._target.host} could not be reached ({failure or 'no address'})"
             )
+        self._raw = sock
+        if self.expired.is_set():
+            sock.close()
+            raise TimeoutError
         if self._target.scheme == "https":
             context = ssl.create_default_context()
             try:
                 sock = context.wrap_socket(sock, server_hostname=self._target.host)
             except (OSError, ssl.SSLError) as exc:
                 sock.close()
+                if self.expired.is_set():
+                    raise TimeoutError from None
                 raise OutboundRefused(
                     f"the TLS connection to {self._target.host} failed ({exc})"
                 ) from None
@@ -284,7 +316,10 @@ def post(
     not finished within ``policy.timeout`` seconds."""
     target = check_url(url, policy, resolve=resolve, what=what)
     deadline = time.monotonic() + policy.timeout
-    connection = _PinnedConnection(target, timeout=policy.timeout)
+    connection = _PinnedConnection(target, timeout=policy.timeout, deadline=deadline)
+    timer = threading.Timer(policy.timeout, connection.expire)
+    timer.daemon = True
+    timer.start()
     try:
         try:
             connection.request("POST", target.path, body=body, headers=headers)
@@ -316,7 +351,12 @@ def post(
                 f"{target.host} did not answer within {policy.timeout:g} s"
             ) from None
         except (OSError, http.client.HTTPException) as exc:
+            if connection.expired.is_set():
+                raise OutboundRefused(
+                    f"{target.host} did not answer within {policy.timeout:g} s"
+                ) from None
             raise OutboundRefused(f"the request to {target.host} failed ({exc})") from None
         return response.status, dict(response.getheaders()), b"".join(chunks)
     finally:
+        timer.cancel()
         connection.close()

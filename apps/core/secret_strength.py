@@ -6,8 +6,11 @@ is public (``apps.audit.services.audit_key_is_public``)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import collections
 import math
+import re
 import zlib
 
 # Values that are public (defaults, documentation, tests) or words no generator produces.
@@ -63,7 +66,47 @@ def secret_weakness(secret: str | bytes) -> str:
         return f"its characters carry about {bits:.0f} bits, fewer than {MIN_SECRET_BITS}"
     if isinstance(secret, str) and len(zlib.compress(data, 9)) < 0.7 * len(data):
         return "it repeats itself"
-    steps = collections.Counter((data[i + 1] - data[i]) % 256 for i in range(len(data) - 1))
-    if steps and steps.most_common(1)[0][1] > 0.5 * (len(data) - 1):
-        return "it runs in a sequence"
+    pattern = _pattern(data)
+    if pattern:
+        return pattern
+    encoded = _decoded(secret.strip()) if isinstance(secret, str) else None
+    if encoded is not None:
+        pattern = _pattern(encoded, encoded=True)
+        if pattern:
+            return f"the bytes it encodes (hex or base64) are not random: {pattern}"
     return ""
+
+
+def _pattern(data: bytes, *, encoded: bool = False) -> str:
+    """Why ``data`` has a shape no generator gives it ("" when it has none): it repeats a
+    part (too few different 4-grams: compression misses a short text said twice), it steps
+    by one amount (a counter, an arithmetic sequence) or by steps that change by one amount
+    (a quadratic sequence); of decoded bytes, also too few different bytes."""
+    if encoded and len(data) >= 24 and len(set(data)) < 16:
+        return f"it has only {len(set(data))} different bytes"
+    grams = len(data) - 3
+    if grams >= 16 and len({data[i : i + 4] for i in range(grams)}) < 0.75 * grams:
+        return "it repeats itself"
+    steps = [(data[i + 1] - data[i]) % 256 for i in range(len(data) - 1)]
+    for order in (steps, [(steps[i + 1] - steps[i]) % 256 for i in range(len(steps) - 1)]):
+        if order and collections.Counter(order).most_common(1)[0][1] > 0.5 * len(order):
+            return "it runs in a sequence"
+    return ""
+
+
+_HEX = re.compile(r"(?:[0-9a-f]{2})+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+
+
+def _decoded(text: str) -> bytes | None:
+    """The bytes a text secret spells in hex or base64 (standard or URL-safe), when it is
+    one of those and spells at least 16 bytes."""
+    if len(text) >= 32 and _HEX.fullmatch(text.lower()):
+        return bytes.fromhex(text)
+    if len(text) >= 22 and _BASE64.fullmatch(text):
+        body = text.rstrip("=").replace("-", "+").replace("_", "/")
+        try:
+            return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return None

@@ -15,7 +15,9 @@ worker alike: `DatasetsConfig.ready`), calls `scratch_start`, which
 - makes the process's own folder the default of Python's tempfile module (which Django's
   upload handler, django-storages' copies of S3 objects and the app's own temporary files
   use) and of TMPDIR and POLARS_TEMP_DIR (for libraries and child processes), and removes
-  it at exit.
+  it at exit;
+- does the same in every process forked from it (Celery's prefork pool processes, a job's
+  process), so that one killed leaves nothing that outlives the next process's start.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Scratch:
     root: Path
     folder: Path  # this process's own
     lock: int  # the descriptor holding its lock
-    pid: int  # the process that made it (forked children share it, and do not remove it)
+    pid: int  # the process that made it (the one that removes it at exit)
 
 
 _current: Scratch | None = None
@@ -174,6 +176,38 @@ def scratch_start(root: Path) -> Scratch:
     tempfile.tempdir = str(folder)
     # For child processes and libraries that read the environment (polars spills there).
     os.environ["TMPDIR"] = os.environ["POLARS_TEMP_DIR"] = str(folder)
+    first = _current is None and not _forks_watched
     _current = Scratch(root=root, folder=folder, lock=descriptor, pid=os.getpid())
     atexit.register(_end, _current)
+    if first:
+        _watch_forks()
     return _current
+
+
+_forks_watched = False
+
+
+def _watch_forks() -> None:
+    global _forks_watched
+    _forks_watched = True
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def _after_fork() -> None:
+    """A forked process — a prefork pool process of the worker, a job's process — gets a
+    folder of its own, with its own lock: killed, it leaves its files in a folder nobody
+    holds, which the next process started or forked removes. (In its parent's folder they
+    stayed for as long as the parent ran, its lock held.) The parent's lock stays the
+    parent's: this process's copy of the descriptor is closed."""
+    global _current
+    parent = _current
+    if parent is None:
+        return
+    with contextlib.suppress(OSError):
+        os.close(parent.lock)
+    _current = None
+    try:
+        scratch_start(parent.root)
+    except OSError:
+        logger.exception("a forked process could not make its own temporary folder")
+        _current = parent

@@ -152,6 +152,19 @@ class IdentityError(ValueError):
 MIN_RSA_BITS = 2048
 MIN_EC_BITS = 256  # P-256
 WEAK_DIGESTS = {"md2": "MD2", "md4": "MD4", "md5": "MD5", "sha1": "SHA-1"}
+# Extended key usages that allow signing documents (RFC 5280 4.2.1.12: when the extension is
+# there, the certificate is for its purposes only): any purpose, e-mail protection (S/MIME,
+# which document signing certificates carry), document signing (RFC 9336), Adobe's and
+# Microsoft's document signing.
+DOCUMENT_SIGNING_PURPOSES = frozenset(
+    {
+        x509.ObjectIdentifier("2.5.29.37.0"),
+        x509.ObjectIdentifier("1.3.6.1.5.5.7.3.4"),
+        x509.ObjectIdentifier("1.3.6.1.5.5.7.3.36"),
+        x509.ObjectIdentifier("1.2.840.113583.1.1.5"),
+        x509.ObjectIdentifier("1.3.6.1.4.1.311.10.3.12"),
+    }
+)
 
 
 def _squeezed(text: str) -> str:
@@ -254,6 +267,17 @@ def check_identity(
         ) from None
     if not (usage.digital_signature or usage.content_commitment):
         raise IdentityError("The certificate's key usage does not allow signing documents.")
+    try:
+        purposes = set(certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
+    except x509.ExtensionNotFound:
+        purposes = None
+    if purposes is not None and not purposes & DOCUMENT_SIGNING_PURPOSES:
+        named = ", ".join(sorted(getattr(p, "_name", p.dotted_string) for p in purposes))
+        raise IdentityError(
+            f"The certificate's extended key usage limits it to {named}, not to signing "
+            "documents; ask for one whose purposes include document signing or e-mail "
+            "protection."
+        )
     if organization is not None:
         named = [
             str(a.value)
@@ -270,7 +294,38 @@ def check_identity(
                 f"The certificate is issued to {others}, not to '{organization}', whose "
                 "reports it would sign."
             )
-    return certificate.public_bytes(serialization.Encoding.PEM)
+    pem = certificate.public_bytes(serialization.Encoding.PEM)
+    _trial_signature(pkcs12_bytes, passphrase, pem, kind=type(key).__name__)
+    return pem
+
+
+def _trial_signature(pkcs12_bytes: bytes, passphrase: str, pem: bytes, *, kind: str) -> None:
+    """Sign a one-page document as reports are signed, and verify it: a bundle this service
+    cannot sign with (a key pyHanko signs only with another digest, a mechanism it lacks) is
+    refused at import, not found out when every report fails."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=72, height=72)
+    document = io.BytesIO()
+    writer.write(document)
+    try:
+        signed = sign_pdf(
+            document.getvalue(),
+            pkcs12_bytes,
+            passphrase,
+            reason="import check",
+            location="",
+            signer_name="",
+        )
+    except Exception as exc:
+        shown = kind.removeprefix("_").removesuffix("PrivateKey")
+        raise IdentityError(
+            f"its key ({shown}) could not sign a test report ({exc}); use an RSA or EC key"
+        ) from None
+    check = verify_pdf(signed, [pem])
+    if not check.valid:
+        raise IdentityError(f"a test report it signed does not verify ({check.problem})")
 
 
 class TimestampError(RuntimeError):

@@ -67,9 +67,9 @@ MIDDLEWARE = [
     "apps.core.middleware.ApiErrorsAsJson",  # outermost but one: sees every error response
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "apps.core.middleware.RejectNulCharacters",  # before the session looks its cookie up
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "apps.core.middleware.RejectNulCharacters",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -420,7 +420,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
 AXES_VERBOSE = False
-AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.client_address"
+AXES_CLIENT_IP_CALLABLE = "apps.accounts.lockout.counted_address"
 # Sessions end after this long without a request; each request starts the wait again.
 DEIDWEB_SESSION_IDLE_HOURS = env_int("DEIDWEB_SESSION_IDLE_HOURS", 8, minimum=1)
 SESSION_COOKIE_AGE = DEIDWEB_SESSION_IDLE_HOURS * 3600

@@ -121,3 +121,55 @@ def test_repeated_failures_are_aggregated_in_the_audit_trail(limited, custodian)
     assert hundredth.details["ip"] == "198.51.100.99"
     assert len(hundredth.details["prefixes"]) == 20  # the first prefixes seen, bounded
     assert audit_verify(platform=True).ok
+
+
+def _ipv6_in(network: str, rng: random.Random) -> str:
+    import ipaddress
+
+    net = ipaddress.ip_network(network)
+    return str(net[rng.randrange(net.num_addresses)])
+
+
+def test_one_ipv6_client_is_one_address_whatever_its_interface_bits(limited, custodian):
+    """An IPv6 client owns a whole /64 (SLAAC, privacy addresses): a new address per request
+    is as easy as a rotating header was. Its failures count against the /64, and the audit
+    trail gets a few aggregated rows, not one per address."""
+    rng = random.Random(64)
+    statuses = [
+        Client(REMOTE_ADDR=_ipv6_in("2001:db8:4:7::/64", rng))
+        .get(URL, **bearer(f"deid_{rng.getrandbits(64):x}"))
+        .status_code
+        for _ in range(60)
+    ]
+    assert statuses == [401] * 20 + [429] * 40
+    assert AuditEvent.objects.filter(action__startswith="auth.").count() <= 4
+    # A neighbour in another /64 is somebody else.
+    neighbour = Client(REMOTE_ADDR=_ipv6_in("2001:db8:4:8::/64", rng))
+    assert neighbour.get(URL, **bearer("deid_neighbour-guess")).status_code == 401
+
+
+def test_an_ipv4_client_seen_as_an_ipv4_mapped_ipv6_address_is_the_same_client(limited, custodian):
+    """A dual-stack socket reports ``::ffff:203.0.113.9`` for the client ``203.0.113.9``:
+    both spellings are one address."""
+    rng = random.Random(46)
+    statuses = [
+        Client(REMOTE_ADDR="::ffff:203.0.113.9" if i % 2 else "203.0.113.9")
+        .get(URL, **bearer(f"deid_{rng.getrandbits(64):x}"))
+        .status_code
+        for i in range(24)
+    ]
+    assert statuses == [401] * 20 + [429] * 4
+
+
+def test_the_sign_in_lockout_counts_an_ipv6_client_by_its_64(client, user_factory, settings):
+    """The sign-in form's lockout (user name and address) counts the same way: rotating the
+    interface bits does not buy more guesses at one user's password."""
+    user_factory("lock-target")
+    rng = random.Random(10)
+    statuses = []
+    for _ in range(settings.AXES_FAILURE_LIMIT + 3):
+        response = Client(REMOTE_ADDR=_ipv6_in("2001:db8:9:9::/64", rng)).post(
+            "/accounts/login/", {"username": "lock-target", "password": "wrong-guess"}
+        )
+        statuses.append(response.status_code)
+    assert statuses[-3:] == [429, 429, 429], statuses

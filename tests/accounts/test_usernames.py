@@ -162,3 +162,79 @@ def test_names_are_stored_in_nfkc_and_real_names_in_one_script_are_accepted(db):
     assert User.objects.filter(username="\u0438\u0432\u0430\u043d").exists()
     # A name kept from before the rule is not refused when the user is saved again.
     assert User.objects.get(username="ren\u00e9e").save() is None
+
+
+def _invisible_characters() -> list[str]:
+    """Characters that show nothing or only space: every format and control character,
+    every space and line separator, and combining marks on their own — generated from the
+    Unicode database, not listed."""
+    categories = {"Cf", "Cc", "Zs", "Zl", "Zp", "Me"}
+    found = [
+        chr(code)
+        for code in range(0x110000)
+        if unicodedata.category(chr(code)) in categories
+        or (0x0300 <= code <= 0x036F)  # the combining diacritical marks block
+    ]
+    rng = random.Random(39)
+    return sorted(set(rng.sample(found, 120)) | {"\x00", "\u200b", "\u200d", "\u202e", "\ufeff"})
+
+
+def test_invisible_characters_spaces_and_loose_marks_are_refused_on_every_path(db, demo):
+    """``demo\u200d-analyst`` (a zero-width joiner), ``demo-analyst\u00a0`` or a right-to-left
+    override read as ``demo-analyst`` or its mirror; the admin's form refused them (Django's
+    user name characters) but the service and any other save stored them — or answered a
+    database error for a NUL. Every path now applies the same characters rule."""
+    rng = random.Random(7)
+    for character in _invisible_characters():
+        position = rng.randrange(len("demo-analyst") + 1)
+        if unicodedata.category(character).startswith("M"):
+            position = len("demo-")  # unjoined: after a hyphen (on a letter, NFKC may join it)
+        name = "demo-analyst"[:position] + character + "demo-analyst"[position:]
+        with pytest.raises(ApplicationError) as refused:
+            user_create(username=name, password="Zq8-long-pass-9-x")
+        assert "user name" in refused.value.message, (hex(ord(character)), refused.value.message)
+        with pytest.raises(ApplicationError):
+            User.objects.create_user(name, password="x")
+    assert list(User.objects.values_list("username", flat=True)) == ["demo-analyst"]
+
+
+def test_a_name_equal_to_another_once_normalized_is_taken_not_a_server_error(db, demo):
+    for name in ("\uff44\uff45\uff4d\uff4f-analyst", "demo-analy\u017ft"):  # full-width, long s
+        with pytest.raises(ApplicationError, match="is taken|cannot be told apart"):
+            user_create(username=name, password="Zq8-long-pass-9-x")
+        with pytest.raises(ApplicationError, match="is taken|cannot be told apart"):
+            User.objects.create_user(name, password="x")
+
+
+def _latin_small_capitals() -> dict[str, str]:
+    """Latin letters drawn as small capitals (``ᴀ`` for ``a``), found by their Unicode names."""
+    found = {}
+    for code in range(0x0250, 0x1E00):
+        words = unicodedata.name(chr(code), "").split()
+        if (
+            words[:4] == ["LATIN", "LETTER", "SMALL", "CAPITAL"]
+            and len(words) == 5 == len(words[4]) + 4
+        ):
+            found[chr(code)] = words[4].lower()
+    return found
+
+
+def test_latin_look_alikes_inside_latin_are_refused(db):
+    """Look-alikes that stay in the Latin script: a capital I for a small l, small capitals,
+    ``rn`` for ``m``, ``vv`` for ``w``."""
+    existing = ["paul-lambert", "emma-wills", "david-clark"]
+    for name in existing:
+        User.objects.create_user(name, password="x")
+    capitals = _latin_small_capitals()
+    assert len(capitals) >= 15
+    spoofs = ["pauI-Iambert", "ernrna-wills", "emma-vvills", "david-cIark", "paul-1ambert"]
+    for name in existing:
+        for position, letter in enumerate(name):
+            small = next((c for c, base in capitals.items() if base == letter), None)
+            if small is not None:
+                spoofs.append(name[:position] + small + name[position + 1 :])
+    assert len(spoofs) > 20
+    for spoof in spoofs:
+        with pytest.raises(ApplicationError, match="cannot be told apart"):
+            User.objects.create_user(spoof, password="x")
+    assert User.objects.count() == 3

@@ -60,7 +60,7 @@ def register(n: int = 300, seed: int = 23) -> pl.DataFrame:
 
 @pytest.fixture
 def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
-    """The register through Steps 1-8 (e-mail pseudonymized, full name masked, phone
+    """The register through Steps 1-8 (e-mail and full name pseudonymized, phone
     removed, notes scrubbed) and submitted for review."""
     from apps.datasets.services import dataset_upload
     from apps.reviews import services as reviews
@@ -84,7 +84,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
         assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
     )
     services.assessment_set_context(assessment=assessment, answers={})
-    masking = {"email": {"method": "hmac"}, "full_name": {"method": "mask", "keep_leading": 1}}
+    masking = {"email": {"method": "hmac"}, "full_name": {"method": "random"}}
     if roles["notes"] == "direct":
         masking["notes"] = {"method": "scrub"}
     deidentify.deid_config_set(

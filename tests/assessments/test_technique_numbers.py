@@ -63,10 +63,15 @@ def stays(custodian, analyst):  # type: ignore[no-untyped-def]
     )
     variables_accept_suggestions(dataset=dataset, user=analyst)
     stay = Variable.objects.get(dataset=dataset, name="stay")
+    ward = Variable.objects.get(dataset=dataset, name="ward")
     variables_classify(
         dataset=dataset,
         user=analyst,
-        decisions=[RoleDecision(str(stay.id), "other", "A measure, not an identifier.")],
+        decisions=[
+            RoleDecision(str(stay.id), "other", "A measure, not an identifier."),
+            # a low-confidence suggestion is not taken without a reason typed by a person
+            RoleDecision(str(ward.id), "other", "The hospital's three wards, not people."),
+        ],
     )
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
     services.assessment_set_release(assessment=assessment, release_model="public")

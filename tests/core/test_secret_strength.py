@@ -100,3 +100,48 @@ def test_production_refuses_a_weak_audit_key_when_one_is_set(tmp_path):
 def test_production_starts_with_random_secrets(tmp_path):
     result = production(tmp_path, "manage.py", "check", DEIDWEB_AUDIT_KEY=secrets.token_urlsafe(40))
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _structured_bytes(n: int, seed: int) -> list[bytes]:
+    """Byte strings with little randomness in them, of many shapes: counters, arithmetic and
+    quadratic progressions, a few random bytes repeated, a short random block padded."""
+    import random
+
+    rng = random.Random(seed)
+    start, step = rng.randrange(256), rng.randrange(1, 256)
+    block = rng.randbytes(rng.choice([4, 6, 8]))
+    return [
+        bytes((start + i) % 256 for i in range(n)),
+        bytes((start + step * i) % 256 for i in range(n)),
+        bytes((start + i * i * step) % 256 for i in range(n)),
+        (block * n)[:n],
+        rng.randbytes(6) + bytes(n - 6),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_encoded_secret_is_judged_by_the_bytes_it_encodes(seed):
+    """Base64 or hex hides a pattern from a look at the characters: ``base64(bytes(range(38)))``
+    has 50 different-looking characters. A secret that decodes is judged by its bytes too."""
+    for raw in _structured_bytes(38, seed):
+        for encoded in (
+            base64.b64encode(raw).decode(),
+            base64.urlsafe_b64encode(raw).decode().rstrip("="),
+            raw.hex(),
+            raw.hex().upper(),
+        ):
+            assert secret_weakness(encoded), (raw, encoded)
+    master = _structured_bytes(32, seed)
+    for raw in master:
+        assert secret_weakness(raw), raw
+
+
+def test_a_secret_made_of_one_part_said_twice_repeats_itself():
+    """A phrase or a random value said twice carries the bits of one (compression misses it
+    in short texts)."""
+    for once in (
+        "correct-horse-battery-staple",
+        secrets.token_urlsafe(20),
+        secrets.token_hex(14),
+    ):
+        assert "repeats itself" in secret_weakness(once + "-" + once), once

@@ -262,3 +262,43 @@ def test_a_copy_from_object_storage_interrupted_by_a_kill_stays_private_until_st
     assert started.returncode == 0, started.stderr
     assert not copy.exists()
     assert holding_marker(private) == []
+
+
+def test_a_forked_process_killed_leaves_nothing_once_the_next_one_starts(tmp_path: Path) -> None:
+    """Celery's prefork pool runs jobs in processes forked from the worker's main process,
+    which made the private folder; one of them killed (SIGKILL: by hand, by the kernel)
+    left its temporary files in the main process's folder — locked as long as the main
+    process lives, so no start-up removed them, for as long as the worker ran. A forked
+    process gets a folder of its own, and the next process forked sweeps what a killed
+    one left."""
+    env = environment(tmp_path)
+    private = tmp_path / "var" / "tmp"
+    script = (
+        "import os, signal, tempfile, time\n"
+        "def pool_process(work):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        try:\n"
+        "            work()\n"
+        "        finally:\n"
+        "            os._exit(0)\n"
+        "    return os.waitpid(pid, 0)[1]\n"
+        "read, write = os.pipe()\n"
+        "def killed():\n"
+        "    with tempfile.NamedTemporaryFile(delete=False) as copy:\n"
+        f"        copy.write({MARKER!r})\n"
+        "    os.write(write, copy.name.encode())\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "status = pool_process(killed)\n"
+        "left = os.read(read, 4096).decode()\n"
+        "print(left, os.path.exists(left), flush=True)\n"
+        "pool_process(lambda: None)  # the pool process that replaces it\n"
+        "print(os.path.exists(left), flush=True)\n"
+    )
+    finished = run_django(script, env)
+    assert finished.returncode == 0, finished.stderr
+    first, second = finished.stdout.splitlines()
+    path, existed = first.rsplit(" ", 1)
+    assert existed == "True" and private in Path(path).parents
+    assert second == "False", "the killed process's copy outlived the next process's start"
+    assert holding_marker(private) == []

@@ -110,6 +110,7 @@ def certificate(
     usage: x509.KeyUsage | None = None,
     with_usage: bool = True,
     digest: str = "sha256",
+    purposes: list[x509.ObjectIdentifier] | None = None,
 ) -> x509.Certificate:
     name = _name("Custodian Privacy Office", organization)
     builder = (
@@ -124,7 +125,12 @@ def certificate(
     )
     if with_usage:
         builder = builder.add_extension(usage or _usage(), critical=True)
-    made = builder.sign(key, hashes.SHA256())
+    if purposes is not None:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(purposes), critical=False)
+    edwards = not isinstance(
+        key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | dsa.DSAPrivateKey
+    )
+    made = builder.sign(key, None if edwards else hashes.SHA256())
     if digest == "sha256":
         return made
     # cryptography no longer signs with MD5 or SHA-1: sign the same TBS certificate by hand.
@@ -189,6 +195,21 @@ def _case(name: str):  # type: ignore[no-untyped-def]
     if name == "no-organization":
         key = rsa2048()
         return bundle(key, certificate(key, organization=None))
+    if name in ("ed25519", "ed448"):
+        from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
+
+        kind = ed25519.Ed25519PrivateKey if name == "ed25519" else ed448.Ed448PrivateKey
+        key = kind.generate()
+        return bundle(key, certificate(key))
+    if name in ("tls-server-only", "code-signing-only"):
+        from cryptography.x509.oid import ExtendedKeyUsageOID
+
+        purpose = {
+            "tls-server-only": ExtendedKeyUsageOID.SERVER_AUTH,
+            "code-signing-only": ExtendedKeyUsageOID.CODE_SIGNING,
+        }[name]
+        key = rsa2048()
+        return bundle(key, certificate(key, purposes=[purpose]))
     raise AssertionError(name)
 
 
@@ -206,6 +227,12 @@ REFUSED = [
     ("encipherment-only", "does not allow signing documents"),
     ("other-organization", "issued to 'Another Hospital', not to 'Custodian'"),
     ("no-organization", "names no organization (O=)"),
+    # accepted, then every report failed: pyHanko signs these keys only with other digests
+    ("ed25519", "could not sign a test report"),
+    ("ed448", "could not sign a test report"),
+    # an extended key usage limits the certificate to its purposes (RFC 5280, 4.2.1.12)
+    ("tls-server-only", "extended key usage"),
+    ("code-signing-only", "extended key usage"),
 ]
 
 
@@ -273,3 +300,22 @@ def test_a_nul_in_the_passphrase_is_a_message_not_a_crash(client_for, admin_user
     assert "'passphrase' contains a NUL character" in page.content.decode()
     custodian.refresh_from_db()
     assert not AuditEvent.objects.filter(action="organization.signing_imported").exists()
+
+
+def test_a_certificate_whose_purposes_include_document_signing_is_imported(admin_user, custodian):
+    """An extended key usage that names e-mail protection (S/MIME, which document signing
+    certificates carry) or document signing (RFC 9336) is accepted."""
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    for purposes in (
+        [ExtendedKeyUsageOID.EMAIL_PROTECTION],
+        [ExtendedKeyUsageOID.CLIENT_AUTH, x509.ObjectIdentifier("1.3.6.1.5.5.7.3.36")],
+    ):
+        key = rsa2048()
+        described = organization_signing_import(
+            organization=custodian,
+            user=admin_user,
+            bundle=bundle(key, certificate(key, purposes=purposes)),
+            passphrase=PASSPHRASE,
+        )
+        assert "O=Custodian" in described["subject"]

@@ -61,6 +61,19 @@ INTERNAL = [
     ("http://tsa.example.org/tsr", "plain http"),
     ("ftp://tsa.example.org/", "is not an https:// timestamp authority"),
     ("https://user:secret@tsa.example.org/", "user name or password"),
+    # IPv6 site-local (fec0::/10, deprecated but routed inside networks that still use it)
+    ("https://[fec0::1]/", "private-network"),
+    ("https://[feff:ffff::1]/", "private-network"),
+    # the 6to4 relay anycast block (deprecated, RFC 7526): no authority lives there
+    ("https://192.88.99.1/", "reserved"),
+    # host names written with full-width letters or ideographic full stops are the same
+    # names once IDNA has mapped them (what the resolver is asked)
+    (
+        "https://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/",
+        "internal or metadata host name",
+    ),
+    ("https://metadata.google.internal\u3002/", "internal or metadata host name"),
+    ("https://\uff11\uff12\uff17.0.0.1/", "loopback"),
 ]
 
 
@@ -354,3 +367,72 @@ def test_the_report_job_fails_with_the_reason(decided, monkeypatch, custodian):
     assert "169.254.169.254 is a link-local address" in job.error
     assert "an administrator must correct the address" in job.error
     assert not Report.objects.filter(decision=decided).exists()
+
+
+def test_a_name_is_judged_as_the_resolver_reads_it(admin_user, custodian, monkeypatch, settings):
+    """An in-house network the operator allows does not let an internal *name* through in
+    another spelling: ``tsa.corp.ｉｎｔｅｒｎａｌ`` is what the resolver reads as
+    ``tsa.corp.internal``, refused whatever it resolves to."""
+    settings.DEIDWEB_TSA_ALLOWED_NETWORKS = ["10.0.0.0/8"]
+    monkeypatch.setattr(socket, "getaddrinfo", fake_dns({"tsa.corp.internal": ["10.0.0.5"]}))
+    for spelling in (
+        "tsa.corp.internal",
+        "tsa.corp.\uff49\uff4e\uff54\uff45\uff52\uff4e\uff41\uff4c",
+        "TSA.CORP.INTERNAL\uff0e",
+    ):
+        with pytest.raises(ApplicationError, match="internal or metadata host name"):
+            organization_timestamp_url_set(
+                organization=custodian, user=admin_user, url=f"https://{spelling}/tsr"
+            )
+
+
+@pytest.fixture
+def dripping() -> Iterator[int]:
+    """An HTTP server that answers a status line, then a header one character every 0.2 s,
+    for ever (each read is quick: only the whole exchange is slow)."""
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    stop = threading.Event()
+
+    def run() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(1)
+                try:
+                    connection.recv(65536)
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                    while not stop.is_set():
+                        connection.sendall(b"y")
+                        time.sleep(0.2)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(3)
+    server.close()
+
+
+def test_an_authority_that_answers_drop_by_drop_fails_at_the_deadline(dripping):
+    """The deadline holds for the whole exchange, headers included — not per read: a
+    server sending a byte now and then would otherwise hold the worker for as long as it
+    likes."""
+    import time
+
+    policy = outbound.OutboundPolicy.of(
+        allow_http=True, allowed_networks=["127.0.0.1/32"], timeout=1
+    )
+    started = time.monotonic()
+    with pytest.raises(outbound.OutboundRefused, match="did not answer within 1 s"):
+        outbound.post(f"http://127.0.0.1:{dripping}/tsr", b"request", headers={}, policy=policy)
+    assert time.monotonic() - started < 2.5
