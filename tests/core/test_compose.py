@@ -13,7 +13,8 @@ def load():
 
 def test_services_and_their_commands():
     services = load()["services"]
-    assert set(services) == {"postgres", "redis", "seaweedfs", "migrate", "web", "worker"}
+    default = {name for name, service in services.items() if not service.get("profiles")}
+    assert default == {"postgres", "redis", "seaweedfs", "migrate", "web", "worker"}
     assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
     assert services["migrate"]["restart"] == "no"
     assert services["web"]["command"] == [
@@ -76,3 +77,22 @@ def test_dockerfile_installs_what_make_install_installs():
     assert "FROM python:3.11" in dockerfile
     assert "pip install ." in dockerfile  # the same pyproject.toml dependencies
     assert 'pip install --quiet -e ".[dev]"' in makefile
+
+
+def test_the_optional_spark_profile_runs_sail_built_in_the_image():
+    """The cluster path can be tried locally: Sail from the image's `sail` stage, installed
+    at build time (the running stack downloads nothing), only under the `spark` profile."""
+    spark = load()["services"]["spark"]
+    assert spark["profiles"] == ["spark"]
+    assert spark["build"] == {"context": ".", "target": "sail"}
+    assert spark["command"][:3] == ["sail", "spark", "server"]
+    assert "pip" not in " ".join(spark["command"])
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "FROM app AS sail" in dockerfile and "pip install pysail==" in dockerfile
+
+
+def test_the_image_build_uses_no_weak_throwaway_secret():
+    """Production settings refuse weak secrets; the build's collectstatic draws random ones."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "AAAAAAAAAAAAAAAA" not in dockerfile
+    assert "secrets.token_urlsafe" in dockerfile and "os.urandom(32)" in dockerfile
