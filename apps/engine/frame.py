@@ -23,6 +23,7 @@ import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import EngineInputError, preview
+from apps.engine.textcodes import dictionary_codes, group_rows
 
 CODE_DTYPE = pl.UInt32
 COUNT_COLUMN = "count"
@@ -216,14 +217,22 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     Only then, on the small distinct table, are values turned into strings,
     dictionaries built (sorted values, missing value last) and codes assigned.
 
+    A table already in memory (a DataFrame of at most :data:`IN_MEMORY_ROWS` rows) whose
+    quasi-identifiers are text is encoded in compiled passes over its values instead
+    (:func:`_encode_in_memory`).
+
     When every quasi-identifier is stored as integers, booleans, dates or
     categoricals (typical Parquet), the pass groups on one 64-bit key packing the
     columns' offsets from their minimum, found by a cheap first pass: grouping one
     integer is much faster than grouping several columns.  Otherwise (strings,
     floats, or more than 64 bits) it groups on the raw columns.
     """
-    frame = data.lazy()
     quasi = tuple(quasi)
+    if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
+        check_columns(data.columns, quasi, "quasi-identifier")
+        if all(data.schema[q] == pl.String for q in quasi):
+            return _encode_in_memory(data, quasi)
+    frame = data.lazy()
     schema = frame.collect_schema()
     check_columns(schema.names(), quasi, "quasi-identifier")
     try:
@@ -240,6 +249,39 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     except pl.exceptions.PolarsError as exc:
         raise EngineInputError(f"cannot read the data: {_first_line(exc)}") from exc
     return encode_distinct(distinct, quasi)
+
+
+#: Tables in memory up to this many rows are encoded value by value in compiled code
+#: (:func:`_encode_in_memory`); larger ones, and lazy frames, by a streaming group-by.
+IN_MEMORY_ROWS = 2_000_000
+
+
+def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
+    """Each column's values to codes (textcodes.dictionary_codes: one compiled pass over
+    the column's string views, values compared exactly), then the distinct rows of codes
+    with their counts (one compiled pass): the same dictionaries (the texts of the values,
+    sorted, missing last) and tuples as the group-by of :func:`encode`."""
+    n, d = data.height, len(quasi)
+    codes = np.empty((d, n), dtype=np.uint32)
+    dictionaries: list[pl.Series] = []
+    ranks: list[npt.NDArray[np.uint32]] = []
+    for j, q in enumerate(quasi):
+        dictionary, rank = dictionary_codes(data.get_column(q), codes[j])
+        dictionaries.append(dictionary)
+        ranks.append(rank)
+    radix = np.array([len(r) for r in ranks], dtype=np.int64)
+    rank_at = np.zeros(d, dtype=np.int64)
+    if d:
+        np.cumsum(radix[:-1], out=rank_at[1:])
+    flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
+    grouped, counts = group_rows(codes, radix, flat, rank_at)
+    tuples = pl.DataFrame(
+        [
+            *(pl.Series(q, grouped[j], dtype=CODE_DTYPE) for j, q in enumerate(quasi)),
+            pl.Series(COUNT_COLUMN, counts, dtype=pl.UInt32),
+        ]
+    )
+    return EncodedData(quasi=quasi, dictionaries=tuple(dictionaries), tuples=tuples, rows=n)
 
 
 def encode_distinct(distinct: pl.DataFrame, quasi: Sequence[str]) -> EncodedData:

@@ -18,15 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SEARCH_AND_COUNT = """
 import json
 from numba.core.registry import CPUDispatcher
-from apps.engine.loss import kernels as loss_kernels
-from apps.engine.search import kernels as search_kernels
-from apps.engine.sensitive import kernels as sensitive_kernels
-from apps.engine.search.preload import load_compiled_code, load_sensitive_code
+from apps.engine.search.preload import kernel_modules, load_compiled_code, load_sensitive_code
 
 load_compiled_code()
 load_sensitive_code()
 hits = misses = loaded = 0
-for module in (search_kernels, loss_kernels, sensitive_kernels):
+for module in kernel_modules():
     for kernel in vars(module).values():
         if isinstance(kernel, CPUDispatcher):
             hits += sum(kernel.stats.cache_hits.values())

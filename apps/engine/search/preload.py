@@ -21,14 +21,27 @@ search afterwards adds no compiled signature.
 from __future__ import annotations
 
 import functools
+import importlib
+from types import ModuleType
 
 import numpy as np
+import polars as pl
 
+from apps.engine import textcodes
 from apps.engine.criteria import KAnonymity
+from apps.engine.frame import encode
+from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
 from apps.engine.loss import METRICS, NodeClasses, prepare_metric
+from apps.engine.loss import kernels as loss_kernels
 from apps.engine.search.classes import base_table
+from apps.engine.search.kernels import MODULES
 from apps.engine.search.optimal import optimal_search
-from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
+from apps.engine.search.problem import (
+    QuasiLookup,
+    SearchProblem,
+    build_problem,
+    problem_from_encoded,
+)
 
 #: Values per quasi-identifier that give each code width (uint8, uint16, uint32).
 _WIDTHS = (4, 300, 70_000)
@@ -43,9 +56,65 @@ def _tiny_problem(values: int) -> SearchProblem:
     return build_problem(["a", "b"], codes, np.arange(1, 9), lookups)
 
 
+def kernel_modules() -> list[ModuleType]:
+    """Every module of the engine holding compiled functions."""
+    from apps.engine.sensitive import kernels as sensitive_kernels
+
+    return [
+        textcodes,
+        compiled,
+        *(importlib.import_module(f"apps.engine.search.kernels.{name}") for name in MODULES),
+        loss_kernels,
+        sensitive_kernels,
+    ]
+
+
+def _tiny_table() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    """A table in two chunks whose columns hold short values, long ones (past the 12
+    bytes of a string view) and missing ones, with a hierarchy each: encoding and
+    look-ups take every path of their compiled code."""
+    short = ["a", "b", None, "a", "c", "b"]
+    long = ["a value of more than twelve bytes", "short", None, "short", "x" * 40, "short"]
+    frame = pl.concat(
+        [
+            pl.DataFrame({"s": short[:3], "l": long[:3]}),
+            pl.DataFrame({"s": short[3:], "l": long[3:]}),
+        ],
+        rechunk=False,
+    )
+    hierarchies = {
+        "s": hierarchy_from_rows("s", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]]),
+        "l": hierarchy_from_rows(
+            "l",
+            [
+                ["a value of more than twelve bytes", "long", "*"],
+                ["x" * 40, "long", "*"],
+                ["short", "a short group of values", "*"],
+            ],
+        ),
+    }
+    return frame, hierarchies
+
+
+def _encode_and_search() -> None:
+    """Encode the tiny table (a table in memory, then the same streamed), look its values
+    up and search it: the compiled code of encoding and look-ups, and the first calls of
+    polars' functions they use."""
+    frame, hierarchies = _tiny_table()
+    for data in (frame, frame.rechunk(), frame.lazy()):
+        encoded = encode(data, ["s", "l"])
+        lookups = [
+            hierarchies[q].lookup(d)
+            for q, d in zip(encoded.quasi, encoded.dictionaries, strict=True)
+        ]
+        problem = problem_from_encoded(encoded, lookups)
+        optimal_search(problem, KAnonymity(2), suppression_limit=0.5)
+
+
 @functools.cache
 def load_compiled_code() -> None:
     """Load (or compile) every compiled kernel a search uses; once per process."""
+    _encode_and_search()
     for values in _WIDTHS:
         problem = _tiny_problem(values)
         for metric in METRICS:

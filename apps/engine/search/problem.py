@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -20,6 +21,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
+from apps.engine.search.kernels.grouping import LevelMaps
 
 U32 = NDArray[np.uint32]
 I64 = NDArray[np.int64]
@@ -123,6 +125,11 @@ class SearchProblem:
         except KeyError:
             found = self.memo.setdefault(key, make())
         return found
+
+    @cached_property
+    def maps(self) -> LevelMaps:
+        """``flat_maps``, ``map_offsets`` and ``level_values`` in one bundle (kernels)."""
+        return LevelMaps(self.flat_maps, self.map_offsets, self.level_values)
 
     @property
     def dimensions(self) -> int:
