@@ -67,8 +67,9 @@ def _pair_cells(
     scratch: NDArray[np.int64],
     epoch: np.int64,
 ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """The non-empty cells of a pair at levels (0, 0) and their rows: counted on the
-    dense key when its range is small, else grouped."""
+    """The non-empty cells of a pair (``codes_i``, ``codes_j`` of the tuples, at the
+    levels of ``radix_i``, ``radix_j`` values) and their rows: counted on the dense key
+    when its range is small, else grouped."""
     n = len(counts)
     span = radix_i * radix_j
     if span <= max(np.int64(1 << 16), np.int64(4) * n):
@@ -107,6 +108,8 @@ def _pair_cells(
 def _pair(
     codes_i: NDArray[Any],
     codes_j: NDArray[Any],
+    start_i: int,
+    start_j: int,
     counts: NDArray[np.int64],
     i: int,
     j: int,
@@ -124,9 +127,11 @@ def _pair(
     out: NDArray[np.int64],
 ) -> int:
     """Rare rows of pair ``(i, j)`` at every level pair into ``out`` (module docstring);
-    returns the cells grouped (work done). Segments left at the larger single (a valid
-    bound): those past ``cap`` through a single, and all of them when the pair has more
-    than ``max_cells`` cells or more than ``max_work`` would be grouped."""
+    returns the cells grouped (work done). ``codes_i``, ``codes_j``: the tuples' codes at
+    levels ``start_i``, ``start_j`` (the singles' first levels within ``cap``, or 0).
+    Segments left at the larger single (a valid bound): those past ``cap`` through a
+    single, and all of them when the pair has more than ``max_cells`` cells or more than
+    ``max_work`` would be grouped."""
     hi, hj = heights[i], heights[j]
     width = hj + 1
     for a in range(hi + 1):
@@ -135,13 +140,7 @@ def _pair(
     values = maps.values
     # Levels from which each single is within the cap (with consistent hierarchies the
     # singles never grow going up, so the rest of the levels are within it too).
-    a0 = 0
-    b0 = 0
-    if cap >= 0 and chain:
-        while a0 <= hi and single_i[a0] > cap:
-            a0 += 1
-        while b0 < width and single_j[b0] > cap:
-            b0 += 1
+    a0, b0 = start_i, start_j
     # Levels where a QI has one value: the pair's cells are the other QI's (exact already;
     # with consistent hierarchies so are the levels above).
     a1 = a0
@@ -156,7 +155,7 @@ def _pair(
         scratch[:] = 0
         stamp[0] = 1
     pair, sizes = _pair_cells(
-        codes_i, codes_j, counts, values[i, 0], values[j, 0], maps, scratch, stamp[0]
+        codes_i, codes_j, counts, values[i, a0], values[j, b0], maps, scratch, stamp[0]
     )
     stamp[0] += 1
     cells = len(sizes)
@@ -192,7 +191,7 @@ def _pair(
             elif chain and b > b0:
                 src, src_sizes, m, sa, sb = last, last_sizes, last_count, a, b - 1
             else:
-                src, src_sizes, m, sa, sb = pair, sizes, cells, 0, 0
+                src, src_sizes, m, sa, sb = pair, sizes, cells, a0, b0
             for c in range(2):
                 source, target = (sa, a) if c == 0 else (sb, b)
                 offsets[c] = -1 if source == target else maps.offsets[qis[c], source, target]
@@ -264,12 +263,25 @@ def rare_rows(
         single_at[j] = s
         s += heights[j] + 1
     p = d
+    # Each QI's first level within the cap (consistent hierarchies: rare rows never grow
+    # going up, so every level from it is within the cap too), and the tuples' codes at
+    # that level: pairs are grouped from there.
+    start = np.zeros(d, dtype=np.int64)
+    mapped = codes.copy()
+    if chain and cap >= 0:
+        for j in range(d):
+            while start[j] < heights[j] and singles[single_at[j] + start[j]] > cap:
+                start[j] += 1
+            if start[j] > 0:
+                off = maps.offsets[j, 0, start[j]]
+                for t in range(n):
+                    mapped[j, t] = maps.flat[off + np.int64(codes[j, t])]
     # Scratch for the largest grouping of any pair: its tuples when its cells are hashed,
     # else at most its key range (the dense count of _pair_cells).
     need = 1
     for i in range(d):
         for j in range(i + 1, d):
-            span = values[i, 0] * values[j, 0]
+            span = values[i, start[i]] * values[j, start[j]]
             dense = span <= max(np.int64(1 << 16), np.int64(4) * n)
             need = max(need, scratch_size(min(span, n) if dense else n))
     scratch = np.zeros((2, need), dtype=np.int64)
@@ -283,8 +295,9 @@ def rare_rows(
                 si = singles[single_at[i] : single_at[i] + heights[i] + 1]
                 sj = singles[single_at[j] : single_at[j] + heights[j] + 1]
                 work += _pair(
-                    codes[i], codes[j], counts, i, j, heights, maps, chain, k, cap, si, sj,
-                    max_cells, max(max_work - work, 0), scratch, stamp, rare[s : s + size],
+                    mapped[i], mapped[j], start[i], start[j], counts, i, j, heights, maps,
+                    chain, k, cap, si, sj, max_cells, max(max_work - work, 0), scratch,
+                    stamp, rare[s : s + size],
                 )  # fmt: skip
                 s += size
                 p += 1
