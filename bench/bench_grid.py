@@ -40,7 +40,6 @@ import datetime as dt
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -133,7 +132,10 @@ def generate_cup_like(rows: int = 60_000, seed: int = 26) -> None:
         (WORK / f"cup_like_hierarchy_{name}.csv").write_text(text)
 
     zips = [f"{i:05d}" for i in range(100_000)]
-    write("zip", [(z, z[:4] + "*", z[:3] + "**", z[:2] + "***", z[:1] + "****", "*****") for z in zips])
+    write(
+        "zip",
+        [(z, z[:4] + "*", z[:3] + "**", z[:2] + "***", z[:1] + "****", "*****") for z in zips],
+    )
     states = [f"S{i:02d}" for i in range(55)]
     write("state", [(s, f"region {i % 3}", "*") for i, s in enumerate(states)])
     write("minramnt", [(str(v), _band(v, 100), _band(v, 1000), "*") for v in range(5000)])
@@ -159,7 +161,9 @@ def generate_cup_like(rows: int = 60_000, seed: int = 26) -> None:
             "income": rng.integers(1, 8, rows).astype(str),
             "minramnt": amount.astype(str),
             "ngiftall": np.minimum(rng.geometric(1 / 10, rows), 299).astype(str),
-            "numchld": rng.choice(8, rows, p=[0.55, 0.15, 0.12, 0.08, 0.05, 0.03, 0.01, 0.01]).astype(str),
+            "numchld": rng.choice(
+                8, rows, p=[0.55, 0.15, 0.12, 0.08, 0.05, 0.03, 0.01, 0.01]
+            ).astype(str),
             "state": [states[i] for i in state],
             "zip": [zips[i] for i in zip_codes],
         }
@@ -183,7 +187,7 @@ def worker(name: str, runs: int) -> None:
     hierarchies = {q: read_arx_csv(f"{prefix}{q}.csv", q) for q in quasi}
     for hierarchy in hierarchies.values():
         hierarchy.compiled  # noqa: B018 (parsing ends with the hierarchy's arrays)
-    data = pl.read_csv(path, separator=";", infer_schema=False)
+    data = pl.read_csv(path, separator=";", infer_schema=False).rechunk()
     print("ready", flush=True)
     for line in sys.stdin:
         if not line.strip():
@@ -469,7 +473,8 @@ def main() -> None:
         f"ARX 3.9.2 (aacd487) on {java.splitlines()[0] if java else 'java'}",
         f"- command: `python bench/bench_grid.py --runs {args.runs}` (`make bench-grid`)",
         "",
-        "Every configuration under ARX's protocol: the table parsed (strings in memory) and "
+        "Every configuration under ARX's protocol: the table parsed (strings in memory, one "
+        "chunk per column) and "
         "the hierarchies parsed once per process; each run encodes the data, looks the "
         "values up in the hierarchies, builds the problem, searches and computes the "
         "solution's figures (ARX: `ARXAnonymizer.anonymize()`, the data handle released "

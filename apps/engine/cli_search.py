@@ -220,7 +220,7 @@ def _inputs(args: argparse.Namespace) -> Inputs:
     )
     for hierarchy in hierarchies.values():
         hierarchy.compiled  # noqa: B018 (parsing a hierarchy ends with its arrays)
-    data = read_table(args.file, sep=args.sep).collect()
+    data = read_table(args.file, sep=args.sep).collect().rechunk()  # (one chunk per column)
     load_compiled_code()  # once per process, like an import: not part of `seconds`
     if models:
         load_sensitive_code()

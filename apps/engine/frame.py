@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -254,6 +256,17 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
 #: Tables in memory up to this many rows are encoded value by value in compiled code
 #: (:func:`_encode_in_memory`); larger ones, and lazy frames, by a streaming group-by.
 IN_MEMORY_ROWS = 2_000_000
+#: From this many rows the columns are coded by a few threads at once (below, a thread
+#: costs more than it saves).
+PARALLEL_ROWS = 5_000
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Threads for coding columns side by side (as many as cores, up to 4), made once."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)))
+    return _POOL[0]
 
 
 def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
@@ -263,12 +276,14 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     sorted, missing last) and tuples as the group-by of :func:`encode`."""
     n, d = data.height, len(quasi)
     codes = np.empty((d, n), dtype=np.uint32)
-    dictionaries: list[pl.Series] = []
-    ranks: list[npt.NDArray[np.uint32]] = []
-    for j, q in enumerate(quasi):
-        dictionary, rank = dictionary_codes(data.get_column(q), codes[j])
-        dictionaries.append(dictionary)
-        ranks.append(rank)
+    columns = [data.get_column(q) for q in quasi]
+    if d > 1 and n >= PARALLEL_ROWS:
+        # (the compiled passes let go of the interpreter: columns are coded side by side)
+        done = list(_pool().map(dictionary_codes, columns, codes))
+    else:
+        done = [dictionary_codes(column, row) for column, row in zip(columns, codes, strict=True)]
+    dictionaries = [dictionary for dictionary, _ in done]
+    ranks = [rank for _, rank in done]
     radix = np.array([len(r) for r in ranks], dtype=np.int64)
     rank_at = np.zeros(d, dtype=np.int64)
     if d:

@@ -35,60 +35,60 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 @dataclass(frozen=True)
 class TextViews:
     """The string views of a column (``[n x 2]`` 64-bit words, little-endian: length and
-    first 4 bytes, then bytes 4..11, or buffer index and offset), its data buffers
-    concatenated (``data``, buffer ``b`` from ``starts[b]``) and which values are missing
-    (``nulls``, empty when none is)."""
+    first 4 bytes, then bytes 4..11, or buffer index and offset), the address in memory of
+    each data buffer (``bases``; the buffers, in ``keep``, stay alive with this object) and
+    which values are missing (``nulls``, empty when none is)."""
 
     views: NDArray[np.uint64]
-    data: NDArray[np.uint8]
-    starts: NDArray[np.int64]
+    bases: NDArray[np.int64]
     nulls: NDArray[np.bool_]
+    keep: tuple[object, ...]
 
     def __len__(self) -> int:
         return len(self.views)
 
 
 _NO_NULLS = np.zeros(0, dtype=np.bool_)
-_NO_DATA = np.zeros(0, dtype=np.uint8)
 _NO_NULLS.flags.writeable = False
-_NO_DATA.flags.writeable = False
 
 
 def text_views(series: pl.Series) -> TextViews:
-    """The views of a String column, without copying when it is one chunk whose long
-    values lie in one buffer (views of several chunks are joined, their buffer indexes
-    moved along)."""
+    """The views of a String column, without copying when it is one chunk (views of
+    several chunks are copied into one array, their buffer indexes moved along); long
+    values are read where they lie, through their buffers' addresses."""
     if series.dtype != pl.String:
         series = series.cast(pl.String)
     nulls = series.is_null().to_numpy() if series.null_count() else _NO_NULLS
-    views: list[NDArray[np.uint64]] = []
-    buffers: list[NDArray[np.uint8]] = []
-    for chunk in series.get_chunks() if series.n_chunks() > 1 else [series]:
-        array = chunk.to_arrow(compat_level=pl.CompatLevel.newest())
-        if len(array) == 0:
-            continue
-        raw = array.buffers()
-        own = np.frombuffer(raw[1], dtype=np.uint64).reshape(-1, 2)
-        own = own[array.offset : array.offset + len(array)]
-        if buffers and len(raw) > 2:
-            own = own.copy()
-            _shift_buffers(own, len(buffers))
-        views.append(own)
-        buffers.extend(np.frombuffer(b, dtype=np.uint8) for b in raw[2:] if b is not None)
-    if not views:
-        joined = np.zeros((0, 2), dtype=np.uint64)
+    chunks = series.get_chunks() if series.n_chunks() > 1 else [series]
+    arrays = [c.to_arrow(compat_level=pl.CompatLevel.newest()) for c in chunks]
+    arrays = [a for a in arrays if len(a)]
+    raws = [a.buffers() for a in arrays]
+
+    def own(i: int) -> NDArray[np.uint64]:
+        words = np.frombuffer(raws[i][1], dtype=np.uint64).reshape(-1, 2)
+        return words[arrays[i].offset : arrays[i].offset + len(arrays[i])]
+
+    data = [b for raw in raws for b in raw[2:] if b is not None]
+    if not arrays:
+        views = np.zeros((0, 2), dtype=np.uint64)
+    elif len(arrays) == 1:
+        views = own(0)
     else:
-        joined = views[0] if len(views) == 1 else np.concatenate(views)
-    starts = np.zeros(len(buffers) + 1, dtype=np.int64)
-    if buffers:
-        np.cumsum([len(b) for b in buffers], out=starts[1:])
-    data = buffers[0] if len(buffers) == 1 else (np.concatenate(buffers) if buffers else _NO_DATA)
+        views = np.empty((sum(len(a) for a in arrays), 2), dtype=np.uint64)
+        at = before = 0
+        for i, raw in enumerate(raws):
+            views[at : at + len(arrays[i])] = own(i)
+            if before:
+                _shift_buffers(views[at : at + len(arrays[i])], before)
+            at += len(arrays[i])
+            before += sum(1 for b in raw[2:] if b is not None)
+    bases = np.array([b.address for b in data] or [0], dtype=np.int64)
     # Read-only all of them, as the views of Arrow's buffers are: one compiled version
     # of each function serves every column.
-    arrays = (np.ascontiguousarray(joined), data, starts, nulls)
-    for array in arrays:
+    views = np.ascontiguousarray(views)
+    for array in (views, bases, nulls):
         array.flags.writeable = False
-    return TextViews(*arrays)
+    return TextViews(views, bases, nulls, tuple(raws))
 
 
 @njit(cache=True, nogil=True)
@@ -130,20 +130,38 @@ def _short(w0: np.uint64, w1: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 
 @intrinsic
-def _load64_intrinsic(typingctx: Any, array: Any, at: Any) -> Any:
-    """The 8 bytes of a byte array from ``at`` as one little-endian word (one unaligned
-    load, which x86-64 and ARM64 allow; the caller keeps ``at + 8`` within the array)."""
-    signature = types.uint64(array, types.int64)
+def _load64_intrinsic(typingctx: Any, address: Any) -> Any:
+    """The 8 bytes at ``address`` as one little-endian word (one unaligned load, which
+    x86-64 and ARM64 allow; the caller keeps the 8 bytes within a live buffer)."""
+    signature = types.uint64(types.int64)
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        bytes_ = context.make_array(sig.args[0])(context, builder, args[0])
-        where = builder.bitcast(builder.gep(bytes_.data, [args[1]]), ir.IntType(64).as_pointer())
+        where = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
         return builder.load(where, align=1)
 
     return signature, codegen
 
 
-_load64 = cast(Callable[[NDArray[np.uint8], np.int64], np.uint64], _load64_intrinsic)
+@intrinsic
+def _load8_intrinsic(typingctx: Any, address: Any) -> Any:
+    """The byte at ``address``."""
+    signature = types.uint8(types.int64)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.load(builder.inttoptr(args[0], ir.IntType(8).as_pointer()))
+
+    return signature, codegen
+
+
+_load64 = cast(Callable[[np.int64], np.uint64], _load64_intrinsic)
+_load8 = cast(Callable[[np.int64], np.uint8], _load8_intrinsic)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _address(bases: NDArray[np.int64], w1: np.uint64) -> np.int64:
+    """Where in memory a long value (second view word ``w1``) begins."""
+    at: np.int64 = bases[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
+    return at
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -153,30 +171,28 @@ def _short_hash(w0: np.uint64, w1: np.uint64) -> np.uint64:
     return _mix(a ^ _mix(b ^ np.uint64(0x9E3779B97F4A7C15)))
 
 
-@njit(cache=True, nogil=True)
-def _long_hash(data: NDArray[np.uint8], at: np.int64, n: np.int64) -> np.uint64:
-    """Hash of the ``n > 12`` bytes from ``data[at]``, eight at a time (the last word
+@njit(cache=True, nogil=True, inline="always")
+def _long_hash(at: np.int64, n: np.int64) -> np.uint64:
+    """Hash of the ``n > 12`` bytes at address ``at``, eight at a time (the last word
     ending at the value's end)."""
     h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
     t = np.int64(0)
     while t + 8 < n:
-        h = _mix(h ^ _load64(data, at + t))
+        h = _mix(h ^ _load64(at + t))
         t += 8
-    return _mix(h ^ _load64(data, at + n - 8))
+    return _mix(h ^ _load64(at + n - 8))
 
 
-@njit(cache=True, nogil=True)
-def _long_equal(
-    a: NDArray[np.uint8], at: np.int64, b: NDArray[np.uint8], bt: np.int64, n: np.int64
-) -> bool:
-    """Whether ``n > 12`` bytes from ``a[at]`` and ``b[bt]`` are equal (the first four
-    are equal already: they are in the views)."""
+@njit(cache=True, nogil=True, inline="always")
+def _long_equal(at: np.int64, bt: np.int64, n: np.int64) -> bool:
+    """Whether the ``n > 12`` bytes at addresses ``at`` and ``bt`` are equal (the first
+    four are equal already: they are in the views)."""
     t = np.int64(4)
     while t + 8 < n:
-        if _load64(a, at + t) != _load64(b, bt + t):
+        if _load64(at + t) != _load64(bt + t):
             return False
         t += 8
-    return bool(_load64(a, at + n - 8) == _load64(b, bt + n - 8))
+    return bool(_load64(at + n - 8) == _load64(bt + n - 8))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -194,15 +210,13 @@ def _same(a0: np.uint64, a1: np.uint64, b0: np.uint64, b1: np.uint64) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _value_hash(
-    views: NDArray[np.uint64], data: NDArray[np.uint8], starts: NDArray[np.int64], i: int
-) -> np.uint64:
+def _value_hash(views: NDArray[np.uint64], bases: NDArray[np.int64], i: int) -> np.uint64:
     """Hash of value ``i`` (:func:`_short_hash` or :func:`_long_hash`)."""
     w0, w1 = views[i, 0], views[i, 1]
     n = np.int64(w0 & _LOW32)
     if n <= INLINE:
         return _short_hash(w0, w1)
-    return _long_hash(data, starts[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32)), n)
+    return _long_hash(_address(bases, w1), n)
 
 
 @njit(cache=True, nogil=True)
@@ -216,8 +230,7 @@ def _bits(size: int) -> int:
 @njit(cache=True, nogil=True)
 def _insert(
     views: NDArray[np.uint64],
-    data: NDArray[np.uint8],
-    starts: NDArray[np.int64],
+    bases: NDArray[np.int64],
     nulls: NDArray[np.bool_],
     table: NDArray[np.int32],
     known: NDArray[np.uint64],
@@ -244,8 +257,8 @@ def _insert(
             w0, w1 = _short(w0, w1)
             h = _mix(w0 ^ _mix(w1 ^ np.uint64(0x9E3779B97F4A7C15)))
         else:
-            at = starts[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
-            h = _long_hash(data, at, length)
+            at = bases[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
+            h = _long_hash(at, length)
         slot = np.int64(h >> shift)
         c = np.int64(table[slot])
         while c >= 0:
@@ -257,8 +270,8 @@ def _insert(
                         break
                 else:
                     v1 = known[c, 1]
-                    kt = starts[np.int64(v1 & _LOW32)] + np.int64(v1 >> np.uint64(32))
-                    if _long_equal(data, kt, data, at, length):
+                    kt = bases[np.int64(v1 & _LOW32)] + np.int64(v1 >> np.uint64(32))
+                    if _long_equal(kt, at, length):
                         break
             slot = (slot + 1) & mask
             c = np.int64(table[slot])
@@ -293,8 +306,7 @@ def _rehash(known: NDArray[np.uint64], count: int, size: int) -> NDArray[np.int3
 @njit(cache=True, nogil=True)
 def dense_codes(
     views: NDArray[np.uint64],
-    data: NDArray[np.uint8],
-    starts: NDArray[np.int64],
+    bases: NDArray[np.int64],
     nulls: NDArray[np.bool_],
     codes: NDArray[np.uint32],
 ) -> NDArray[np.int64]:
@@ -308,7 +320,7 @@ def dense_codes(
     table = np.full(size, -1, dtype=np.int32)
     at, count = 0, 0
     while True:
-        at, count = _insert(views, data, starts, nulls, table, known, codes, at, count)
+        at, count = _insert(views, bases, nulls, table, known, codes, at, count)
         if at >= n:
             break
         size *= 2
@@ -382,28 +394,26 @@ def _settle_ties(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _byte(w0: np.uint64, w1: np.uint64, data: NDArray[np.uint8], at: int, t: int) -> int:
+def _byte(w0: np.uint64, w1: np.uint64, at: np.int64, t: int) -> int:
     """Byte ``t`` of a value (view words ``w0, w1``; ``at``: where a long one lies)."""
     if np.int64(w0 & _LOW32) <= INLINE:
         if t < 4:
             return int((w0 >> np.uint64(32 + 8 * t)) & np.uint64(0xFF))
         return int((w1 >> np.uint64(8 * (t - 4))) & np.uint64(0xFF))
-    return int(data[at + t])
+    return int(_load8(np.int64(at + t)))
 
 
 @njit(cache=True, nogil=True)
-def _before(
-    views: NDArray[np.uint64], data: NDArray[np.uint8], starts: NDArray[np.int64], a: int, b: int
-) -> bool:
+def _before(views: NDArray[np.uint64], bases: NDArray[np.int64], a: int, b: int) -> bool:
     """Whether value ``a`` sorts before value ``b`` (bytes, then length)."""
     a0, a1 = views[a, 0], views[a, 1]
     b0, b1 = views[b, 0], views[b, 1]
     na, nb = np.int64(a0 & _LOW32), np.int64(b0 & _LOW32)
-    at = starts[np.int64(a1 & _LOW32)] + np.int64(a1 >> np.uint64(32)) if na > INLINE else 0
-    bt = starts[np.int64(b1 & _LOW32)] + np.int64(b1 >> np.uint64(32)) if nb > INLINE else 0
+    at = _address(bases, a1) if na > INLINE else np.int64(0)
+    bt = _address(bases, b1) if nb > INLINE else np.int64(0)
     for t in range(min(na, nb)):
-        x = _byte(a0, a1, data, at, t)
-        y = _byte(b0, b1, data, bt, t)
+        x = _byte(a0, a1, at, t)
+        y = _byte(b0, b1, bt, t)
         if x != y:
             return x < y
     return bool(na < nb)
@@ -411,9 +421,8 @@ def _before(
 
 @njit(cache=True, nogil=True)
 def _byte_order(
-    views: NDArray[np.uint64], data: NDArray[np.uint8], starts: NDArray[np.int64],
-    rows: NDArray[np.int64],
-) -> NDArray[np.int64]:  # fmt: skip
+    views: NDArray[np.uint64], bases: NDArray[np.int64], rows: NDArray[np.int64]
+) -> NDArray[np.int64]:
     """The order of values ``rows`` by their bytes (a merge sort comparing bytes)."""
     m = len(rows)
     order = np.arange(m)
@@ -425,7 +434,7 @@ def _byte_order(
             hi = min(lo + 2 * width, m)
             i, j, k = lo, mid, lo
             while i < mid and j < hi:
-                if _before(views, data, starts, rows[order[j]], rows[order[i]]):
+                if _before(views, bases, rows[order[j]], rows[order[i]]):
                     spare[k] = order[j]
                     j += 1
                 else:
@@ -452,7 +461,7 @@ def sorted_order(tv: TextViews, rows: NDArray[np.int64]) -> NDArray[np.int64]:
     compiled merge sort comparing bytes."""
     high, low, short = _short_keys(tv.views, rows)
     if not short:
-        return _byte_order(tv.views, tv.data, tv.starts, rows)
+        return _byte_order(tv.views, tv.bases, rows)
     order = np.argsort(high)
     if len(order) > 1 and bool((np.diff(high[order]) == 0).any()):
         _settle_ties(order, high, low)
@@ -468,12 +477,12 @@ def dictionary_codes(
     if series.dtype != pl.String:
         series = series.cast(pl.String)
     tv = text_views(series)
-    first = dense_codes(tv.views, tv.data, tv.starts, tv.nulls, codes)
+    first = dense_codes(tv.views, tv.bases, tv.nulls, codes)
     order = sorted_order(tv, first)
     rank = np.empty(len(first) + 1, dtype=np.uint32)
     rank[order] = np.arange(len(first), dtype=np.uint32)
     rank[len(first)] = len(first)  # the missing value, last
-    dictionary = series.gather(first[order]) if len(first) else series.clear()
+    dictionary = series[first[order]] if len(first) else series.clear()
     if len(tv.nulls):
         dictionary = dictionary.extend(pl.Series(series.name, [None], dtype=pl.String))
     return dictionary, rank
@@ -500,13 +509,13 @@ class TextIndex:
 def text_index(series: pl.Series) -> TextIndex:
     """Index distinct, non-missing texts (a hierarchy's leaves) by position."""
     tv = text_views(series)
-    table, hashes = _index(tv.views, tv.data, tv.starts)
+    table, hashes = _index(tv.views, tv.bases)
     return TextIndex(tv, table, hashes)
 
 
 @njit(cache=True, nogil=True)
 def _index(
-    views: NDArray[np.uint64], data: NDArray[np.uint8], starts: NDArray[np.int64]
+    views: NDArray[np.uint64], bases: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
     n = len(views)
     size = 1 << _bits(max(16, 2 * n))
@@ -515,7 +524,7 @@ def _index(
     mask = np.int64(size - 1)
     shift = np.uint64(64 - _bits(size))
     for i in range(n):
-        h = _value_hash(views, data, starts, i)
+        h = _value_hash(views, bases, i)
         hashes[i] = h
         slot = np.int64(h >> shift)
         while table[slot] >= 0:
@@ -529,11 +538,9 @@ def _find(
     table: NDArray[np.int64],
     hashes: NDArray[np.uint64],
     views: NDArray[np.uint64],
-    data: NDArray[np.uint8],
-    starts: NDArray[np.int64],
+    bases: NDArray[np.int64],
     qviews: NDArray[np.uint64],
-    qdata: NDArray[np.uint8],
-    qstarts: NDArray[np.int64],
+    qbases: NDArray[np.int64],
     qnulls: NDArray[np.bool_],
 ) -> NDArray[np.int64]:
     n = len(qviews)
@@ -545,7 +552,7 @@ def _find(
             out[i] = -1
             continue
         w0, w1 = qviews[i, 0], qviews[i, 1]
-        h = _value_hash(qviews, qdata, qstarts, i)
+        h = _value_hash(qviews, qbases, i)
         slot = np.int64(h >> shift)
         found = -2
         while True:
@@ -556,9 +563,9 @@ def _find(
                 same = _same(views[c, 0], views[c, 1], w0, w1)
                 if same < 0:
                     v1 = views[c, 1]
-                    at = starts[np.int64(v1 & _LOW32)] + np.int64(v1 >> np.uint64(32))
-                    qt = qstarts[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
-                    same = 1 if _long_equal(data, at, qdata, qt, np.int64(w0 & _LOW32)) else 0
+                    at = bases[np.int64(v1 & _LOW32)] + np.int64(v1 >> np.uint64(32))
+                    qt = qbases[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
+                    same = 1 if _long_equal(at, qt, np.int64(w0 & _LOW32)) else 0
                 if same > 0:
                     found = c
                     break
@@ -573,8 +580,7 @@ def find_texts(index: TextIndex, series: pl.Series) -> NDArray[np.int64]:
     q = text_views(series)
     t = index.texts
     return _find(
-        index.table, index.hashes, t.views, t.data, t.starts,
-        q.views, q.data, q.starts, q.nulls,
+        index.table, index.hashes, t.views, t.bases, q.views, q.bases, q.nulls
     )  # fmt: skip
 
 

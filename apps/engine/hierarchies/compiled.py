@@ -53,11 +53,11 @@ def compile_hierarchy(rows: Sequence[Sequence[str]], height: int) -> CompiledHie
     for h in range(height):
         column = pl.Series(f"level{h + 1}", [row[h + 1] for row in rows], dtype=pl.String)
         tv = text_views(column)
-        first = dense_codes(tv.views, tv.data, tv.starts, tv.nulls, scratch)
+        first = dense_codes(tv.views, tv.bases, tv.nulls, scratch)
         codes[h] = scratch
         sizes[h] = len(first)
         parts.append(np.bincount(scratch, minlength=len(first)).astype(np.int64))
-        labels.append(column.gather(first))
+        labels.append(column[first])
     leaf_at = np.zeros(height + 1, dtype=np.int64)
     if height:
         np.cumsum(sizes, out=leaf_at[1:])

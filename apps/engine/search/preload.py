@@ -27,7 +27,7 @@ from types import ModuleType
 import numpy as np
 import polars as pl
 
-from apps.engine import textcodes
+from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
 from apps.engine.frame import encode
 from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
@@ -63,6 +63,7 @@ def kernel_modules() -> list[ModuleType]:
     return [
         textcodes,
         compiled,
+        lattice,
         *(importlib.import_module(f"apps.engine.search.kernels.{name}") for name in MODULES),
         loss_kernels,
         sensitive_kernels,

@@ -140,7 +140,6 @@ class SearchProblem:
         return tuple(lk.height for lk in self.lookups)
 
 
-
 def _as_lookup(lk: LookupLike) -> QuasiLookup:
     maps = tuple(np.asarray(m, dtype=np.uint32) for m in lk.maps)
     leaves = tuple(np.asarray(v, dtype=np.int64) for v in lk.leaves)
@@ -214,7 +213,9 @@ def build_problem(
     )
     if bad >= 0:
         if bad_level < 0:
-            raise EngineInputError(f"column {quasi_t[bad]!r}: a code is outside its hierarchy lookup")
+            raise EngineInputError(
+                f"column {quasi_t[bad]!r}: a code is outside its hierarchy lookup"
+            )
         raise EngineInputError(
             f"hierarchy of {lks[bad].column!r}: level {bad_level} maps to a code without a label"
         )
