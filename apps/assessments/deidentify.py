@@ -271,12 +271,13 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     columns = list(dict.fromkeys([*quasi, *(m.column for m in models_of(config))]))
     timing: dict[str, float] = {}
     with local_path(assessment.dataset.parquet_path) as path:
-        data: pl.LazyFrame | pl.DataFrame = read_table(path).select(columns)
-        if assessment.dataset.rows <= IN_MEMORY_ROWS:
-            # (a table that fits is read first, then encoded in compiled passes; a larger
-            # one is read while it is encoded, in one streaming pass: "read" is then the
-            # opening of the file only)
-            data = data.collect().rechunk()
+        lazy = read_table(path).select(columns)
+        # (a table that fits is read first, then encoded in compiled passes; a larger one
+        # is read while it is encoded, in one streaming pass: "read" is then the opening
+        # of the file only)
+        data: pl.LazyFrame | pl.DataFrame = (
+            lazy.collect().rechunk() if assessment.dataset.rows <= IN_MEMORY_ROWS else lazy
+        )
         timing["read"] = time.perf_counter() - started
         encoded = search_inputs(data, quasi, specs, config)
     timing["encode"] = time.perf_counter() - started - timing["read"]
