@@ -35,23 +35,55 @@ _PARQUET_SUFFIXES = {".parquet", ".pq"}
 _SEPARATOR_CANDIDATES = (",", ";", "\t", "|")
 
 
-@dataclass(frozen=True)
 class EncodedData:
     """A data set reduced to its distinct quasi-identifier tuples.
 
     `dictionaries[j][code]` is the value (a string, or None for the missing value)
     that code `code` stands for in column `quasi[j]` of `tuples`.  Rows of `tuples`
     come in no particular order; `tuples["count"]` sums to `rows`.
+
+    Encoded in memory (:func:`_encode_in_memory`), the tuples are held as arrays
+    (`arrays`: codes ``[d x tuples]`` and counts), which the search reads directly; the
+    `tuples` table is then made from them when first read.
     """
 
-    quasi: tuple[str, ...]
-    dictionaries: tuple[pl.Series, ...]
-    tuples: pl.DataFrame
-    rows: int
+    __slots__ = ("quasi", "dictionaries", "rows", "arrays", "_tuples")
+
+    def __init__(
+        self,
+        quasi: tuple[str, ...],
+        dictionaries: tuple[pl.Series, ...],
+        tuples: pl.DataFrame | None = None,
+        rows: int = 0,
+        *,
+        arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
+    ) -> None:
+        if tuples is None and arrays is None:
+            raise ValueError("EncodedData needs its tuples, as a table or as arrays")
+        self.quasi = quasi
+        self.dictionaries = dictionaries
+        self.rows = rows
+        self.arrays = arrays
+        self._tuples = tuples
+
+    @property
+    def tuples(self) -> pl.DataFrame:
+        if self._tuples is None:
+            assert self.arrays is not None
+            codes, counts = self.arrays
+            self._tuples = pl.DataFrame(
+                [
+                    *(pl.Series(q, codes[j], dtype=CODE_DTYPE) for j, q in enumerate(self.quasi)),
+                    pl.Series(COUNT_COLUMN, counts, dtype=pl.UInt32),
+                ]
+            )
+        return self._tuples
 
     @property
     def distinct_tuples(self) -> int:
         """Number of distinct quasi-identifier combinations (= classes before generalization)."""
+        if self._tuples is None and self.arrays is not None:
+            return int(self.arrays[1].shape[0])
         return self.tuples.height
 
     def counts(self) -> pl.Series:
@@ -290,13 +322,7 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
         np.cumsum(radix[:-1], out=rank_at[1:])
     flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
     grouped, counts = group_rows(codes, radix, flat, rank_at)
-    tuples = pl.DataFrame(
-        [
-            *(pl.Series(q, grouped[j], dtype=CODE_DTYPE) for j, q in enumerate(quasi)),
-            pl.Series(COUNT_COLUMN, counts, dtype=pl.UInt32),
-        ]
-    )
-    return EncodedData(quasi=quasi, dictionaries=tuple(dictionaries), tuples=tuples, rows=n)
+    return EncodedData(quasi, tuple(dictionaries), rows=n, arrays=(grouped, counts))
 
 
 def encode_distinct(distinct: pl.DataFrame, quasi: Sequence[str]) -> EncodedData:

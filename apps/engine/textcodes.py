@@ -30,6 +30,9 @@ from numpy.typing import NDArray
 #: Longest value held in its view (Arrow's string-view layout).
 INLINE = 12
 _LOW32 = np.uint64(0xFFFFFFFF)
+#: Per length up to 12, the bits of each view word that hold the length and the value.
+_KEEP0 = np.array([(1 << min(64, 32 + 8 * n)) - 1 for n in range(INLINE + 1)], dtype=np.uint64)
+_KEEP1 = np.array([(1 << (8 * max(0, n - 4))) - 1 for n in range(INLINE + 1)], dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -120,13 +123,7 @@ def _short(w0: np.uint64, w1: np.uint64) -> tuple[np.uint64, np.uint64]:
     """A short value's view with every byte past its length zeroed (Arrow asks for
     zeros there; this does not rely on it)."""
     n = np.int64(w0 & _LOW32)
-    if n < 4:
-        w0 &= (np.uint64(1) << np.uint64(32 + 8 * n)) - np.uint64(1)
-    if n <= 4:
-        w1 = np.uint64(0)
-    elif n < 12:
-        w1 &= (np.uint64(1) << np.uint64(8 * (n - 4))) - np.uint64(1)
-    return w0, w1
+    return w0 & _KEEP0[n], w1 & _KEEP1[n]
 
 
 @intrinsic
@@ -168,7 +165,7 @@ def _address(bases: NDArray[np.int64], w1: np.uint64) -> np.int64:
 def _short_hash(w0: np.uint64, w1: np.uint64) -> np.uint64:
     """Hash of a value of at most 12 bytes, from its view."""
     a, b = _short(w0, w1)
-    return _mix(a ^ _mix(b ^ np.uint64(0x9E3779B97F4A7C15)))
+    return _mix(a ^ (b * np.uint64(0x9E3779B97F4A7C15)))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -255,7 +252,7 @@ def _insert(
         at = np.int64(0)
         if length <= INLINE:
             w0, w1 = _short(w0, w1)
-            h = _mix(w0 ^ _mix(w1 ^ np.uint64(0x9E3779B97F4A7C15)))
+            h = _mix(w0 ^ (w1 * np.uint64(0x9E3779B97F4A7C15)))
         else:
             at = bases[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
             h = _long_hash(at, length)
@@ -630,7 +627,7 @@ def group_rows(
             for j in range(d):
                 h = _mix(h ^ np.uint64(codes[j, i]))
             key = np.int64(h >> np.uint64(1))
-        slot = np.int64(_mix(np.uint64(key)) >> shift)
+        slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
         while True:
             g = np.int64(table[slot])
             if g < 0:

@@ -250,9 +250,13 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     missing = [q for q in encoded.quasi if q not in by_name]
     if missing:
         raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
-    tuples = encoded.tuples
-    cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
-    counts = tuples.get_column("count").to_numpy()
+    arrays = getattr(encoded, "arrays", None)
+    if arrays is not None:  # (encoded in memory: no table to go through)
+        cols, counts = list(arrays[0]), arrays[1]
+    else:
+        tuples = encoded.tuples
+        cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
+        counts = tuples.get_column("count").to_numpy()
     # (the tuples of a group-by: distinct)
     return build_problem(
         encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi], distinct=True
