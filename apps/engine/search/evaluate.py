@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from apps.engine.criteria import (
     Criterion,
@@ -66,6 +67,7 @@ class Evaluator:
         metric: Metric,
         cache: TableCache | None = None,
         sensitive: SensitiveTable | None = None,
+        static: NDArray[np.float64] | None = None,
     ) -> None:
         self.problem = problem
         self.lattice = lattice
@@ -82,6 +84,10 @@ class Evaluator:
             self.cache = cache or TableCache(sensitive.cells, k=1)
             if self.cache.problem is not sensitive.cells:
                 raise ValueError("the table cache must hold the sensitive table's cells")
+        #: The metric's static bound of every node (``Metric.lower_bounds``), when the
+        #: search has it: for a metric whose bound is exact, a node suppressing nothing is
+        #: valued by it, the very number its key was made of.
+        self.static = static if metric.exact_bound else None
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
         #: Nodes suppressing more rows than this get ``value = inf`` (not computed): the
@@ -165,9 +171,11 @@ class Evaluator:
             min_class_size=smallest,
             released_rows=self.problem.rows - suppressed,
             value=(
-                self.metric.value(node)
-                if self.value_limit is None or suppressed <= self.value_limit
-                else math.inf
+                math.inf
+                if self.value_limit is not None and suppressed > self.value_limit
+                else float(self.static[index])
+                if self.static is not None and suppressed == 0
+                else self.metric.value(node)
             ),
             lift=self.metric.lift(small, self.k),
             small_rows=small.suppressed_rows,

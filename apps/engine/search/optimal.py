@@ -119,6 +119,11 @@ class _Search:
         k = self.k = (
             criterion.release_size if sensitive is None else sensitive.release_size(criterion)
         )
+        # (static: once per problem, metric and lattice; not to be modified)
+        self.bounds: NDArray[np.float64] = problem.memoized(
+            ("lower bounds", metric.name, self.lattice.tops),
+            lambda: metric.lower_bounds(self.lattice.levels),
+        )
         self.evaluator = Evaluator(
             problem,
             self.lattice,
@@ -128,11 +133,7 @@ class _Search:
             if sensitive is None
             else TableCache(sensitive.cells, cache_bytes, 1),
             sensitive,
-        )
-        # (static: once per problem, metric and lattice; not to be modified)
-        self.bounds: NDArray[np.float64] = problem.memoized(
-            ("lower bounds", metric.name, self.lattice.tops),
-            lambda: metric.lower_bounds(self.lattice.levels),
+            static=self.bounds,
         )
         # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
         # (Classes smaller than k are suppressed whatever the sensitive models.)
