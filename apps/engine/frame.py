@@ -294,7 +294,7 @@ PARALLEL_ROWS = 5_000
 _POOL: list[ThreadPoolExecutor] = []
 
 
-def _pool() -> ThreadPoolExecutor:
+def encoding_threads() -> ThreadPoolExecutor:
     """Threads for coding columns side by side (as many as cores, up to 4), made once."""
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)))
@@ -311,7 +311,7 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     columns = [data.get_column(q) for q in quasi]
     if d > 1 and n >= PARALLEL_ROWS:
         # (the compiled passes let go of the interpreter: columns are coded side by side)
-        done = list(_pool().map(dictionary_codes, columns, codes))
+        done = list(encoding_threads().map(dictionary_codes, columns, codes))
     else:
         done = [dictionary_codes(column, row) for column, row in zip(columns, codes, strict=True)]
     dictionaries = [dictionary for dictionary, _ in done]

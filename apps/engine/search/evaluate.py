@@ -84,9 +84,10 @@ class Evaluator:
             self.cache = cache or TableCache(sensitive.cells, k=1)
             if self.cache.problem is not sensitive.cells:
                 raise ValueError("the table cache must hold the sensitive table's cells")
-        #: The metric's static bound of every node (``Metric.lower_bounds``), when the
-        #: search has it: for a metric whose bound is exact, a node suppressing nothing is
-        #: valued by it, the very number its key was made of.
+        #: The metric's static bound of the nodes that may be solutions
+        #: (``Metric.lower_bounds``; NaN elsewhere), when the search has it: for a metric
+        #: whose bound is exact, such a node suppressing nothing is valued by it, the
+        #: very number its key was made of.
         self.static = static if metric.exact_bound else None
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
@@ -174,7 +175,9 @@ class Evaluator:
                 math.inf
                 if self.value_limit is not None and suppressed > self.value_limit
                 else float(self.static[index])
-                if self.static is not None and suppressed == 0
+                if self.static is not None
+                and suppressed == 0
+                and self.static[index] == self.static[index]
                 else self.metric.value(node)
             ),
             lift=self.metric.lift(small, self.k),

@@ -119,11 +119,23 @@ class _Search:
         k = self.k = (
             criterion.release_size if sensitive is None else sensitive.release_size(criterion)
         )
-        # (static: once per problem, metric and lattice; not to be modified)
-        self.bounds: NDArray[np.float64] = problem.memoized(
-            ("lower bounds", metric.name, self.lattice.tops),
-            lambda: metric.lower_bounds(self.lattice.levels),
+        # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
+        # (Classes smaller than k are suppressed whatever the sensitive models.)
+        # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
+        self.least_suppressed = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        # The nodes that may be solutions: those suppressing more rows than the largest
+        # allowance (``most_allowed``) are never taken from the queue, climbed to or
+        # bounded (they fail in every solve), so neither their static bound nor their key
+        # is computed (NaN, infinite): without suppression often a few dozen nodes of
+        # thousands.
+        may = (
+            np.flatnonzero(self.least_suppressed <= most_allowed)
+            if most_allowed is not None
+            else np.arange(self.lattice.size)
         )
+        levels = self.lattice.levels[may]
+        self.bounds = np.full(self.lattice.size, math.nan, dtype=np.float64)
+        self.bounds[may] = metric.lower_bounds(levels)
         self.evaluator = Evaluator(
             problem,
             self.lattice,
@@ -135,21 +147,9 @@ class _Search:
             sensitive,
             static=self.bounds,
         )
-        # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
-        # (Classes smaller than k are suppressed whatever the sensitive models.)
-        # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
-        self.least_suppressed = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
-        # Keys of the nodes that may be solutions: those suppressing more rows than the
-        # largest allowance (``most_allowed``) are never taken from the queue, climbed
-        # to or bounded (they fail in every solve), so their key is left infinite.
         self.keys = np.full(self.lattice.size, math.inf, dtype=np.float64)
-        may = (
-            np.flatnonzero(self.least_suppressed <= most_allowed)
-            if most_allowed is not None
-            else np.arange(self.lattice.size)
-        )
         self.keys[may] = metric.suppression_keys(
-            self.lattice.levels[may], self.bounds[may], self.least_suppressed[may], k
+            levels, self.bounds[may], self.least_suppressed[may], k
         )
         self.rank = self.lattice.tie_order()
         self.consistent = problem.consistent

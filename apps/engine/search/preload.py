@@ -29,7 +29,7 @@ import polars as pl
 
 from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import encode
+from apps.engine.frame import encode, encoding_threads
 from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
 from apps.engine.loss import METRICS, NodeClasses, prepare_metric
 from apps.engine.loss import kernels as loss_kernels
@@ -102,6 +102,8 @@ def _encode_and_search() -> None:
     up and search it: the compiled code of encoding and look-ups, and the first calls of
     polars' functions they use."""
     frame, hierarchies = _tiny_table()
+    threads = encoding_threads()  # (the threads that code columns side by side, started now)
+    list(threads.map(abs, range(threads._max_workers)))
     for data in (frame, frame.rechunk(), frame.lazy()):
         encoded = encode(data, ["s", "l"])
         lookups = [
