@@ -496,18 +496,28 @@ def encode_text(series: pl.Series) -> tuple[NDArray[np.uint32], pl.Series]:
 @dataclass(frozen=True)
 class TextIndex:
     """Distinct texts prepared for exact look-ups (:func:`find_texts`): their views, an
-    open-addressing table of their positions and their hashes."""
+    open-addressing table of their positions and their hashes; when every text is of at
+    most 12 bytes, also their sort keys in order (``high``, ``low``: :func:`_short_keys`)
+    and the position of each (``order``), for looking up many sorted values at once."""
 
     texts: TextViews
     table: NDArray[np.int64]
     hashes: NDArray[np.uint64]
+    high: NDArray[np.uint64] | None = None
+    low: NDArray[np.uint64] | None = None
+    order: NDArray[np.int64] | None = None
 
 
 def text_index(series: pl.Series) -> TextIndex:
     """Index distinct, non-missing texts (a hierarchy's leaves) by position."""
     tv = text_views(series)
     table, hashes = _index(tv.views, tv.bases)
-    return TextIndex(tv, table, hashes)
+    rows = np.arange(len(tv), dtype=np.int64)
+    high, low, short = _short_keys(tv.views, rows)
+    if not short:
+        return TextIndex(tv, table, hashes)
+    order = np.lexsort((low, high))
+    return TextIndex(tv, table, hashes, high[order], low[order], order)
 
 
 @njit(cache=True, nogil=True)
@@ -571,11 +581,50 @@ def _find(
     return out
 
 
+@njit(cache=True, nogil=True)
+def _merge(
+    high: NDArray[np.uint64],
+    low: NDArray[np.uint64],
+    index_high: NDArray[np.uint64],
+    index_low: NDArray[np.uint64],
+    order: NDArray[np.int64],
+    out: NDArray[np.int64],
+) -> bool:
+    """Positions of values in sorted order (their keys ``high``, ``low``) among the
+    index's sorted keys, walking both once (-2: absent); False when the values are not
+    in order (then nothing is decided)."""
+    m = len(index_high)
+    at = 0
+    for i in range(len(high)):
+        if i and (high[i] < high[i - 1] or (high[i] == high[i - 1] and low[i] < low[i - 1])):
+            return False
+        while at < m and (
+            index_high[at] < high[i] or (index_high[at] == high[i] and index_low[at] < low[i])
+        ):
+            at += 1
+        if at < m and index_high[at] == high[i] and index_low[at] == low[i]:
+            out[i] = order[at]
+        else:
+            out[i] = -2
+    return True
+
+
 def find_texts(index: TextIndex, series: pl.Series) -> NDArray[np.int64]:
     """Position in the index of each value of ``series``: -1 for the missing value, -2
-    for a value the index does not hold."""
+    for a value the index does not hold. Many values in sorted order (a dictionary) are
+    found by walking the index's sorted keys once; others through its hash table."""
     q = text_views(series)
     t = index.texts
+    n = len(q) - (1 if len(q.nulls) else 0)
+    missing_last = not len(q.nulls) or (bool(q.nulls[-1]) and int(q.nulls.sum()) == 1)
+    if index.order is not None and 8 * n >= len(index.order) and missing_last:
+        rows = np.arange(n, dtype=np.int64)
+        high, low, short = _short_keys(q.views, rows)
+        assert index.high is not None and index.low is not None
+        out = np.empty(len(q), dtype=np.int64)
+        if short and _merge(high, low, index.high, index.low, index.order, out[:n]):
+            out[n:] = -1
+            return out
     return _find(
         index.table, index.hashes, t.views, t.bases, q.views, q.bases, q.nulls
     )  # fmt: skip

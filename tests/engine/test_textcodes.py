@@ -4,6 +4,8 @@ sharing their first bytes and length), missing values, several chunks and slices
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 import pytest
@@ -97,3 +99,20 @@ def test_encoding_in_memory_equals_the_streamed_group_by(rows: int) -> None:
         .sort(quasi, nulls_last=True)
         .equals(streamed.decoded().sort(quasi, nulls_last=True))
     )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet="ab\x00z0", max_size=12), max_size=60), st.data())
+def test_sorted_values_are_found_by_walking_the_index(leaves: list[str], data: Any) -> None:
+    """Short texts: a sorted dictionary (the missing value last) is matched against the
+    index's sorted keys in one walk; the answer is the hash table's, value by value."""
+    distinct = pl.Series("leaf", leaves, dtype=pl.String).unique()
+    index = text_index(distinct)
+    asked = data.draw(st.lists(st.text(alphabet="ab\x00z0", max_size=12), max_size=80))
+    missing = data.draw(st.booleans())
+    values = sorted(set(asked) | set(leaves[: len(leaves) // 2]), key=str.encode)
+    series = pl.Series("q", [*values, *([None] if missing else [])], dtype=pl.String)
+    got = find_texts(index, series)
+    positions = {v: i for i, v in enumerate(distinct.to_list())}
+    expected = [positions.get(v, -2) if v is not None else -1 for v in series.to_list()]
+    assert got.tolist() == expected

@@ -219,7 +219,8 @@ class _Search:
                 )
             # Down-set: too many suppressed (status); specializations suppress at least
             # as many rows (classes only split).
-            if not within or not known:
+            # (a node within the limit and suppressing nothing raises nothing below it)
+            if not within or (not known and facts.small_rows > 0):
                 kernels.raise_down(
                     node,
                     self._strides,

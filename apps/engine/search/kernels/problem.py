@@ -48,26 +48,6 @@ def problem_arrays(
             total += values[j, level]
     frequencies = np.zeros(total, dtype=np.int64)
     offsets = np.full((d, width, width), -2, dtype=np.int64)
-    for j in range(d):
-        n = values[j, 0]
-        for i in range(t):
-            if np.int64(codes[j, i]) >= n:
-                return frequencies, frequency_at, maps[:0].copy(), offsets, False, j, -1
-        for level in range(heights[j] + 1):
-            at = maps_at[j, level]
-            for v in range(n):
-                if np.int64(maps[at + v]) >= values[j, level]:
-                    return frequencies, frequency_at, maps[:0].copy(), offsets, False, j, level
-    # Rows per value at level 0 (one pass over the tuples), then at each level from them.
-    for j in range(d):
-        base = frequency_at[j, 0]
-        for i in range(t):
-            frequencies[base + np.int64(codes[j, i])] += counts[i]
-        for level in range(1, heights[j] + 1):
-            at, out = maps_at[j, level], frequency_at[j, level]
-            for v in range(values[j, 0]):
-                frequencies[out + np.int64(maps[at + v])] += frequencies[base + v]
-    # Parents between adjacent levels, and whether each value has one.
     up_at = np.zeros((d, width), dtype=np.int64)
     size = 0
     for j in range(d):
@@ -77,17 +57,32 @@ def problem_arrays(
     up = np.full(max(size, 1), -1, dtype=np.int64)
     consistent = True
     for j in range(d):
+        # Rows per value at level 0 (one pass over the tuples, codes checked on the way),
+        # then, level by level in one pass over the values: the map checked, the rows per
+        # value at that level, and each value's parent at the level above.
         n = values[j, 0]
-        for level in range(heights[j]):
-            low, high = maps_at[j, level], maps_at[j, level + 1]
-            at = up_at[j, level]
+        base = frequency_at[j, 0]
+        for i in range(t):
+            c = np.int64(codes[j, i])
+            if c >= n:
+                return frequencies, frequency_at, maps[:0].copy(), offsets, False, j, -1
+            frequencies[base + c] += counts[i]
+        for level in range(heights[j] + 1):
+            at, out, top = maps_at[j, level], frequency_at[j, level], values[j, level]
+            above = maps_at[j, level + 1] if level < heights[j] else -1
+            parent_at = up_at[j, level]
             for v in range(n):
-                child = at + np.int64(maps[low + v])
-                parent = np.int64(maps[high + v])
-                if up[child] < 0:
-                    up[child] = parent
-                elif up[child] != parent:
-                    consistent = False
+                g = np.int64(maps[at + v])
+                if g >= top:
+                    return frequencies, frequency_at, maps[:0].copy(), offsets, False, j, level
+                if level:
+                    frequencies[out + g] += frequencies[base + v]
+                if above >= 0:
+                    parent = np.int64(maps[above + v])
+                    if up[parent_at + g] < 0:
+                        up[parent_at + g] = parent
+                    elif up[parent_at + g] != parent:
+                        consistent = False
     # The flat maps: from level 0 the lookups' own maps; from higher levels (consistent
     # hierarchies only) the adjacent parents composed.
     length = 0
@@ -98,27 +93,27 @@ def problem_arrays(
             for a in range(1, h + 1):
                 length += (h - a) * values[j, a]
     flat = np.empty(length, dtype=np.uint32)
-    at = 0
+    cursor = 0
     for j in range(d):
         h = heights[j]
         for b in range(1, h + 1):
-            offsets[j, 0, b] = at
+            offsets[j, 0, b] = cursor
             src = maps_at[j, b]
             for v in range(values[j, 0]):
-                flat[at + v] = maps[src + v]
-            at += values[j, 0]
+                flat[cursor + v] = maps[src + v]
+            cursor += values[j, 0]
         if not consistent:
             continue
         for a in range(1, h + 1):
             for b in range(a + 1, h + 1):
-                offsets[j, a, b] = at
-                for c in range(values[j, a]):
-                    x = np.int64(c)
+                offsets[j, a, b] = cursor
+                for code in range(values[j, a]):
+                    x = np.int64(code)
                     for s in range(a, b):
                         x = up[up_at[j, s] + x]
                         if x < 0:  # a code no value has (maps by hand): any code
                             x = np.int64(0)
                             break
-                    flat[at + c] = np.uint32(x)
-                at += values[j, a]
+                    flat[cursor + code] = np.uint32(x)
+                cursor += values[j, a]
     return frequencies, frequency_at, flat, offsets, consistent, -1, 0
