@@ -119,6 +119,14 @@ def _mix(x: np.uint64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _fold(w0: np.uint64, w1: np.uint64) -> np.uint64:
+    """Hash of a short value's two view words (the high bits, which pick the slot, mix
+    every bit of both)."""
+    h = (w0 ^ (w1 * np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xBF58476D1CE4E5B9)
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _short(w0: np.uint64, w1: np.uint64) -> tuple[np.uint64, np.uint64]:
     """A short value's view with every byte past its length zeroed (Arrow asks for
     zeros there; this does not rely on it)."""
@@ -165,7 +173,7 @@ def _address(bases: NDArray[np.int64], w1: np.uint64) -> np.int64:
 def _short_hash(w0: np.uint64, w1: np.uint64) -> np.uint64:
     """Hash of a value of at most 12 bytes, from its view."""
     a, b = _short(w0, w1)
-    return _mix(a ^ (b * np.uint64(0x9E3779B97F4A7C15)))
+    return _fold(a, b)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -252,7 +260,7 @@ def _insert(
         at = np.int64(0)
         if length <= INLINE:
             w0, w1 = _short(w0, w1)
-            h = _mix(w0 ^ (w1 * np.uint64(0x9E3779B97F4A7C15)))
+            h = _fold(w0, w1)
         else:
             at = bases[np.int64(w1 & _LOW32)] + np.int64(w1 >> np.uint64(32))
             h = _long_hash(at, length)

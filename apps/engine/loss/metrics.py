@@ -91,6 +91,9 @@ class Metric(ABC):
     lift_width: int = 0
     #: True when :meth:`value` reads the classes' codes (``NodeClasses.columns``).
     reads_codes: bool = False
+    #: True when :meth:`value` or :meth:`lift` reads the classes' sizes (the search then
+    #: hands them over; else only the summary's counts).
+    reads_sizes: bool = False
 
     def __init__(self, problem: SearchProblem) -> None:
         self.problem = problem
@@ -641,6 +644,7 @@ class AverageClassSizeMetric(Metric):
 
     name: MetricName = "aecs"
     lift_width = 2
+    reads_sizes = True  # (lift: the number of classes)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)

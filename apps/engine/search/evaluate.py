@@ -54,6 +54,8 @@ class NodeFacts:
 
 
 _NO_MASK = np.zeros(0, dtype=bool)
+_NO_CODES = np.zeros((0, 0), dtype=np.uint8)
+_NO_SIZES = np.zeros(0, dtype=np.int64)
 
 
 class Evaluator:
@@ -117,9 +119,12 @@ class Evaluator:
             int(summary[kernels.RELEASED]),
             int(summary[kernels.RELEASED_SQUARES]),
         )
-        codes, sizes = cache.view(where, count)
-        # The suppressed mask only for metrics that read codes; the others work from
-        # the summary's counts.
+        # Codes, sizes and the suppressed mask only for metrics that read them; the
+        # others work from the summary's counts.
+        if full or self.metric.reads_codes or self.metric.reads_sizes:
+            codes, sizes = cache.view(where, count)
+        else:
+            codes, sizes = _NO_CODES, _NO_SIZES
         mask = sizes < self.k if full or self.metric.reads_codes else _NO_MASK
         node = NodeClasses(self.lattice.node(index), codes, sizes, mask, counts)
         return node, int(summary[kernels.MIN_RELEASED]), node
