@@ -15,7 +15,7 @@ import csv
 import math
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,10 +44,12 @@ class EncodedData:
 
     Encoded in memory (:func:`_encode_in_memory`), the tuples are held as arrays
     (`arrays`: codes ``[d x tuples]`` and counts), which the search reads directly; the
-    `tuples` table is then made from them when first read.
+    `tuples` table is then made from them when first read. Their grouping may still be
+    under way in another thread when this object is returned (the dictionaries are
+    ready: a caller looks values up meanwhile); `arrays` waits for it.
     """
 
-    __slots__ = ("quasi", "dictionaries", "rows", "arrays", "_tuples")
+    __slots__ = ("quasi", "dictionaries", "rows", "_arrays", "_pending", "_tuples")
 
     def __init__(
         self,
@@ -57,20 +59,30 @@ class EncodedData:
         rows: int = 0,
         *,
         arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
+        pending: Future[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
     ) -> None:
-        if tuples is None and arrays is None:
+        if tuples is None and arrays is None and pending is None:
             raise ValueError("EncodedData needs its tuples, as a table or as arrays")
         self.quasi = quasi
         self.dictionaries = dictionaries
         self.rows = rows
-        self.arrays = arrays
+        self._arrays = arrays
+        self._pending = pending
         self._tuples = tuples
+
+    @property
+    def arrays(self) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None:
+        """Codes ``[d x tuples]`` and counts, when encoded in memory (else None)."""
+        if self._pending is not None:
+            self._arrays, self._pending = self._pending.result(), None
+        return self._arrays
 
     @property
     def tuples(self) -> pl.DataFrame:
         if self._tuples is None:
-            assert self.arrays is not None
-            codes, counts = self.arrays
+            arrays = self.arrays
+            assert arrays is not None
+            codes, counts = arrays
             self._tuples = pl.DataFrame(
                 [
                     *(pl.Series(q, codes[j], dtype=CODE_DTYPE) for j, q in enumerate(self.quasi)),
@@ -82,8 +94,9 @@ class EncodedData:
     @property
     def distinct_tuples(self) -> int:
         """Number of distinct quasi-identifier combinations (= classes before generalization)."""
-        if self._tuples is None and self.arrays is not None:
-            return int(self.arrays[1].shape[0])
+        arrays = self.arrays if self._tuples is None else None
+        if arrays is not None:
+            return int(arrays[1].shape[0])
         return self.tuples.height
 
     def counts(self) -> pl.Series:
@@ -321,6 +334,11 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     if d:
         np.cumsum(radix[:-1], out=rank_at[1:])
     flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
+    if n >= PARALLEL_ROWS:
+        # (the grouping lets go of the interpreter: the caller looks the dictionaries'
+        # values up meanwhile, EncodedData.arrays waits for it)
+        pending = encoding_threads().submit(group_rows, codes, radix, flat, rank_at)
+        return EncodedData(quasi, tuple(dictionaries), rows=n, pending=pending)
     grouped, counts = group_rows(codes, radix, flat, rank_at)
     return EncodedData(quasi, tuple(dictionaries), rows=n, arrays=(grouped, counts))
 

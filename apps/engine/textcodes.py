@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
@@ -53,6 +54,7 @@ class TextViews:
 
 _NO_NULLS = np.zeros(0, dtype=np.bool_)
 _NO_NULLS.flags.writeable = False
+_VIEW = pa.string_view()
 
 
 def text_views(series: pl.Series) -> TextViews:
@@ -64,7 +66,8 @@ def text_views(series: pl.Series) -> TextViews:
     nulls = series.is_null().to_numpy() if series.null_count() else _NO_NULLS
     chunks = series.get_chunks() if series.n_chunks() > 1 else [series]
     arrays = [c.to_arrow(compat_level=pl.CompatLevel.newest()) for c in chunks]
-    arrays = [a for a in arrays if len(a)]
+    # (polars hands its strings over as views; any other layout is made into views)
+    arrays = [a if a.type == _VIEW else a.cast(_VIEW) for a in arrays if len(a)]
     raws = [a.buffers() for a in arrays]
 
     def own(i: int) -> NDArray[np.uint64]:

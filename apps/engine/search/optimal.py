@@ -54,6 +54,7 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
+from apps.engine.frame import PARALLEL_ROWS, encoding_threads
 from apps.engine.lattice import Lattice
 from apps.engine.loss import Metric, MetricName, prepare_metric
 from apps.engine.progress import (
@@ -122,7 +123,22 @@ class _Search:
         # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
         # (Classes smaller than k are suppressed whatever the sensitive models.)
         # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
-        self.least_suppressed = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        # Compiled code that lets go of the interpreter: on a large problem it runs in a
+        # thread while the table cache and the tie order are made.
+        if len(problem.counts) >= PARALLEL_ROWS:
+            pending = encoding_threads().submit(
+                suppression_lower_bounds, problem, self.lattice, k, most_allowed
+            )
+        else:
+            pending = None
+            least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        cache = (
+            TableCache(problem, cache_bytes, k)
+            if sensitive is None
+            else TableCache(sensitive.cells, cache_bytes, 1)
+        )
+        self.rank = self.lattice.tie_order()
+        self.least_suppressed = pending.result() if pending is not None else least
         # The nodes that may be solutions: those suppressing more rows than the largest
         # allowance (``most_allowed``) are never taken from the queue, climbed to or
         # bounded (they fail in every solve), so neither their static bound nor their key
@@ -137,21 +153,12 @@ class _Search:
         self.bounds = np.full(self.lattice.size, math.nan, dtype=np.float64)
         self.bounds[may] = metric.lower_bounds(levels)
         self.evaluator = Evaluator(
-            problem,
-            self.lattice,
-            criterion,
-            metric,
-            TableCache(problem, cache_bytes, k)
-            if sensitive is None
-            else TableCache(sensitive.cells, cache_bytes, 1),
-            sensitive,
-            static=self.bounds,
+            problem, self.lattice, criterion, metric, cache, sensitive, static=self.bounds
         )
         self.keys = np.full(self.lattice.size, math.inf, dtype=np.float64)
         self.keys[may] = metric.suppression_keys(
             levels, self.bounds[may], self.least_suppressed[may], k
         )
-        self.rank = self.lattice.tie_order()
         self.consistent = problem.consistent
         self.monotone = criterion.monotone and problem.consistent
         # Whether suppressed rows (all of them) never grow going up: then they tag the
