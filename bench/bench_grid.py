@@ -503,12 +503,14 @@ def main() -> None:
         f"after each run); one warm-up run, then {args.runs} measured runs, *median* = "
         "their median; nothing is kept from one run for the next. *cold* = `seconds` of "
         "a fresh `deid search` process (its first run, after loading its compiled code as "
-        "an import). *ARX here* = ARX 3.9.2 measured by bench/arx/ArxGrid.java in the "
+        f"an import), the median of {COLD_PROCESSES} such processes. *ARX here* = ARX "
+        "3.9.2 measured by bench/arx/ArxGrid.java in the "
         "same run, configuration by configuration interleaved with deidweb (same load); "
         "*ARX published* = ARX's own figures for adult (`../shared/data/arx/"
         "arx_adult_grid.csv`: OpenJDK 17, a quiet 2-core machine of this kind). Goals: "
         f"median <= {GOAL_MEDIAN} x ARX, cold <= {GOAL_COLD} x ARX. *score vs ARX*: our "
-        "optimum's information loss against ARX's (same, or the relative difference); "
+        "optimum's information loss against ARX's (same, or the relative difference: "
+        "ARX prints doubles, and keeps 10 digits of each share of its loss); "
         "*levels*: our optimum (ARX's too where it chose another node of equal score).",
         "",
         "What each side does outside the timed runs, to judge the comparison: ARX's data "
