@@ -17,7 +17,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-@worker_init.connect
+@worker_init.connect  # type: ignore[untyped-decorator]  # celery has no type hints
 def compile_kernels_in_the_background(**_: Any) -> None:
     """A worker that starts on a cold numba cache (a fresh install) starts `deid warmup`
     in the background instead of waiting for it: a search that comes first compiles what
@@ -40,7 +40,7 @@ def compile_kernels_in_the_background(**_: Any) -> None:
         )
 
 
-@worker_process_init.connect
+@worker_process_init.connect  # type: ignore[untyped-decorator]  # celery has no type hints
 def load_compiled_code_at_start(**_: Any) -> None:
     """Each worker process loads the search's compiled code (and pays polars' first calls)
     as it starts, in a thread, so that no user's first search pays for it (a handler here
