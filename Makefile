@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE ?= deidweb.settings.local
 
-.PHONY: help install browser java run web worker migrate demo test test-fast lint format bench bench-scale bench-spark bench-load up down schema clean
+.PHONY: help install warm browser java run web worker migrate demo test test-fast lint format bench bench-grid bench-scale bench-spark bench-load up down schema clean
 
 help: ## List the targets
 	@echo "deidweb make targets:"
@@ -24,20 +24,14 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
-# The engine's numba kernels, compiled into var/numba once per change of their sources, so
-# that the first search after an install does not wait for the compiler (cli_warmup.py).
-KERNELS := $(sort $(wildcard apps/engine/*/kernels.py) apps/engine/search/preload.py)
-WARM := var/numba/.warm-$(shell cat $(KERNELS) pyproject.toml 2>/dev/null | sha256sum | cut -c1-12)
-
-$(WARM): $(STAMP) $(KERNELS)
-	@echo "Compiling the engine's kernels into var/numba (once per install, 1-2 minutes)"
-	@mkdir -p var/numba
-	$(BIN)/python manage.py deid warmup
-	@rm -f var/numba/.warm-*
-	@touch $(WARM)
-
-install: $(STAMP) $(WARM) ## Create .venv, install deidweb with its dependencies and compile the engine (idempotent)
+install: $(STAMP) ## Create .venv and install deidweb with its dependencies (idempotent)
 	@mkdir -p var/media var/broker/queue var/broker/processed && chmod 700 var var/media
+
+# The engine's numba kernels, compiled into var/numba once per change of the engine's
+# sources (cli_warmup.py). `make run` does not wait for them: the worker starts the
+# compilation in the background on a cold cache (deidweb/celery.py).
+warm: install ## Compile the engine's numba kernels into var/numba (nothing to do when they are current)
+	$(BIN)/python manage.py deid warmup --if-cold
 
 java: ## Install Java 17 for the Apache Spark (local mode) tests if it is missing
 	@if ! command -v java >/dev/null; then \
@@ -66,10 +60,10 @@ web: install ## Serve the web app only
 worker: install ## Start a Celery worker only (it takes every queue)
 	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
 
-test: install browser java ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium)
+test: install warm browser java ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium, Java for Spark)
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
 
-test-fast: install ## Run the tests without the browser, worker and API-contract tests
+test-fast: install warm ## Run the tests without the browser, worker, API-contract and slow tests
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract and not slow"
 
 lint: install ## Ruff (lint + format check) and mypy
@@ -81,22 +75,27 @@ format: install ## Format the code with ruff
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-bench: install ## Run the benchmarks and write docs/benchmarks.md
+bench: install warm ## Run the benchmarks and write docs/benchmarks.md
 	$(BIN)/python bench/run.py
 
 ROWS ?= 100000000
-bench-scale: install ## ROWS (default 100 M) synthetic rows as CSV through upload, profile, measure, search and apply in bounded memory, engine and product path; into docs/benchmarks.md
+bench-scale: install warm ## ROWS (default 100 M) synthetic rows as CSV through upload, profile, measure, search and apply in bounded memory, engine and product path; into docs/benchmarks.md
 	$(BIN)/python bench/bench_scale.py --rows $(ROWS)
 	$(BIN)/python bench/bench_web_scale.py --csv /tmp/deidweb-bench-scale/scale_$(ROWS)_20260101.csv
 	$(BIN)/python bench/run.py --assemble-only
 
-bench-spark: install ## ROWS (default 100 M) rows through the Spark path (Apache Spark local mode via Spark Connect) beside the polars engine; into docs/benchmarks.md
+bench-spark: install warm ## ROWS (default 100 M) rows through the Spark path (Apache Spark local mode via Spark Connect) beside the polars engine; into docs/benchmarks.md
 	$(BIN)/python bench/bench_spark.py --rows $(ROWS)
 	$(BIN)/python bench/run.py --assemble-only
 
-bench-load: install ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md
+bench-load: install warm ## Load test: 50 users browsing, uploading and polling while 10 jobs run (gunicorn, Celery, PostgreSQL, Redis; 2 minutes); into docs/benchmarks.md
 	$(BIN)/python bench/bench_load.py
 	$(BIN)/python bench/run.py --assemble-only
+
+ARX_SRC ?=
+bench-grid: install warm ## ARX's k-anonymity grid under ARX's protocol, deidweb and ARX 3.9.2 interleaved (ARX_SRC=a checkout of arx-deidentifier/arx at aacd487), into docs/bench/grid.md
+	@test -n "$(ARX_SRC)" || { echo "bench-grid measures ARX here: make bench-grid ARX_SRC=/path/to/arx (git clone https://github.com/arx-deidentifier/arx; git checkout aacd487)"; exit 1; }
+	$(BIN)/python bench/bench_grid.py --arx-src $(ARX_SRC)
 
 schema: install ## Write the OpenAPI schema to docs/openapi.yaml
 	$(BIN)/python manage.py spectacular --file docs/openapi.yaml

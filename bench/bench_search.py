@@ -220,7 +220,7 @@ def main() -> None:
         "1,217 nodes checked; adult without suppression 20-90 ms; adult x100 22 s, 5.3 GiB.",
         "",
         "The search's inner loops are compiled by numba and cached on disk "
-        "(`apps/engine/search/kernels.py`). Each process loads them before its first "
+        "(`apps/engine/search/kernels/`). Each process loads them before its first "
         "run (`search/preload.py`, as the `search` command does before its clock "
         'starts): "load s" is that time (or compiling them, once after an install); '
         '"first s" is the process\'s first run after it.',

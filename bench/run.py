@@ -18,7 +18,6 @@ FRAGMENTS = ROOT / "docs" / "bench"
 BENCHMARKS = [
     ("measure", ["bench/bench_measure.py"]),
     ("search", ["bench/bench_search.py"]),
-    ("grid", ["bench/bench_grid.py"]),
     ("techniques", ["bench/bench_techniques.py"]),
     ("longitudinal", ["bench/bench_longitudinal.py"]),
     ("microaggregation", ["bench/bench_microaggregation.py"]),
@@ -48,11 +47,13 @@ def main() -> int:
         "`docs/bench/`; each section names the machine and the date it was measured on.",
         "",
     ]
-    # scale, spark and load have their own targets (make bench-scale, bench-spark, bench-load), and the
+    # grid, scale, spark and load have their own targets (make bench-grid, bench-scale,
+    # bench-spark, bench-load), and the
     # search's memory per node its own script (bench/bench_lattice_memory.py, 40 minutes):
     # only joined.
     for name in [
         *(name for name, _ in BENCHMARKS),
+        "grid",
         "lattice_memory",
         "scale",
         "spark",

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import Any
 
+import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -21,7 +23,7 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
+from apps.engine.frame import IN_MEMORY_ROWS, read_table
 from apps.engine.lattice import max_nodes
 from apps.engine.masking import mapped_values_refusal
 from apps.engine.progress import SearchProgress
@@ -306,15 +308,27 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
+    started = time.perf_counter()
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
-    context.progress(3, "Encoding the quasi-identifiers", force=True)
-    from apps.assessments.privacy_models import search_inputs
+    context.progress(3, "Reading and encoding the quasi-identifiers", force=True)
+    from apps.assessments.privacy_models import models_of, search_inputs
 
+    columns = list(dict.fromkeys([*quasi, *(m.column for m in models_of(config))]))
+    timing: dict[str, float] = {}
     with local_path(assessment.dataset.parquet_path) as path:
-        encoded = search_inputs(read_table(path), quasi, specs, config)
+        lazy = read_table(path).select(columns)
+        # (a table that fits is read first, then encoded in compiled passes; a larger one
+        # is read while it is encoded, in one streaming pass: "read" is then the opening
+        # of the file only)
+        data: pl.LazyFrame | pl.DataFrame = (
+            lazy.collect().rechunk() if assessment.dataset.rows <= IN_MEMORY_ROWS else lazy
+        )
+        timing["read"] = time.perf_counter() - started
+        encoded = search_inputs(data, quasi, specs, config)
+    timing["encode"] = time.perf_counter() - started - timing["read"]
     problem = encoded.problem
     try:
         criterion = criterion_for_release(
@@ -344,9 +358,11 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "merge quasi-identifiers, or lower their maximum levels."
             )
         return _heuristic(
-            assessment, job, context, problem, criterion, config, target, quasi, specs, encoded
-        )
+            assessment, job, context, problem, criterion, config, target, quasi, specs, encoded,
+            timing, started,
+        )  # fmt: skip
     context.progress(5, "Searching the generalization lattice", force=True)
+    searching = time.perf_counter()
     try:
         result = optimal_search(
             problem,
@@ -360,6 +376,8 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
     except EngineError as exc:
         raise ApplicationError(f"The search failed: {exc}") from None
+    timing["search"] = time.perf_counter() - searching
+    storing = time.perf_counter()
     stored = {
         "quasi_identifiers": quasi,
         "rows": encoded.rows,
@@ -385,20 +403,31 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "outcome": "optimal" if result.optimal else "time_budget",
         **_lattice_scope(quasi, specs, config["max_levels"]),
         "seconds": result.seconds,
+        "timing": dict(timing),
     }
     with transaction.atomic():
         locked = assessment_lock_draft(assessment.id)
         locked.search_result = stored
         locked.chosen_levels = result.levels
         locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
+    _finish_timing(timing, storing, started)
     if result.solution is None:
-        return {"found": False, "nodes_evaluated": result.nodes_evaluated}
+        return {"found": False, "nodes_evaluated": result.nodes_evaluated, "timing": timing}
     return {
         "found": True,
         "levels": result.levels,
         "nodes_evaluated": result.nodes_evaluated,
         "information_loss": result.solution.information_loss,
+        "timing": timing,
     }
+
+
+def _finish_timing(timing: dict[str, float], storing: float, started: float) -> None:
+    """The job's own timing: read, encode, search, store (the stored result and its
+    record), and the total from the job's start (Step 7 shows it)."""
+    now = time.perf_counter()
+    timing["store"] = now - storing
+    timing["total"] = now - started
 
 
 def _heuristic(
@@ -412,6 +441,8 @@ def _heuristic(
     quasi: list[str],
     specs: dict[str, HierarchySpec],
     encoded: Any,
+    timing: dict[str, float],
+    started: float,
 ) -> dict[str, Any]:
     """More quasi-identifiers than the exact search can settle: a heuristic solution, with
     its bound on optimality, clearly labelled (``apps.engine.search.heuristic``)."""
@@ -421,6 +452,7 @@ def _heuristic(
     context.progress(
         5, "The lattice is too large for the exact search: heuristic search", force=True
     )
+    searching = time.perf_counter()
     try:
         result = heuristic_search(
             problem,
@@ -431,6 +463,8 @@ def _heuristic(
         )
     except EngineError as exc:
         raise ApplicationError(f"The search failed: {exc}") from None
+    timing["search"] = time.perf_counter() - searching
+    storing = time.perf_counter()
     solution = _node(result.solution, quasi) if result.solution else None
     stored = {
         "quasi_identifiers": quasi,
@@ -466,18 +500,21 @@ def _heuristic(
             "drop_or_merge": suggestions_to_drop(assessment, quasi, list(problem.heights)),
         },
         "seconds": result.seconds,
+        "timing": dict(timing),
     }
     with transaction.atomic():
         locked = assessment_lock_draft(assessment.id)
         locked.search_result = stored
         locked.chosen_levels = result.levels
         locked.save(update_fields=["search_result", "chosen_levels", "updated_at"])
+    _finish_timing(timing, storing, started)
     return {
         "found": result.solution is not None,
         "levels": result.levels,
         "nodes_evaluated": result.nodes_evaluated,
         "heuristic": True,
         "ratio": result.ratio,
+        "timing": timing,
     }
 
 

@@ -172,6 +172,7 @@ def deidentify_step(
             search=search,
             verdict=search_verdict(search),
             search_job=search_job,
+            search_timing=_search_timing(search, search_job),
             apply_job=apply_job,
             pareto=pareto_chart(search, assessment.chosen_levels) if search else None,
             alternatives=alternatives_rows(
@@ -547,3 +548,26 @@ def secrets_download(
         filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
         content_type="application/json",
     )
+
+
+def _search_timing(search: dict[str, Any] | None, job: Any) -> str:
+    """The search job's own timing in words: its record has every phase; the stored
+    result has those before storing (a result stored without a record of its job)."""
+    if not search:
+        return ""
+    timing = (job.result or {}).get("timing") if job is not None and job.result else None
+    timing = timing or search.get("timing")
+    if not timing:
+        return ""
+    parts = [
+        f"{label} {timing[key]:.2f} s"
+        for key, label in (
+            ("read", "reading the data"),
+            ("encode", "encoding it"),
+            ("search", "the search"),
+            ("store", "storing the result"),
+        )
+        if key in timing
+    ]
+    total = timing.get("total", sum(timing[k] for k in ("read", "encode", "search") if k in timing))
+    return f"{total:.2f} s: " + ", ".join(parts) + "."

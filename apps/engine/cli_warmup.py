@@ -1,18 +1,24 @@
-"""`warmup`: compile every numba kernel into the on-disk cache, once, at install time.
+"""`warmup`: compile every numba kernel into the on-disk cache, once.
 
-    python manage.py deid warmup      (what `make install` and the Docker build run)
+    python manage.py deid warmup            (the Docker build; a Celery worker starts it in
+                                             the background on a cold cache: deidweb/celery.py)
+    python manage.py deid warmup --if-cold  (`make warm`: nothing to do when it is warm)
 
-Without it, the first search after an install compiles the kernels as it goes (about 20 s
-on the adult data set; the next search of the same size takes 0.7 s). The kernels are
-declared with ``cache=True``, so what this command compiles is written to numba's cache
-and every later process (web, worker) only loads it (search/preload.py says what is
-exercised). The cache lives in ``NUMBA_CACHE_DIR`` when set (Django's settings set it under
-var/, so that a read-only install still has a writable cache), else beside the sources.
+Without it, the first search after an install compiles the kernels as it goes. The
+kernels are declared with ``cache=True``, so what this command compiles is written to
+numba's cache and every later process (web, worker) only loads it (search/preload.py says
+what is exercised). It ends by writing a marker (:func:`marker_path`) naming the sources
+it compiled: a Celery worker loads the compiled code when it starts if the marker is there,
+and else starts this command in the background, so that neither a worker's start nor
+`make run` waits for the compiler (a search that comes first compiles what it needs). The
+cache lives in ``NUMBA_CACHE_DIR`` when set (Django's settings set it under var/, so that a
+read-only install still has a writable cache), else beside the sources.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import tempfile
 import time
@@ -21,6 +27,8 @@ from typing import Any
 
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal.preload import load_longitudinal_code
+
+_ENGINE = Path(__file__).resolve().parent
 
 
 def cache_dir() -> Path | None:
@@ -42,6 +50,25 @@ def check_writable(folder: Path) -> None:
         ) from None
 
 
+def sources_digest() -> str:
+    """A digest of the engine's sources: the cache holds the compiled code of these."""
+    digest = hashlib.sha256()
+    for path in sorted(_ENGINE.rglob("*.py")):
+        digest.update(str(path.relative_to(_ENGINE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def marker_path() -> Path:
+    """The file saying that the cache holds the compiled code of the current sources."""
+    return (cache_dir() or _ENGINE / "__pycache__") / f".compiled-{sources_digest()}"
+
+
+def is_warm() -> bool:
+    """Whether `warmup` has compiled the current sources into the cache."""
+    return marker_path().exists()
+
+
 def warmup() -> float:
     """Compile (or load) every kernel a search uses; returns the seconds it took."""
     from apps.engine.search.preload import load_compiled_code, load_sensitive_code
@@ -50,13 +77,22 @@ def warmup() -> float:
     load_compiled_code()
     load_sensitive_code()
     load_longitudinal_code()
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    marker = marker_path()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    for old in marker.parent.glob(".compiled-*"):
+        old.unlink(missing_ok=True)
+    marker.write_text(f"{seconds:.1f}\n")
+    return seconds
 
 
 def warmup_command(args: argparse.Namespace) -> int:
     folder = cache_dir()
     if folder is not None:
         check_writable(folder)
+    if args.if_cold and is_warm():
+        print(f"numba kernels already compiled for these sources ({marker_path()})")
+        return 0
     seconds = warmup()
     where = str(folder) if folder is not None else "__pycache__ beside the engine's sources"
     print(f"numba kernels compiled and cached in {seconds:.1f} s ({where})")
@@ -69,5 +105,10 @@ def register(subparsers: Any) -> None:
         help="compile the numba kernels into the on-disk cache (run at install)",
         description="Compile every numba kernel a search uses into numba's on-disk cache, "
         "so that the first search after an install does not wait for the compiler.",
+    )
+    parser.add_argument(
+        "--if-cold",
+        action="store_true",
+        help="do nothing when the cache holds the current sources' compiled code",
     )
     parser.set_defaults(handler=warmup_command)

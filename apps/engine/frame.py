@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import EngineInputError, preview
+from apps.engine.textcodes import dictionary_codes, group_rows
 
 CODE_DTYPE = pl.UInt32
 COUNT_COLUMN = "count"
@@ -32,23 +35,68 @@ _PARQUET_SUFFIXES = {".parquet", ".pq"}
 _SEPARATOR_CANDIDATES = (",", ";", "\t", "|")
 
 
-@dataclass(frozen=True)
 class EncodedData:
     """A data set reduced to its distinct quasi-identifier tuples.
 
     `dictionaries[j][code]` is the value (a string, or None for the missing value)
     that code `code` stands for in column `quasi[j]` of `tuples`.  Rows of `tuples`
     come in no particular order; `tuples["count"]` sums to `rows`.
+
+    Encoded in memory (:func:`_encode_in_memory`), the tuples are held as arrays
+    (`arrays`: codes ``[d x tuples]`` and counts), which the search reads directly; the
+    `tuples` table is then made from them when first read. Their grouping may still be
+    under way in another thread when this object is returned (the dictionaries are
+    ready: a caller looks values up meanwhile); `arrays` waits for it.
     """
 
-    quasi: tuple[str, ...]
-    dictionaries: tuple[pl.Series, ...]
-    tuples: pl.DataFrame
-    rows: int
+    __slots__ = ("quasi", "dictionaries", "rows", "_arrays", "_pending", "_tuples")
+
+    def __init__(
+        self,
+        quasi: tuple[str, ...],
+        dictionaries: tuple[pl.Series, ...],
+        tuples: pl.DataFrame | None = None,
+        rows: int = 0,
+        *,
+        arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
+        pending: Future[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
+    ) -> None:
+        if tuples is None and arrays is None and pending is None:
+            raise ValueError("EncodedData needs its tuples, as a table or as arrays")
+        self.quasi = quasi
+        self.dictionaries = dictionaries
+        self.rows = rows
+        self._arrays = arrays
+        self._pending = pending
+        self._tuples = tuples
+
+    @property
+    def arrays(self) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None:
+        """Codes ``[d x tuples]`` and counts, when encoded in memory (else None)."""
+        if self._pending is not None:
+            self._arrays, self._pending = self._pending.result(), None
+        return self._arrays
+
+    @property
+    def tuples(self) -> pl.DataFrame:
+        if self._tuples is None:
+            arrays = self.arrays
+            assert arrays is not None
+            codes, counts = arrays
+            self._tuples = pl.DataFrame(
+                [
+                    *(pl.Series(q, codes[j], dtype=CODE_DTYPE) for j, q in enumerate(self.quasi)),
+                    pl.Series(COUNT_COLUMN, counts, dtype=pl.UInt32),
+                ]
+            )
+        return self._tuples
 
     @property
     def distinct_tuples(self) -> int:
         """Number of distinct quasi-identifier combinations (= classes before generalization)."""
+        arrays = self.arrays if self._tuples is None else None
+        if arrays is not None:
+            return int(arrays[1].shape[0])
         return self.tuples.height
 
     def counts(self) -> pl.Series:
@@ -216,14 +264,22 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     Only then, on the small distinct table, are values turned into strings,
     dictionaries built (sorted values, missing value last) and codes assigned.
 
+    A table already in memory (a DataFrame of at most :data:`IN_MEMORY_ROWS` rows) whose
+    quasi-identifiers are text is encoded in compiled passes over its values instead
+    (:func:`_encode_in_memory`).
+
     When every quasi-identifier is stored as integers, booleans, dates or
     categoricals (typical Parquet), the pass groups on one 64-bit key packing the
     columns' offsets from their minimum, found by a cheap first pass: grouping one
     integer is much faster than grouping several columns.  Otherwise (strings,
     floats, or more than 64 bits) it groups on the raw columns.
     """
-    frame = data.lazy()
     quasi = tuple(quasi)
+    if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
+        check_columns(data.columns, quasi, "quasi-identifier")
+        if all(data.schema[q] == pl.String for q in quasi):
+            return _encode_in_memory(data, quasi)
+    frame = data.lazy()
     schema = frame.collect_schema()
     check_columns(schema.names(), quasi, "quasi-identifier")
     try:
@@ -240,6 +296,51 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     except pl.exceptions.PolarsError as exc:
         raise EngineInputError(f"cannot read the data: {_first_line(exc)}") from exc
     return encode_distinct(distinct, quasi)
+
+
+#: Tables in memory up to this many rows are encoded value by value in compiled code
+#: (:func:`_encode_in_memory`); larger ones, and lazy frames, by a streaming group-by.
+IN_MEMORY_ROWS = 2_000_000
+#: From this many rows the columns are coded by a few threads at once (below, a thread
+#: costs more than it saves).
+PARALLEL_ROWS = 5_000
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def encoding_threads() -> ThreadPoolExecutor:
+    """Threads for coding columns side by side (as many as cores, up to 4), made once."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)))
+    return _POOL[0]
+
+
+def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
+    """Each column's values to codes (textcodes.dictionary_codes: one compiled pass over
+    the column's string views, values compared exactly), then the distinct rows of codes
+    with their counts (one compiled pass): the same dictionaries (the texts of the values,
+    sorted, missing last) and tuples as the group-by of :func:`encode`."""
+    n, d = data.height, len(quasi)
+    codes = np.empty((d, n), dtype=np.uint32)
+    columns = [data.get_column(q) for q in quasi]
+    if d > 1 and n >= PARALLEL_ROWS:
+        # (the compiled passes let go of the interpreter: columns are coded side by side)
+        done = list(encoding_threads().map(dictionary_codes, columns, codes))
+    else:
+        done = [dictionary_codes(column, row) for column, row in zip(columns, codes, strict=True)]
+    dictionaries = [dictionary for dictionary, _ in done]
+    ranks = [rank for _, rank in done]
+    radix = np.array([len(r) for r in ranks], dtype=np.int64)
+    rank_at = np.zeros(d, dtype=np.int64)
+    if d:
+        np.cumsum(radix[:-1], out=rank_at[1:])
+    flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
+    if n >= PARALLEL_ROWS:
+        # (the grouping lets go of the interpreter: the caller looks the dictionaries'
+        # values up meanwhile, EncodedData.arrays waits for it)
+        pending = encoding_threads().submit(group_rows, codes, radix, flat, rank_at)
+        return EncodedData(quasi, tuple(dictionaries), rows=n, pending=pending)
+    grouped, counts = group_rows(codes, radix, flat, rank_at)
+    return EncodedData(quasi, tuple(dictionaries), rows=n, arrays=(grouped, counts))
 
 
 def encode_distinct(distinct: pl.DataFrame, quasi: Sequence[str]) -> EncodedData:

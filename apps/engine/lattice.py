@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
@@ -59,6 +60,46 @@ def max_nodes(dimensions: int, memory: int | None = None) -> int:
     return (search_memory() if memory is None else memory) // node_bytes(dimensions)
 
 
+@njit(cache=True, nogil=True)
+def node_levels(tops: NDArray[np.int64], size: int) -> tuple[NDArray[np.int16], NDArray[np.int64]]:
+    """The levels of every node of the lattice of ``tops`` (``[size x d]``, in index
+    order: mixed radix, the first QI most significant) and each node's total level."""
+    d = len(tops)
+    levels = np.empty((size, d), dtype=np.int16)
+    total = np.empty(size, dtype=np.int64)
+    counter = np.zeros(d, dtype=np.int16)
+    sum_ = 0
+    for idx in range(size):
+        for j in range(d):
+            levels[idx, j] = counter[j]
+        total[idx] = sum_
+        j = d - 1
+        while j >= 0:
+            if counter[j] < tops[j]:
+                counter[j] += 1
+                sum_ += 1
+                break
+            sum_ -= counter[j]
+            counter[j] = 0
+            j -= 1
+    return levels, total
+
+
+@njit(cache=True, nogil=True)
+def by_total(total: NDArray[np.int64], most: int) -> NDArray[np.int64]:
+    """Nodes by increasing total level, index order among equal totals."""
+    starts = np.zeros(most + 2, dtype=np.int64)
+    for idx in range(len(total)):
+        starts[total[idx] + 1] += 1
+    for t in range(most + 1):
+        starts[t + 1] += starts[t]
+    order = np.empty(len(total), dtype=np.int64)
+    for idx in range(len(total)):
+        order[starts[total[idx]]] = idx
+        starts[total[idx]] += 1
+    return order
+
+
 class Lattice:
     """All nodes of the lattice of per-QI levels ``0..tops[j]``."""
 
@@ -82,10 +123,10 @@ class Lattice:
         for j in range(len(radix) - 2, -1, -1):
             strides[j] = strides[j + 1] * radix[j + 1]
         self.strides: tuple[int, ...] = tuple(strides)
-        # Row j of np.indices: the level of QI j of every node, in index order.
-        by_qi = np.indices(radix, dtype=np.int16).reshape(len(radix), size)
-        self.levels: NDArray[np.int16] = np.ascontiguousarray(by_qi.T)
-        self.total: NDArray[np.int64] = by_qi.sum(axis=0, dtype=np.int64)
+        # The level of every QI of every node, in index order (an odometer, compiled).
+        self.levels: NDArray[np.int16]
+        self.total: NDArray[np.int64]
+        self.levels, self.total = node_levels(np.asarray(self.tops, dtype=np.int64), size)
 
     # at_most[j][v] = nodes whose level j is <= v (at_least likewise): an up-set or
     # down-set mask is then d boolean ANDs instead of a [size x d] comparison. Built on
@@ -169,7 +210,6 @@ class Lattice:
 
     @cached_property
     def by_rank(self) -> NDArray[np.int64]:
-        """Nodes in tie-break order (the inverse of :meth:`tie_order`; do not modify)."""
-        # (a stable sort by total level keeps index order among equal totals)
-        order: NDArray[np.int64] = np.argsort(self.total.astype(np.int16), kind="stable")
-        return order
+        """Nodes in tie-break order (the inverse of :meth:`tie_order`; do not modify):
+        by total level, index order among equal totals (a counting sort)."""
+        return by_total(self.total, sum(self.tops))

@@ -5,6 +5,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from django.conf import settings
+from django.urls import reverse
 
 from apps.assessments import deidentify, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
@@ -200,3 +201,34 @@ def test_random_pseudonyms_of_too_many_values_are_refused(ready, analyst, monkey
     assert "'email' has about 10 distinct values. Random pseudonyms keep" in job.error
     ready.refresh_from_db()
     assert not ready.apply_result
+
+
+def test_the_search_job_times_its_phases(ready, analyst, client):
+    """The search job's own timing, read -> encode -> search -> stored result: every
+    phase in the job's record (the total covers them, and the job's own run), the
+    phases known before storing in the stored result, and the Step 7 page shows them."""
+    job = run(deidentify.assessment_start_search(assessment=ready, user=analyst))
+    timing = job.result["timing"]
+    assert set(timing) == {"read", "encode", "search", "store", "total"}
+    phases = [timing[p] for p in ("read", "encode", "search", "store")]
+    assert all(isinstance(v, float) and v > 0 for v in phases)
+    assert timing["total"] >= sum(phases)
+    assert timing["total"] <= job.duration_seconds
+    ready.refresh_from_db()
+    stored = ready.search_result["timing"]
+    assert {p: stored[p] for p in ("read", "encode", "search")} == {
+        p: timing[p] for p in ("read", "encode", "search")
+    }
+    client.force_login(analyst)
+    page = client.get(
+        reverse(
+            "assessment-step",
+            kwargs={
+                "org": ready.organization.slug,
+                "assessment_id": ready.id,
+                "slug": "deidentify",
+            },
+        )
+    ).content.decode()
+    assert 'data-testid="search-timing"' in page
+    assert f"{timing['total']:.2f} s" in page

@@ -239,3 +239,53 @@ def test_apply_with_sensitive_model(tmp_path: Path, capsys: pytest.CaptureFixtur
     kept = sorted(zip(released["Salary"].to_list(), released["Disease"].to_list(), strict=True))
     assert len(kept) == 6
     assert set(kept) <= {(s, d) for _, _, s, d in LI_ROWS}
+
+
+def test_search_repeat_times_every_run_from_the_strings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--repeat N`` runs the timed part N times in one process under ARX's protocol:
+    every run encodes the table again, looks every value up again and searches a new
+    problem (nothing kept from a run for the next); ``seconds`` stays the first run,
+    ``seconds_median`` is the median of the others."""
+    import statistics
+
+    from apps.engine.hierarchies import Hierarchy
+    from apps.engine.search import optimal as optimal_module
+    from apps.engine.search import protocol
+
+    encodes, lookups, problems = [], [], []
+    real_encode, real_lookup = protocol.encode, Hierarchy.lookup
+    real_search = optimal_module.optimal_search
+
+    def counting_encode(*args, **kwargs):  # type: ignore[no-untyped-def]
+        encodes.append(1)
+        return real_encode(*args, **kwargs)
+
+    def counting_lookup(self, dictionary):  # type: ignore[no-untyped-def]
+        lookups.append(self.column)
+        return real_lookup(self, dictionary)
+
+    def fresh_search(problem, *args, **kwargs):  # type: ignore[no-untyped-def]
+        assert not problem.memo, "a problem searched before"
+        problems.append(problem)
+        return real_search(problem, *args, **kwargs)
+
+    monkeypatch.setattr(protocol, "encode", counting_encode)
+    monkeypatch.setattr(Hierarchy, "lookup", counting_lookup)
+    monkeypatch.setattr(protocol, "optimal_search", fresh_search)
+    base = write_tiny(tmp_path)
+    argv = ["search", *base, "--k", "2", "--suppression-limit", "0.2", "--no-pareto"]
+    out = run_json([*argv, "--repeat", "4", "--json"], capsys)
+    ours = sorted(c for c in lookups if c in ("a", "b"))  # (not the warm-up's own)
+    assert len(encodes) == 4 and ours == ["a"] * 4 + ["b"] * 4
+    assert len({id(p) for p in problems}) == 4
+    runs = out["seconds_runs"]
+    assert len(runs) == 4 and all(r > 0 for r in runs)
+    assert out["seconds"] == runs[0]
+    assert out["seconds_median"] == statistics.median(runs[1:])
+    assert out["levels"] == {"a": 1, "b": 0}  # the same result as one run
+    single = run_json([*argv, "--json"], capsys)
+    assert "seconds_runs" not in single and "seconds_median" not in single
+    assert main([*argv, "--repeat", "0"]) == 2
+    assert "--repeat: must be at least 1, got 0" in capsys.readouterr().err

@@ -5,6 +5,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apps.engine.errors import EngineInputError, HierarchyError
 from apps.engine.frame import encode_file
@@ -13,6 +15,7 @@ from apps.engine.hierarchies import (
     categorical_hierarchy,
     date_hierarchy,
     format_arx_text,
+    hierarchy_from_rows,
     interval_hierarchy,
     parse_arx_text,
     parse_interval,
@@ -264,3 +267,62 @@ def test_categorical_builder() -> None:
 
 def test_suppression_builder() -> None:
     assert suppression_hierarchy("sex", ["F", "M", None]).rows == (("F", "*"), ("M", "*"))
+
+
+def _lookup_by_definition(
+    rows: list[list[str]], values: list[str | None]
+) -> tuple[list[list[int]], list[list[str | None]], list[list[int]]]:
+    """The look-up arrays as the docstring of ``Hierarchy.lookup`` defines them, in plain
+    Python: per level, each generalized value present numbered in order of first
+    appearance in the rows, the missing value its own group last unless it joins a
+    single top value."""
+    height = len(rows[0]) - 1
+    row_of = {row[0]: row for row in rows}
+    top_single = len({row[-1] for row in rows}) == 1
+    maps, labels, leaves = [list(range(len(values)))], [list(values)], [[1] * len(values)]
+    for level in range(1, height + 1):
+        order = list(dict.fromkeys(row[level] for row in rows))
+        joins = level == height and top_single
+        present = {row_of[v][level] for v in values if v is not None}
+        if joins and None in values:
+            present.add(rows[0][level])
+        ordered = [g for g in order if g in present]
+        number = {g: i for i, g in enumerate(ordered)}
+        own = None in values and not joins
+        maps.append(
+            [
+                number[row_of[v][level]]
+                if v is not None
+                else (len(ordered) if own else number[rows[0][level]])
+                for v in values
+            ]
+        )
+        labels.append([*ordered, *([None] if own else [])])
+        leaves.append(
+            [sum(1 for row in rows if row[level] == g) for g in ordered] + ([1] if own else [])
+        )
+    return maps, labels, leaves
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(0, 2**32 - 1), st.booleans())
+def test_lookup_matches_its_definition(leaves: int, height: int, seed: int, missing: bool) -> None:
+    """Random tree hierarchies (a single top or several; long and short labels) and
+    random dictionaries of some of their leaves, with or without the missing value."""
+    rng = np.random.default_rng(seed)
+    single_top = bool(rng.random() < 0.5)
+    rows = []
+    for i in range(leaves):
+        row = [f"leaf {i}" if i % 3 else f"a longer leaf label number {i}"]
+        for level in range(1, height + 1):
+            top = level == height and single_top
+            row.append("*" if top else f"group {level}.{i >> level}")
+        rows.append(row)
+    hierarchy = hierarchy_from_rows("c", rows)
+    chosen = sorted(rng.choice(leaves, int(rng.integers(0, leaves + 1)), replace=False))
+    values: list[str | None] = [rows[i][0] for i in chosen] + ([None] if missing else [])
+    lookup = hierarchy.lookup(pl.Series("c", values, dtype=pl.String))
+    maps, labels, counts = _lookup_by_definition(rows, values)
+    assert [m.tolist() for m in lookup.maps] == maps
+    assert [list(lab) for lab in lookup.labels] == labels
+    assert [c.tolist() for c in lookup.leaves] == counts

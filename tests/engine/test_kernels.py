@@ -22,6 +22,7 @@ from apps.engine.loss import prepare_metric
 from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
 from apps.engine.search.classes import Scratch, TableCache, base_table, roll_up
+from apps.engine.search.kernels import grouping
 from tests.engine.test_search_properties import problems, raw_problems
 
 
@@ -159,7 +160,7 @@ def test_each_grouping_path_and_a_reused_scratch() -> None:
     wide = rng.integers(0, 50, (5, m)).astype(np.uint32)
     wide[:, m // 2 :] = wide[:, : m // 2]
     sizes = rng.integers(1, 5, m)
-    assert kernels._span(np.array([1 << 13] * 5, dtype=np.int64)) == -1
+    assert grouping._span(np.array([1 << 13] * 5, dtype=np.int64)) == -1
     for _ in range(3):
         _check(dense, sizes, [None, None], [6, 7], 3, scratch)
         _check(hashed, sizes, [None, None], [1000, 1000], 2, scratch)
@@ -226,11 +227,11 @@ def test_store_lookup_and_climb_chain() -> None:
     meta[:, :3] = [[0, 1, 0], [1, 1, 1], [0, 0, 0], [0, 2, 1], [-1, 0, 0]]
     meta[:, 3 + kernels.COUNT] = [30, 5, 99, 7, 1]
     node = lambda *v: np.array(v, dtype=np.int16)  # noqa: E731
-    assert kernels._lookup(meta, 5, node(1, 2, 1)) == (-1, 1)  # fewest classes below
-    assert kernels._lookup(meta, 5, node(0, 2, 1)) == (3, 3)  # the node itself
-    assert kernels._lookup(meta, 5, node(0, 1, 1)) == (-1, 0)
-    assert kernels._lookup(meta[1:2], 1, node(0, 2, 1)) == (-1, -1)
-    assert kernels._lookup(meta, 1, node(1, 2, 1)) == (-1, 0)  # only slots below ``high``
+    assert kernels.find_slot(meta, 5, node(1, 2, 1)) == (-1, 1)  # fewest classes below
+    assert kernels.find_slot(meta, 5, node(0, 2, 1)) == (3, 3)  # the node itself
+    assert kernels.find_slot(meta, 5, node(0, 1, 1)) == (-1, 0)
+    assert kernels.find_slot(meta[1:2], 1, node(0, 2, 1)) == (-1, -1)
+    assert kernels.find_slot(meta, 1, node(1, 2, 1)) == (-1, 0)  # only slots below ``high``
     status = np.zeros(lattice.size, dtype=np.int8)
     at_least = np.zeros(lattice.size, dtype=np.int64)
     keys = np.zeros(lattice.size)
@@ -365,8 +366,8 @@ def test_capped_pair_suppression_bounds(problem: Any, k: int, cap: int, data: An
 
 
 def test_pair_suppression_bounds_with_large_cells() -> None:
-    """Cells of thousands of rows (beyond the profiles' histogram, sorted instead) and
-    of a few rows, for small and large k; inconsistent hierarchies roll up from level 0."""
+    """Cells of thousands of rows and of a few rows, for small and large k; inconsistent
+    hierarchies group every level pair from level 0."""
     from apps.engine.search.bounds import suppression_lower_bounds
     from apps.engine.search.problem import QuasiLookup, build_problem
 
@@ -391,9 +392,9 @@ def test_pair_suppression_bounds_with_large_cells() -> None:
             assert np.array_equal(got, _pair_bound_oracle(problem, lattice, k))
 
 
-def test_pairs_too_costly_to_profile_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pair whose profile would cost more than the work budget is skipped: the bound
-    is then the single QIs' (still a lower bound of the suppressed rows)."""
+def test_pairs_past_the_work_budget_keep_their_singles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs whose grouping would pass the work budget are not grouped: the bound is
+    then the single QIs' (still a lower bound of the suppressed rows)."""
     from apps.engine.search import bounds
     from apps.engine.search.problem import QuasiLookup, build_problem
 
@@ -406,7 +407,6 @@ def test_pairs_too_costly_to_profile_are_left_out(monkeypatch: pytest.MonkeyPatc
         lookups.append(QuasiLookup.from_maps(q, maps))
         columns.append(rng.integers(0, values, 60))
     problem = build_problem(["a", "b"], columns, rng.integers(1, 4, 60), lookups)
-    assert (bounds.profiles(problem).second_qi < 0).all()
     lattice = Lattice(problem.heights)
     got = bounds.suppression_lower_bounds(problem, lattice, 5)
     singles = np.zeros(lattice.size, dtype=np.int64)
@@ -445,19 +445,21 @@ def _check_store(cache: TableCache, problem: Any, k: int) -> None:
     """Invariants of the store: live tables lie in the ring, never overlap, and hold the
     classes and summary of their node rolled up from the bottom."""
     d = problem.dimensions
-    meta, high = cache._meta, int(cache._state[kernels.HIGH])
+    arena = cache._arena
+    assert arena is not None
+    meta, high = arena.meta, int(arena.state[kernels.HIGH])
     live = [s for s in range(high) if meta[s, 0] >= 0]
     spans = sorted((int(meta[s, d + kernels.START]), int(meta[s, d + kernels.COUNT])) for s in live)
     for (a, n), (b, _) in zip(spans, spans[1:], strict=False):
         assert a + n <= b
-    assert all(cache._base <= a and a + n <= len(cache._sizes) for a, n in spans)
+    assert all(cache._base <= a and a + n <= len(arena.sizes) for a, n in spans)
     base = base_table(problem, k)
     for s in live:
         levels = tuple(int(v) for v in meta[s, :d])
         want = roll_up(problem, base, levels, k)
         codes, sizes = cache.view(int(meta[s, d + kernels.START]), int(meta[s, d + kernels.COUNT]))
         assert _grouped(codes, sizes) == _grouped(want.columns, want.sizes)
-        assert np.array_equal(cache._summaries[s], want.summary)
+        assert np.array_equal(arena.summaries[s], want.summary)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -480,7 +482,7 @@ def test_the_store_under_eviction_hands_the_bottoms_classes(
         assert np.array_equal(cache.summary, want.summary)
     _check_store(cache, problem, k)
     if not problem.consistent:
-        assert cache._state[kernels.HIGH] == 0
+        assert cache._arena is not None and cache._arena.state[kernels.HIGH] == 0
 
 
 def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
@@ -501,8 +503,10 @@ def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
     for idx in [*order, *order]:
         cache.fetch(lattice.levels[int(idx)])
         _check_store(cache, problem, 2)
-    stored = int(cache._state[kernels.NEXT_SEQ])
-    live = int((cache._meta[: int(cache._state[kernels.HIGH]), 0] >= 0).sum())
+    arena = cache._arena
+    assert arena is not None
+    stored = int(arena.state[kernels.NEXT_SEQ])
+    live = int((arena.meta[: int(arena.state[kernels.HIGH]), 0] >= 0).sum())
     assert live < lattice.size - 1  # evicted (the bottom is not stored)
     assert stored > lattice.size - 1  # evicted nodes stored again
-    assert cache._state[kernels.MOVES] > 0  # used sources moved ahead of the head
+    assert arena.state[kernels.MOVES] > 0  # used sources moved ahead of the head

@@ -14,10 +14,8 @@ from numba.core.registry import CPUDispatcher
 
 from apps.engine.criteria import KAnonymity, StrictAverageRisk
 from apps.engine.loss import METRICS
-from apps.engine.loss import kernels as loss_kernels
-from apps.engine.search import kernels as search_kernels
 from apps.engine.search import optimal_search
-from apps.engine.search.preload import load_compiled_code
+from apps.engine.search.preload import kernel_modules, load_compiled_code
 from apps.engine.search.problem import QuasiLookup, build_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _signatures() -> dict[str, set[object]]:
     return {
         f"{module.__name__}.{name}": set(obj.signatures)
-        for module in (search_kernels, loss_kernels)
+        for module in kernel_modules()
         for name, obj in vars(module).items()
         if isinstance(obj, CPUDispatcher)
     }
@@ -59,9 +57,8 @@ def new_signatures_after_preloading() -> list[str]:
         "raise_up",
         "raise_down",
         "climb_chain",
-        "profiles_of",
-        "rare_by_segment",
-        "raise_by_profiles",
+        "rare_rows",
+        "raise_by_rare",
         "summarize",
         "loss_suppression_bound",
         "entropy_suppression_bound",

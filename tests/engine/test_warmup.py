@@ -18,15 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SEARCH_AND_COUNT = """
 import json
 from numba.core.registry import CPUDispatcher
-from apps.engine.loss import kernels as loss_kernels
-from apps.engine.search import kernels as search_kernels
-from apps.engine.sensitive import kernels as sensitive_kernels
-from apps.engine.search.preload import load_compiled_code, load_sensitive_code
+from apps.engine.search.preload import kernel_modules, load_compiled_code, load_sensitive_code
 
 load_compiled_code()
 load_sensitive_code()
 hits = misses = loaded = 0
-for module in (search_kernels, loss_kernels, sensitive_kernels):
+for module in kernel_modules():
     for kernel in vars(module).values():
         if isinstance(kernel, CPUDispatcher):
             hits += sum(kernel.stats.cache_hits.values())
@@ -71,3 +68,46 @@ def test_the_settings_put_the_cache_under_var(settings) -> None:  # type: ignore
     ):
         return  # chosen by whoever runs the tests
     assert os.environ["NUMBA_CACHE_DIR"] == str(settings.VAR_DIR / "numba")
+
+
+def test_the_marker_names_the_sources_compiled(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`warmup` ends with a marker of the sources it compiled; other sources are cold."""
+    from apps.engine import cli_warmup
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cli_warmup, "warmup", lambda: _fake_warmup(cli_warmup))
+    assert not cli_warmup.is_warm()
+    assert main(["warmup", "--if-cold"]) == 0
+    assert cli_warmup.is_warm() and cli_warmup.marker_path().parent == tmp_path
+    monkeypatch.setattr(cli_warmup, "sources_digest", lambda: "other-sources")
+    assert not cli_warmup.is_warm()
+
+
+def _fake_warmup(cli_warmup) -> float:  # type: ignore[no-untyped-def]
+    cli_warmup.marker_path().write_text("0\n")
+    return 0.0
+
+
+def test_a_worker_never_waits_for_the_compiler(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On a cold cache a starting worker launches `deid warmup` in the background and
+    loads nothing; on a warm one each worker process loads the compiled code in a thread
+    of its own (a handler that blocked would hold the process's start)."""
+    from apps.engine import cli_warmup
+    from deidweb import celery
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    started: list[list[str]] = []
+    monkeypatch.setattr(celery.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
+    threads: list[str] = []
+    monkeypatch.setattr(
+        celery.threading,
+        "Thread",
+        lambda target, name, daemon: type("T", (), {"start": lambda self: threads.append(name)})(),
+    )
+    celery.compile_kernels_in_the_background()
+    celery.load_compiled_code_at_start()
+    assert started == [[sys.executable, "-m", "apps.engine", "warmup"]] and threads == []
+    cli_warmup.marker_path().write_text("0\n")  # warm now
+    celery.compile_kernels_in_the_background()
+    celery.load_compiled_code_at_start()
+    assert len(started) == 1 and threads == ["load-compiled-code"]

@@ -18,7 +18,14 @@ import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import HierarchyError, preview
+from apps.engine.hierarchies.compiled import (
+    CompiledHierarchy,
+    LevelLabels,
+    compile_hierarchy,
+    level_maps,
+)
 from apps.engine.hierarchies.validation import validate_rows
+from apps.engine.textcodes import find_texts
 
 TOP = "*"
 
@@ -37,7 +44,7 @@ class GeneralizationLookup:
 
     column: str
     maps: tuple[CodeArray, ...]
-    labels: tuple[tuple[str | None, ...], ...]
+    labels: Sequence[Sequence[str | None]]  # (a LevelLabels: a level is made when read)
     leaves: tuple[CountArray, ...]
     domain_size: int
 
@@ -122,69 +129,37 @@ class Hierarchy:
         missing value stays its own group (label None, covering 1 leaf) below the
         top, and joins the top value only when that is a single value such as "*".
 
-        The hierarchy's own part (each level's labels numbered in row order, and the
-        leaves under each, :attr:`_levels`) is computed once per hierarchy; a lookup
-        then costs array operations over the dictionary's values only.
+        The hierarchy's own part (its leaves indexed, each level's labels numbered in
+        row order with the leaves under each: :attr:`compiled`) is computed once per
+        hierarchy; a lookup then finds the dictionary's values among the leaves and
+        numbers the generalized values present, in compiled passes over the
+        dictionary's values (hierarchies/compiled.py); labels are made when read.
         """
-        values: list[str | None] = dictionary.to_list()
-        find = self._leaf_index.get
-        positions = np.fromiter(
-            (find(v, -2) if v is not None else -1 for v in values),
-            dtype=np.int64,
-            count=len(values),
+        compiled = self.compiled
+        positions = find_texts(compiled.index, dictionary)
+        if len(positions) and int(positions.min()) == -2:
+            self.check_covers(dictionary.to_list())  # (raises, naming the values)
+        maps, present, offsets, leaves = level_maps(
+            positions,
+            compiled.codes,
+            compiled.sizes,
+            compiled.leaves,
+            compiled.leaf_at,
+            self.top_is_single_value,
         )
-        if (positions == -2).any():
-            self.check_covers(values)  # (raises, naming the values)
-        missing = positions < 0
-        has_missing = bool(missing.any())
-        maps: list[CodeArray] = [np.arange(len(values), dtype=np.uint32)]
-        labels: list[tuple[str | None, ...]] = [tuple(values)]
-        leaves: list[CountArray] = [np.ones(len(values), dtype=np.int64)]
-        for level in range(1, self.height + 1):
-            codes, level_labels, level_leaves = self._levels[level - 1]
-            of_value = codes[np.where(missing, 0, positions)]
-            # The missing value joins a single top value; else it is a group of its own.
-            missing_joins_top = level == self.height and self.top_is_single_value
-            own_group = has_missing and not missing_joins_top
-            present = np.unique(of_value[~missing] if own_group else of_value)
-            gcode = np.zeros(len(level_labels), dtype=np.uint32)
-            gcode[present] = np.arange(len(present), dtype=np.uint32)
-            level_map = gcode[of_value]
-            if own_group:
-                level_map[missing] = len(present)
-            maps.append(level_map)
-            labels.append((*level_labels[present].tolist(), *([None] if own_group else [])))
-            leaves.append(
-                np.concatenate(
-                    [level_leaves[present], np.ones(1 if own_group else 0, dtype=np.int64)]
-                )
-            )
+        levels = range(self.height + 1)
         return GeneralizationLookup(
             column=self.column,
-            maps=tuple(maps),
-            labels=tuple(labels),
-            leaves=tuple(leaves),
+            maps=tuple(maps[level] for level in levels),
+            labels=LevelLabels(dictionary, compiled.labels, present, offsets),
+            leaves=tuple(leaves[offsets[level] : offsets[level + 1]] for level in levels),
             domain_size=len(self.rows),
         )
 
     @cached_property
-    def _levels(
-        self,
-    ) -> tuple[tuple[npt.NDArray[np.int64], npt.NDArray[np.object_], CountArray], ...]:
-        """Per level 1..H: each row's label numbered in order of first appearance, the
-        labels in that order, and the leaves under each label."""
-        out = []
-        for level in range(1, self.height + 1):
-            numbers: dict[str, int] = {}
-            codes = np.fromiter(
-                (numbers.setdefault(row[level], len(numbers)) for row in self.rows),
-                dtype=np.int64,
-                count=len(self.rows),
-            )
-            labels = np.empty(len(numbers), dtype=object)
-            labels[:] = list(numbers)
-            out.append((codes, labels, np.bincount(codes, minlength=len(numbers))))
-        return tuple(out)
+    def compiled(self) -> CompiledHierarchy:
+        """The hierarchy as arrays, for :meth:`lookup` (once per hierarchy)."""
+        return compile_hierarchy(self.rows, self.height)
 
     def _check_level(self, level: int) -> None:
         if not 0 <= level <= self.height:

@@ -99,7 +99,8 @@ def lookup_from_hierarchy(hierarchy: Hierarchy, dictionary: Sequence[str | None]
     """Compile a validated hierarchy for a natural-order dictionary, renumbering every
     level's codes in the natural order of its labels."""
     compiled = hierarchy.lookup(pl.Series("values", list(dictionary), dtype=pl.String))
-    maps, labels, leaves = [compiled.maps[0]], [compiled.labels[0]], [compiled.leaves[0]]
+    maps, leaves = [compiled.maps[0]], [compiled.leaves[0]]
+    labels: list[tuple[str | None, ...]] = [tuple(compiled.labels[0])]
     for level in range(1, compiled.height + 1):
         level_labels = compiled.labels[level]
         order = sorted(range(len(level_labels)), key=lambda c: natural_key(level_labels[c]))

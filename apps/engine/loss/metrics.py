@@ -91,6 +91,9 @@ class Metric(ABC):
     lift_width: int = 0
     #: True when :meth:`value` reads the classes' codes (``NodeClasses.columns``).
     reads_codes: bool = False
+    #: True when :meth:`value` or :meth:`lift` reads the classes' sizes (the search then
+    #: hands them over; else only the summary's counts).
+    reads_sizes: bool = False
 
     def __init__(self, problem: SearchProblem) -> None:
         self.problem = problem
@@ -341,8 +344,15 @@ class EntropyMetric(Metric):
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.by_level, self._cum = problem.memoized(
-            ("metric", self.name), lambda: _entropy_tables(problem)
+        self.by_level = problem.memoized(("metric", self.name), lambda: _entropy_by_level(problem))
+
+    @cached_property
+    def _cum(self) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
+        """Per QI and level, the value frequencies in decreasing order, their running
+        sums and the running sums of f log2 f (for the least suppression entropy; made
+        when a bound first needs them: searches that suppress nothing never do)."""
+        return self.problem.memoized(
+            ("metric", self.name, "cum"), lambda: _entropy_cums(self.problem)
         )
 
     def maximum(self) -> float:
@@ -495,13 +505,9 @@ class EntropyMetric(Metric):
         return total
 
 
-def _entropy_tables(
-    problem: SearchProblem,
-) -> tuple[
-    tuple[NDArray[np.float64], ...], list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]
-]:
-    """:class:`EntropyMetric`'s ``by_level`` and ``_cum`` (per problem)."""
-    by_level = tuple(
+def _entropy_by_level(problem: SearchProblem) -> tuple[NDArray[np.float64], ...]:
+    """:class:`EntropyMetric`'s ``by_level`` (per problem)."""
+    return tuple(
         np.array(
             [
                 generalization_entropy(fr[0], fr[level], lk.maps[level])
@@ -511,8 +517,12 @@ def _entropy_tables(
         )
         for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
     )
-    # Per QI and level, the value frequencies in decreasing order, their running
-    # sums and the running sums of f log2 f (for the least suppression entropy).
+
+
+def _entropy_cums(
+    problem: SearchProblem,
+) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
+    """:class:`EntropyMetric`'s ``_cum`` (per problem)."""
     cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
     for fr in problem.frequencies:
         per_level = []
@@ -520,7 +530,7 @@ def _entropy_tables(
             desc = np.sort(f[f > 0].astype(np.float64))[::-1]
             per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
         cum.append(per_level)
-    return by_level, cum
+    return cum
 
 
 class PrecisionMetric(Metric):
@@ -634,6 +644,7 @@ class AverageClassSizeMetric(Metric):
 
     name: MetricName = "aecs"
     lift_width = 2
+    reads_sizes = True  # (lift: the number of classes)
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)

@@ -14,10 +14,11 @@ evaluating them, the nodes whose bound exceeds the suppression limit (nearly all
 nodes of adult without suppression), and (2) add the bound's cost to the metric's lower
 bound of every node (``loss.Metric.lower_bounds``).
 
-The cells' sizes at every pair of levels do not depend on ``k``: they are computed once
-per problem as *profiles* (distinct sizes with running sums of rows, :class:`Profiles`,
-memoized on the problem), from which ``R_ij`` for any ``k`` is a binary search per level
-pair; one compiled pass then takes the maximum over pairs for every node.
+The rare rows are computed for the search's ``k`` (``kernels/rare.py``), once per problem
+and ``k``: only the level pairs that can matter are grouped (a level pair where a single
+QI already fails every node gets the single's rows; above a level pair with no rare row
+there is none), each from the level pair below it; one compiled pass then takes the
+maximum over singles and pairs for every node.
 """
 
 from __future__ import annotations
@@ -31,17 +32,13 @@ from apps.engine.lattice import Lattice
 from apps.engine.search import kernels
 from apps.engine.search.problem import SearchProblem
 
-#: Pairs are aggregated from their non-empty cells (one compiled roll-up of the cells
-#: per level pair, :func:`kernels.pair_profile`); skip a pair with more of these (the
-#: bound stays valid with fewer pairs).
+#: A pair with more non-empty cells than this is left out (the bound stays valid with
+#: fewer pairs: its level pairs keep their singles' rare rows).
 MAX_PAIR_CELLS = 2_000_000
-#: A pair is also skipped when grouping its cells at every level pair (cells x level
-#: pairs) would cost more than this share of evaluating every node from the distinct
-#: tuples (lattice size x tuples), and more than PAIR_WORK_FLOOR: the bound saves
-#: evaluations, so it must cost less than they would. (Adult: every pair is kept, the
-#: largest costs 30,000; the ZIP-like case of the benchmark, 60 nodes and 50,000
-#: tuples: the two pairs with ZIP codes are skipped, a problem's first search takes
-#: 8 ms instead of 40.)
+#: The cells grouped for all pairs together are bounded by this share of evaluating
+#: every node from the distinct tuples (lattice size x tuples), and at least
+#: PAIR_WORK_FLOOR: the bound saves evaluations, so it must cost less than they would.
+#: Pairs past the budget keep their singles' rare rows.
 PAIR_WORK_SHARE = 1 / 8
 PAIR_WORK_FLOOR = 250_000
 
@@ -51,27 +48,27 @@ def _rare_rows(cell_counts: NDArray[np.float64] | NDArray[np.int64], k: int) -> 
 
 
 @dataclass(frozen=True)
-class Profiles:
-    """Cell sizes of every single QI and every pair of QIs at every (pair of) levels, in
-    segments (:func:`kernels.pair_profile`): profile ``p`` covers QI ``first_qi[p]`` (and
-    ``second_qi[p]``, or none when negative); its segment at levels ``(a, b)`` is
-    ``base[p] + a * width[p] + b``. Independent of ``k``: computed once per problem."""
+class RareRows:
+    """Rare rows under one ``k`` of every single QI and every pair of QIs at every (pair
+    of) levels, in segments (:func:`kernels.rare_rows`): profile ``p`` covers QI
+    ``first_qi[p]`` (and ``second_qi[p]``, or none when negative); its segment at levels
+    ``(a, b)`` is ``base[p] + a * width[p] + b``."""
 
-    values: NDArray[np.int64]
-    cums: NDArray[np.int64]
-    starts: NDArray[np.int64]
+    rare: NDArray[np.int64]
     first_qi: NDArray[np.int64]
     second_qi: NDArray[np.int64]
     base: NDArray[np.int64]
     width: NDArray[np.int64]
 
 
-def profiles(problem: SearchProblem) -> Profiles:
-    """The problem's :class:`Profiles` (memoized on the problem)."""
-    return problem.memoized("suppression profiles", lambda: _profiles(problem))
+def rare_rows(problem: SearchProblem, k: int, cap: int | None = None) -> RareRows:
+    """The problem's :class:`RareRows` under ``k`` (memoized on the problem with
+    ``cap``: level pairs a single already puts past ``cap`` keep the single's rows)."""
+    key = ("rare rows", k, -1 if cap is None else cap)
+    return problem.memoized(key, lambda: _rare_rows_of(problem, k, cap))
 
 
-def _profiles(problem: SearchProblem) -> Profiles:
+def _rare_rows_of(problem: SearchProblem, k: int, cap: int | None) -> RareRows:
     heights = problem.heights
     nodes = 1
     for h in heights:
@@ -79,16 +76,16 @@ def _profiles(problem: SearchProblem) -> Profiles:
     tuples = len(problem.counts)
     max_work = int(min(max(PAIR_WORK_FLOOR, nodes * tuples * PAIR_WORK_SHARE), 2.0**62))
     frequencies = [f for per_qi in problem.frequencies for f in per_qi]
-    return Profiles(
-        *kernels.profiles_of(
+    return RareRows(
+        *kernels.rare_rows(
             problem.codes,
-            problem.counts.astype(np.int64),
+            problem.counts,
             np.asarray(heights, dtype=np.int64),
             np.concatenate(frequencies).astype(np.int64) if frequencies else np.zeros(0, np.int64),
-            problem.flat_maps,
-            problem.map_offsets,
-            problem.level_values,
+            problem.maps,
             problem.consistent,
+            k,
+            -1 if cap is None else cap,
             MAX_PAIR_CELLS,
             max_work,
         )
@@ -106,10 +103,9 @@ def suppression_lower_bounds(
     bound = np.zeros(lattice.size, dtype=np.int64)
     if k <= 1 or not len(problem.counts):
         return bound
-    p = profiles(problem)
-    rare = kernels.rare_by_segment(p.values, p.cums, p.starts, k)
+    r = rare_rows(problem, k, cap)
     tops = np.asarray(lattice.tops, dtype=np.int64)
-    kernels.raise_by_profiles(
-        tops, p.first_qi, p.second_qi, p.base, p.width, rare, -1 if cap is None else cap, bound
+    kernels.raise_by_rare(
+        tops, r.first_qi, r.second_qi, r.base, r.width, r.rare, -1 if cap is None else cap, bound
     )
     return bound

@@ -93,9 +93,7 @@ def _group(
         sizes,
         np.asarray(source, dtype=np.int64),
         np.asarray(levels, dtype=np.int64),
-        problem.flat_maps,
-        problem.map_offsets,
-        problem.level_values,
+        problem.maps,
         k,
         work,
         epoch,
@@ -150,39 +148,43 @@ def default_cache_bytes(problem: SearchProblem) -> int:
 POOLED_ARENA_BYTES = 128 << 20
 
 
-class _Arena:
+def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.Arena:
     """The working memory of a :class:`TableCache` (see :func:`kernels.fetch`)."""
-
-    def __init__(self, problem: SearchProblem, base: ClassTable, max_bytes: int) -> None:
-        d = problem.dimensions
-        dtype = problem.codes.dtype
-        m = base.classes
-        per_class = d * dtype.itemsize + 8
-        # At least four bottom tables, so that every table fits in a quarter of the ring.
-        ring = max(4 * m, 4, max_bytes // per_class)
-        # np.empty where nothing is read before it is written (the ring, the slots from
-        # HIGH on, the staging arrays): no page is touched (or zeroed) until used.
-        self.codes = np.empty(d * (m + ring), dtype=dtype)
-        self.sizes = np.empty(m + ring, dtype=np.int64)
-        self.codes[: d * m] = base.columns.ravel()
-        self.sizes[:m] = base.sizes
-        slots = max(64, min(1 << 16, ring // 16))
-        self.meta = np.empty((slots, d + 3), dtype=np.int64)
-        self.summaries = np.empty((slots, kernels.SUMMARY), dtype=np.int64)
-        self.state = np.zeros(5, dtype=np.int64)
-        self.state[kernels.HEAD] = m
+    d = problem.dimensions
+    dtype = problem.codes.dtype
+    m = base.classes
+    per_class = d * dtype.itemsize + 8
+    # At least four bottom tables, so that every table fits in a quarter of the ring.
+    ring = max(4 * m, 4, max_bytes // per_class)
+    # np.empty where nothing is read before it is written (the ring, the slots from
+    # HIGH on, the staging arrays): no page is touched (or zeroed) until used.
+    codes = np.empty(d * (m + ring), dtype=dtype)
+    sizes = np.empty(m + ring, dtype=np.int64)
+    codes[: d * m] = base.columns.ravel()
+    sizes[:m] = base.sizes
+    slots = max(64, min(1 << 16, ring // 16))
+    state = np.zeros(5, dtype=np.int64)
+    state[kernels.HEAD] = m
+    return kernels.Arena(
+        codes=codes,
+        sizes=sizes,
+        meta=np.empty((slots, d + 3), dtype=np.int64),
+        summaries=np.empty((slots, kernels.SUMMARY), dtype=np.int64),
+        state=state,
         # (zeros: the epoch stamps of the grouping must not match stale memory)
-        self.scratch = np.zeros((2, kernels.scratch_size(m)), dtype=np.int64)
-        self.first = np.empty(max(m, 1), dtype=np.int64)
-        self.grouped = np.empty(max(m, 1), dtype=np.int64)
-        self.stage = np.empty((d, max(m, 1)), dtype=dtype)
+        scratch=np.zeros((2, kernels.scratch_size(m)), dtype=np.int64),
+        first=np.empty(max(m, 1), dtype=np.int64),
+        grouped=np.empty(max(m, 1), dtype=np.int64),
+        stage=np.empty((d, max(m, 1)), dtype=dtype),
+    )
 
-    def reset(self, base: int) -> None:
-        """Empty the ring (the bottom node's classes stay). The scratch epoch goes on:
-        entries stamped by earlier searches never match a later one's."""
-        self.state[kernels.HEAD] = base
-        self.state[kernels.HIGH] = 0
-        self.state[kernels.MOVES] = 0
+
+def _reset(arena: kernels.Arena, base: int) -> None:
+    """Empty the ring (the bottom node's classes stay). The scratch epoch goes on:
+    entries stamped by earlier searches never match a later one's."""
+    arena.state[kernels.HEAD] = base
+    arena.state[kernels.HIGH] = 0
+    arena.state[kernels.MOVES] = 0
 
 
 class TableCache:
@@ -204,22 +206,13 @@ class TableCache:
         self.k = k
         self.base = base_table(problem, k)
         self._base = self.base.classes
-        self._pool: list[_Arena] = problem.memoized(("table arenas", self.max_bytes), list)
+        self._pool: list[kernels.Arena] = problem.memoized(("table arenas", self.max_bytes), list)
         try:
             arena = self._pool.pop()
-            arena.reset(self._base)
+            _reset(arena, self._base)
         except IndexError:
-            arena = _Arena(problem, self.base, self.max_bytes)
-        self._arena: _Arena | None = arena
-        self._codes = arena.codes
-        self._sizes = arena.sizes
-        self._meta = arena.meta
-        self._summaries = arena.summaries
-        self._state = arena.state
-        self._scratch = arena.scratch
-        self._first = arena.first
-        self._grouped = arena.grouped
-        self._stage = arena.stage
+            arena = _arena(problem, self.base, self.max_bytes)
+        self._arena: kernels.Arena | None = arena
         #: Summary of the last fetched node (:mod:`kernels` slots).
         self.summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
         self._cacheable = problem.consistent and problem.dimensions > 0
@@ -234,38 +227,30 @@ class TableCache:
         """Classes of node ``levels`` (an int16 array): ``(where, count)`` for
         :meth:`view`; the node's summary is left in :attr:`summary`. Valid until the
         next fetch."""
-        p = self.problem
         if self._arena is None:
             raise RuntimeError("the table cache was released")
         return kernels.fetch(
             levels,
-            self._codes,
-            self._sizes,
-            self._meta,
-            self._summaries,
-            self._state,
+            self._arena,
             self._base,
             self.base.summary,
             self._cacheable,
-            p.flat_maps,
-            p.map_offsets,
-            p.level_values,
+            self.problem.maps,
             self.k,
-            self._scratch,
-            self._first,
-            self._grouped,
-            self._stage,
             self.summary,
         )
 
     def view(self, where: int, count: int) -> tuple[Codes, I64]:
         """Codes and sizes of the table :meth:`fetch` returned (views, valid until the
         next fetch)."""
+        arena = self._arena
+        if arena is None:
+            raise RuntimeError("the table cache was released")
         if where < 0:
-            return self._stage[:, :count], self._grouped[:count]
+            return arena.stage[:, :count], arena.grouped[:count]
         d = self.problem.dimensions
-        block = self._codes[d * where : d * (where + count)].reshape(d, count)
-        return block, self._sizes[where : where + count]
+        block = arena.codes[d * where : d * (where + count)].reshape(d, count)
+        return block, arena.sizes[where : where + count]
 
     def table(self, levels: tuple[int, ...]) -> ClassTable:
         """Classes of node ``levels`` as a :class:`ClassTable` of its own (copies)."""

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from apps.engine.criteria import (
     Criterion,
@@ -53,6 +54,8 @@ class NodeFacts:
 
 
 _NO_MASK = np.zeros(0, dtype=bool)
+_NO_CODES = np.zeros((0, 0), dtype=np.uint8)
+_NO_SIZES = np.zeros(0, dtype=np.int64)
 
 
 class Evaluator:
@@ -66,6 +69,7 @@ class Evaluator:
         metric: Metric,
         cache: TableCache | None = None,
         sensitive: SensitiveTable | None = None,
+        static: NDArray[np.float64] | None = None,
     ) -> None:
         self.problem = problem
         self.lattice = lattice
@@ -82,6 +86,11 @@ class Evaluator:
             self.cache = cache or TableCache(sensitive.cells, k=1)
             if self.cache.problem is not sensitive.cells:
                 raise ValueError("the table cache must hold the sensitive table's cells")
+        #: The metric's static bound of the nodes that may be solutions
+        #: (``Metric.lower_bounds``; NaN elsewhere), when the search has it: for a metric
+        #: whose bound is exact, such a node suppressing nothing is valued by it, the
+        #: very number its key was made of.
+        self.static = static if metric.exact_bound else None
         self.facts: dict[int, NodeFacts] = {}
         self.evaluations = 0
         #: Nodes suppressing more rows than this get ``value = inf`` (not computed): the
@@ -110,9 +119,12 @@ class Evaluator:
             int(summary[kernels.RELEASED]),
             int(summary[kernels.RELEASED_SQUARES]),
         )
-        codes, sizes = cache.view(where, count)
-        # The suppressed mask only for metrics that read codes; the others work from
-        # the summary's counts.
+        # Codes, sizes and the suppressed mask only for metrics that read them; the
+        # others work from the summary's counts.
+        if full or self.metric.reads_codes or self.metric.reads_sizes:
+            codes, sizes = cache.view(where, count)
+        else:
+            codes, sizes = _NO_CODES, _NO_SIZES
         mask = sizes < self.k if full or self.metric.reads_codes else _NO_MASK
         node = NodeClasses(self.lattice.node(index), codes, sizes, mask, counts)
         return node, int(summary[kernels.MIN_RELEASED]), node
@@ -165,9 +177,13 @@ class Evaluator:
             min_class_size=smallest,
             released_rows=self.problem.rows - suppressed,
             value=(
-                self.metric.value(node)
-                if self.value_limit is None or suppressed <= self.value_limit
-                else math.inf
+                math.inf
+                if self.value_limit is not None and suppressed > self.value_limit
+                else float(self.static[index])
+                if self.static is not None
+                and suppressed == 0
+                and self.static[index] == self.static[index]
+                else self.metric.value(node)
             ),
             lift=self.metric.lift(small, self.k),
             small_rows=small.suppressed_rows,

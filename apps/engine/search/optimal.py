@@ -54,6 +54,7 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
+from apps.engine.frame import PARALLEL_ROWS, encoding_threads
 from apps.engine.lattice import Lattice
 from apps.engine.loss import Metric, MetricName, prepare_metric
 from apps.engine.progress import (
@@ -119,38 +120,45 @@ class _Search:
         k = self.k = (
             criterion.release_size if sensitive is None else sensitive.release_size(criterion)
         )
-        self.evaluator = Evaluator(
-            problem,
-            self.lattice,
-            criterion,
-            metric,
-            TableCache(problem, cache_bytes, k)
-            if sensitive is None
-            else TableCache(sensitive.cells, cache_bytes, 1),
-            sensitive,
-        )
-        # (static: once per problem, metric and lattice; not to be modified)
-        self.bounds: NDArray[np.float64] = problem.memoized(
-            ("lower bounds", metric.name, self.lattice.tops),
-            lambda: metric.lower_bounds(self.lattice.levels),
-        )
         # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
         # (Classes smaller than k are suppressed whatever the sensitive models.)
         # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
-        self.least_suppressed = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
-        # Keys of the nodes that may be solutions: those suppressing more rows than the
-        # largest allowance (``most_allowed``) are never taken from the queue, climbed
-        # to or bounded (they fail in every solve), so their key is left infinite.
-        self.keys = np.full(self.lattice.size, math.inf, dtype=np.float64)
+        # Compiled code that lets go of the interpreter: on a large problem it runs in a
+        # thread while the table cache and the tie order are made.
+        if len(problem.counts) >= PARALLEL_ROWS:
+            pending = encoding_threads().submit(
+                suppression_lower_bounds, problem, self.lattice, k, most_allowed
+            )
+        else:
+            pending = None
+            least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        cache = (
+            TableCache(problem, cache_bytes, k)
+            if sensitive is None
+            else TableCache(sensitive.cells, cache_bytes, 1)
+        )
+        self.rank = self.lattice.tie_order()
+        self.least_suppressed = pending.result() if pending is not None else least
+        # The nodes that may be solutions: those suppressing more rows than the largest
+        # allowance (``most_allowed``) are never taken from the queue, climbed to or
+        # bounded (they fail in every solve), so neither their static bound nor their key
+        # is computed (NaN, infinite): without suppression often a few dozen nodes of
+        # thousands.
         may = (
             np.flatnonzero(self.least_suppressed <= most_allowed)
             if most_allowed is not None
             else np.arange(self.lattice.size)
         )
-        self.keys[may] = metric.suppression_keys(
-            self.lattice.levels[may], self.bounds[may], self.least_suppressed[may], k
+        levels = self.lattice.levels[may]
+        self.bounds = np.full(self.lattice.size, math.nan, dtype=np.float64)
+        self.bounds[may] = metric.lower_bounds(levels)
+        self.evaluator = Evaluator(
+            problem, self.lattice, criterion, metric, cache, sensitive, static=self.bounds
         )
-        self.rank = self.lattice.tie_order()
+        self.keys = np.full(self.lattice.size, math.inf, dtype=np.float64)
+        self.keys[may] = metric.suppression_keys(
+            levels, self.bounds[may], self.least_suppressed[may], k
+        )
         self.consistent = problem.consistent
         self.monotone = criterion.monotone and problem.consistent
         # Whether suppressed rows (all of them) never grow going up: then they tag the
@@ -218,7 +226,8 @@ class _Search:
                 )
             # Down-set: too many suppressed (status); specializations suppress at least
             # as many rows (classes only split).
-            if not within or not known:
+            # (a node within the limit and suppressing nothing raises nothing below it)
+            if not within or (not known and facts.small_rows > 0):
                 kernels.raise_down(
                     node,
                     self._strides,

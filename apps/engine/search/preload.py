@@ -1,17 +1,17 @@
-"""Load the search's compiled code before the first search is timed.
+"""Load the search's compiled code before the first search is timed (and a job runs).
 
-The kernels (``kernels.py``, ``loss/kernels.py``) are compiled by numba and cached on
-disk; a process loads each one's machine code the first time it is called with a given
-code width (``uint8``, ``uint16``, ``uint32``: :func:`~problem.code_dtype`). On the
-benchmark machine that made an adult search's first call 0.15-0.25 s slower, once per
-process, like importing an extension module, while the search itself takes 0.02-0.15
-s; loading every width takes 0.2-0.3 s (the benchmark's "load s"). The
-``search`` command and the benchmark call :func:`load_compiled_code` before they start
-their clocks, so that the ``seconds`` they report measure encoding and search, as
-documented (the benchmark reports the loading time apart).
+The kernels (``search/kernels/``, ``loss/kernels.py``, ``textcodes.py``, the hierarchies'
+and the lattice's compiled passes) are compiled by numba and cached on disk; a process
+loads each one's machine code the first time it is called with a given code width
+(``uint8``, ``uint16``, ``uint32``: :func:`~problem.code_dtype`), and polars pays for the
+first call of each function it runs. :func:`load_compiled_code` pays all of that at once,
+like importing an extension module: the ``search`` command and the benchmark call it
+before they start their clocks, and a Celery worker when it starts (``deidweb/celery.py``),
+so that no user's first search pays it.
 
-It runs a real search on tiny generated problems (two quasi-identifiers, a few tuples)
-for every code width and every metric, with and without suppression, and each metric's
+It encodes, looks up and searches a tiny table (short, long and missing values, in two
+chunks, in memory and streamed), then runs a real search on tiny generated problems for
+every code width and every metric, with and without suppression, and each metric's
 compiled bound: the calls have exactly the argument types of real searches, so every
 specialization a search uses is loaded (or, in the first process after an install,
 compiled and written to the cache). ``tests/engine/test_preload.py`` checks that a
@@ -21,14 +21,27 @@ search afterwards adds no compiled signature.
 from __future__ import annotations
 
 import functools
+import importlib
+from types import ModuleType
 
 import numpy as np
+import polars as pl
 
+from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
+from apps.engine.frame import encode, encoding_threads
+from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
 from apps.engine.loss import METRICS, NodeClasses, prepare_metric
+from apps.engine.loss import kernels as loss_kernels
 from apps.engine.search.classes import base_table
+from apps.engine.search.kernels import MODULES
 from apps.engine.search.optimal import optimal_search
-from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
+from apps.engine.search.problem import (
+    QuasiLookup,
+    SearchProblem,
+    build_problem,
+    problem_from_encoded,
+)
 
 #: Values per quasi-identifier that give each code width (uint8, uint16, uint32).
 _WIDTHS = (4, 300, 70_000)
@@ -43,34 +56,103 @@ def _tiny_problem(values: int) -> SearchProblem:
     return build_problem(["a", "b"], codes, np.arange(1, 9), lookups)
 
 
+def kernel_modules() -> list[ModuleType]:
+    """Every module of the engine holding compiled functions."""
+    from apps.engine.sensitive import kernels as sensitive_kernels
+
+    return [
+        textcodes,
+        compiled,
+        lattice,
+        *(importlib.import_module(f"apps.engine.search.kernels.{name}") for name in MODULES),
+        loss_kernels,
+        sensitive_kernels,
+    ]
+
+
+def _tiny_table() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    """A table in two chunks whose columns hold short values, long ones (past the 12
+    bytes of a string view) and missing ones, with a hierarchy each: encoding and
+    look-ups take every path of their compiled code."""
+    short = ["a", "b", None, "a", "c", "b"]
+    long = ["a value of more than twelve bytes", "short", None, "short", "x" * 40, "short"]
+    frame = pl.concat(
+        [
+            pl.DataFrame({"s": short[:3], "l": long[:3]}),
+            pl.DataFrame({"s": short[3:], "l": long[3:]}),
+        ],
+        rechunk=False,
+    )
+    hierarchies = {
+        "s": hierarchy_from_rows("s", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]]),
+        "l": hierarchy_from_rows(
+            "l",
+            [
+                ["a value of more than twelve bytes", "long", "*"],
+                ["x" * 40, "long", "*"],
+                ["short", "a short group of values", "*"],
+            ],
+        ),
+    }
+    return frame, hierarchies
+
+
+def _encode_and_search() -> None:
+    """Encode the tiny table (a table in memory, then the same streamed), look its values
+    up and search it: the compiled code of encoding and look-ups, and the first calls of
+    polars' functions they use."""
+    frame, hierarchies = _tiny_table()
+    threads = encoding_threads()  # (the threads that code columns side by side, started now)
+    list(threads.map(abs, range(threads._max_workers)))
+    for data in (frame, frame.rechunk(), frame.lazy()):
+        encoded = encode(data, ["s", "l"])
+        lookups = [
+            hierarchies[q].lookup(d)
+            for q, d in zip(encoded.quasi, encoded.dictionaries, strict=True)
+        ]
+        problem = problem_from_encoded(encoded, lookups)
+        optimal_search(problem, KAnonymity(2), suppression_limit=0.5)
+
+
+def _searches_of_width(values: int) -> None:
+    """Every metric's search, bounds and values on a tiny problem of one code width."""
+    problem = _tiny_problem(values)
+    for metric in METRICS:
+        for limit in (0.0, 0.5):
+            optimal_search(problem, KAnonymity(3), metric=metric, suppression_limit=limit)
+        # (the metrics' compiled bounds and values with suppressed classes, which so
+        # small a search may not reach)
+        prepared = prepare_metric(metric, problem)
+        prepared.suppression_bound((1, 1), 1, 3)
+        bottom = base_table(problem)
+        some = bottom.sizes < bottom.sizes.max()  # (at least one class suppressed)
+        prepared.value(NodeClasses(bottom.levels, bottom.columns, bottom.sizes, some))
+
+
+def _sensitive_of_width(values: int) -> None:
+    """A search judging classes by sensitive-attribute models, one code width."""
+    from apps.engine.search.sensitive import sensitive_table
+    from apps.engine.sensitive import parse_model, sensitive_column
+
+    problem = _tiny_problem(values)
+    column = sensitive_column("s", ["1", "2", "3"], np.array([3, 3, 2]))
+    models = [parse_model("s", spec) for spec in ("distinct-l=2", "equal-t=0.5")]
+    codes = [*problem.codes, np.arange(len(problem.counts)) % 3]
+    table = sensitive_table(problem, codes, problem.counts, [column], models)
+    optimal_search(problem, KAnonymity(2), suppression_limit=0.5, sensitive=table)
+
+
 @functools.cache
 def load_compiled_code() -> None:
     """Load (or compile) every compiled kernel a search uses; once per process."""
+    _encode_and_search()
     for values in _WIDTHS:
-        problem = _tiny_problem(values)
-        for metric in METRICS:
-            for limit in (0.0, 0.5):
-                optimal_search(problem, KAnonymity(3), metric=metric, suppression_limit=limit)
-            # (the metrics' compiled bounds and values with suppressed classes, which so
-            # small a search may not reach)
-            prepared = prepare_metric(metric, problem)
-            prepared.suppression_bound((1, 1), 1, 3)
-            bottom = base_table(problem)
-            some = bottom.sizes < bottom.sizes.max()  # (at least one class suppressed)
-            prepared.value(NodeClasses(bottom.levels, bottom.columns, bottom.sizes, some))
+        _searches_of_width(values)
 
 
 @functools.cache
 def load_sensitive_code() -> None:
     """Load the compiled judging of classes by sensitive-attribute models (every code
     width; ``sensitive/kernels.py``), for searches that use them; once per process."""
-    from apps.engine.search.sensitive import sensitive_table
-    from apps.engine.sensitive import parse_model, sensitive_column
-
     for values in _WIDTHS:
-        problem = _tiny_problem(values)
-        column = sensitive_column("s", ["1", "2", "3"], np.array([3, 3, 2]))
-        models = [parse_model("s", spec) for spec in ("distinct-l=2", "equal-t=0.5")]
-        codes = [*problem.codes, np.arange(len(problem.counts)) % 3]
-        table = sensitive_table(problem, codes, problem.counts, [column], models)
-        optimal_search(problem, KAnonymity(2), suppression_limit=0.5, sensitive=table)
+        _sensitive_of_width(values)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -20,6 +21,8 @@ import polars as pl
 from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
+from apps.engine.search.kernels.grouping import LevelMaps
+from apps.engine.search.kernels.problem import problem_arrays
 
 U32 = NDArray[np.uint32]
 I64 = NDArray[np.int64]
@@ -90,11 +93,11 @@ class SearchProblem:
 
     ``frequencies[j][L][g]`` = rows whose QI ``j`` generalizes to code ``g`` at level ``L``
     (over all ``rows``). ``flat_maps[map_offsets[j, a, b] + code]`` maps a level-``a``
-    code of QI ``j`` to level ``b`` (all lookup arrays in one array for the compiled
-    roll-up; offset -2 where no such map exists). ``upmaps[j][a][b]`` maps a generalized code of level ``a`` to its
-    code at level ``b >= a``; they exist only when every hierarchy is *consistent* (each
-    generalized value has one parent), which is what makes classes merge when going up
-    the lattice, so roll-up, predictive tagging and monotone bounds are valid.
+    code of QI ``j`` to level ``b > a`` (all lookup arrays in one array for the compiled
+    roll-up; offset -2 where no such map exists). Maps from levels above 0 exist only
+    when every hierarchy is *consistent* (each generalized value has one parent), which
+    is what makes classes merge when going up the lattice, so roll-up, predictive
+    tagging and monotone bounds are valid (``kernels/problem.py``).
     """
 
     quasi: tuple[str, ...]
@@ -103,17 +106,16 @@ class SearchProblem:
     lookups: tuple[QuasiLookup, ...]
     rows: int
     frequencies: tuple[tuple[I64, ...], ...]
-    upmaps: tuple[tuple[tuple[U32 | None, ...], ...], ...] | None
+    consistent: bool
     flat_maps: U32
     map_offsets: I64  # [d x (H+1) x (H+1)], H = the greatest height
     level_values: I64  # [d x (H+1)]: values_at(level) of QI j (0 above its height)
     distinct: bool = False  # no two tuples are equal (build_problem)
-    #: What searches of this problem compute that depends on the data and hierarchies
-    #: alone, not on a search's criterion, metric or limit (lattices, the bottom node's
-    #: classes, pair profiles of the suppression bounds, working memory): computed by the
-    #: first search that needs it and reused by later ones (the Pareto front, another
-    #: k), as ARX keeps the like in its data manager. Holds nothing that refers back to
-    #: the problem, so dropping the problem frees it all at once.
+    #: What a search of this problem computes that later searches of it can reuse
+    #: (lattices, the bottom node's classes, rare rows under a ``k``, working memory):
+    #: computed by the first search that needs it and reused by the solves of the
+    #: Pareto front. Holds nothing that refers back to the problem, so dropping the
+    #: problem frees it all at once.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memoized(self, key: Any, make: Callable[[], _T]) -> _T:
@@ -124,6 +126,11 @@ class SearchProblem:
             found = self.memo.setdefault(key, make())
         return found
 
+    @cached_property
+    def maps(self) -> LevelMaps:
+        """``flat_maps``, ``map_offsets`` and ``level_values`` in one bundle (kernels)."""
+        return LevelMaps(self.flat_maps, self.map_offsets, self.level_values)
+
     @property
     def dimensions(self) -> int:
         return len(self.quasi)
@@ -132,22 +139,14 @@ class SearchProblem:
     def heights(self) -> tuple[int, ...]:
         return tuple(lk.height for lk in self.lookups)
 
-    @property
-    def consistent(self) -> bool:
-        """True when all hierarchies are trees (see class docstring)."""
-        return self.upmaps is not None
-
 
 def _as_lookup(lk: LookupLike) -> QuasiLookup:
-    maps = tuple(np.ascontiguousarray(m, dtype=np.uint32) for m in lk.maps)
-    leaves = tuple(np.ascontiguousarray(v, dtype=np.int64) for v in lk.leaves)
+    maps = tuple(np.asarray(m, dtype=np.uint32) for m in lk.maps)
+    leaves = tuple(np.asarray(v, dtype=np.int64) for v in lk.leaves)
     if len(maps) != len(leaves) or not maps:
         raise EngineInputError(f"hierarchy of {lk.column!r}: maps and leaves disagree")
-    for level, (m, v) in enumerate(zip(maps, leaves, strict=True)):
-        if len(m) and int(m.max()) >= len(v):
-            raise EngineInputError(
-                f"hierarchy of {lk.column!r}: level {level} maps to a code without a label"
-            )
+    if any(len(m) != len(maps[0]) for m in maps):
+        raise EngineInputError(f"hierarchy of {lk.column!r}: levels map different values")
     labels = getattr(lk, "labels", None)
     return QuasiLookup(lk.column, maps, leaves, int(lk.domain_size), labels)
 
@@ -160,16 +159,6 @@ def code_dtype(lookups: Sequence[QuasiLookup]) -> np.dtype[Any]:
         if most <= np.iinfo(dtype).max + 1:
             return np.dtype(dtype)
     return np.dtype(np.uint32)
-
-
-def _upmap(lookup: QuasiLookup, a: int, b: int) -> U32 | None:
-    """Map level-``a`` codes to level-``b`` codes, or None if a value has two parents."""
-    src, dst = lookup.maps[a], lookup.maps[b]
-    out = np.zeros(lookup.values_at(a), dtype=np.uint32)
-    out[src] = dst
-    if not np.array_equal(out[src], dst):
-        return None
-    return out
 
 
 def build_problem(
@@ -201,43 +190,42 @@ def build_problem(
         cols = np.zeros((0, len(cnt)), dtype=np.uint32)
     if not (len(quasi_t) == len(cols) == len(lks)):
         raise EngineInputError("quasi-identifiers, code columns and hierarchies differ in number")
-    for name, col, lk in zip(quasi_t, cols, lks, strict=True):
+    for name, col in zip(quasi_t, cols, strict=True):
         if len(col) != len(cnt):
             raise EngineInputError(f"column {name!r}: {len(col)} codes for {len(cnt)} counts")
-        if len(col) and int(col.max()) >= len(lk.maps[0]):
-            raise EngineInputError(f"column {name!r}: a code is outside its hierarchy lookup")
     # Narrow codes (usually one byte per QI): roll-ups read and write far fewer bytes.
     cols = cols.astype(code_dtype(lks))
-    # Rows per value at every level: one pass over the tuples per QI, then per level a
-    # pass over the QI's values (row counts are integers, exact in float64).
-    raw = [
-        np.bincount(col, weights=cnt, minlength=len(lk.maps[0]))
-        for col, lk in zip(cols, lks, strict=True)
-    ]
+    heights = np.array([lk.height for lk in lks], dtype=np.int64)
+    width = int(heights.max(initial=0)) + 1
+    level_values = np.zeros((len(lks), width), dtype=np.int64)
+    maps_at = np.zeros((len(lks), width), dtype=np.int64)
+    parts: list[U32] = []
+    at = 0
+    for j, lk in enumerate(lks):
+        level_values[j, : lk.height + 1] = [len(v) for v in lk.leaves]
+        for level, m in enumerate(lk.maps):
+            maps_at[j, level] = at
+            parts.append(m)
+            at += len(m)
+    every_map = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    freq, freq_at, flat, offsets, consistent, bad, bad_level = problem_arrays(
+        cols, cnt, every_map, maps_at, level_values, heights
+    )
+    if bad >= 0:
+        if bad_level < 0:
+            raise EngineInputError(
+                f"column {quasi_t[bad]!r}: a code is outside its hierarchy lookup"
+            )
+        raise EngineInputError(
+            f"hierarchy of {lks[bad].column!r}: level {bad_level} maps to a code without a label"
+        )
     freqs = tuple(
         tuple(
-            np.bincount(lk.maps[level], weights=per_value, minlength=lk.values_at(level)).astype(
-                np.int64
-            )
+            freq[freq_at[j, level] : freq_at[j, level] + level_values[j, level]]
             for level in range(lk.height + 1)
         )
-        for per_value, lk in zip(raw, lks, strict=True)
+        for j, lk in enumerate(lks)
     )
-    upmaps: list[tuple[tuple[U32 | None, ...], ...]] = []
-    consistent = True
-    for lk in lks:
-        table = tuple(
-            tuple(_upmap(lk, a, b) if b >= a else None for b in range(lk.height + 1))
-            for a in range(lk.height + 1)
-        )
-        if any(table[a][b] is None for a in range(lk.height + 1) for b in range(a, lk.height + 1)):
-            consistent = False
-            break
-        upmaps.append(table)
-    flat_maps, offsets = _flatten_maps(lks, tuple(upmaps) if consistent else None)
-    level_values = np.zeros(offsets.shape[:2], dtype=np.int64)
-    for j, lk in enumerate(lks):
-        level_values[j, : lk.height + 1] = [lk.values_at(level) for level in range(lk.height + 1)]
     return SearchProblem(
         quasi=quasi_t,
         codes=cols,
@@ -245,35 +233,12 @@ def build_problem(
         lookups=lks,
         rows=int(cnt.sum()),
         frequencies=freqs,
-        upmaps=tuple(upmaps) if consistent else None,
-        flat_maps=flat_maps,
+        consistent=bool(consistent),
+        flat_maps=flat,
         map_offsets=offsets,
         level_values=level_values,
         distinct=distinct,
     )
-
-
-def _flatten_maps(
-    lookups: tuple[QuasiLookup, ...],
-    upmaps: tuple[tuple[tuple[U32 | None, ...], ...], ...] | None,
-) -> tuple[U32, I64]:
-    """All level-to-level maps in one array (see :class:`SearchProblem`): from level 0
-    the lookup's ``maps[b]``, from higher levels the ``upmaps`` (consistent only)."""
-    height = max((lk.height for lk in lookups), default=0)
-    offsets = np.full((len(lookups), height + 1, height + 1), -2, dtype=np.int64)
-    parts: list[U32] = []
-    at = 0
-    for j, lk in enumerate(lookups):
-        for a in range(lk.height + 1):
-            for b in range(a + 1, lk.height + 1):
-                part = lk.maps[b] if a == 0 else (upmaps[j][a][b] if upmaps else None)
-                if part is None:
-                    continue
-                offsets[j, a, b] = at
-                parts.append(part)
-                at += len(part)
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
-    return np.ascontiguousarray(flat, dtype=np.uint32), offsets
 
 
 def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) -> SearchProblem:
@@ -285,9 +250,13 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     missing = [q for q in encoded.quasi if q not in by_name]
     if missing:
         raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
-    tuples = encoded.tuples
-    cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
-    counts = tuples.get_column("count").to_numpy()
+    arrays = getattr(encoded, "arrays", None)
+    if arrays is not None:  # (encoded in memory: no table to go through)
+        cols, counts = list(arrays[0]), arrays[1]
+    else:
+        tuples = encoded.tuples
+        cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
+        counts = tuples.get_column("count").to_numpy()
     # (the tuples of a group-by: distinct)
     return build_problem(
         encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi], distinct=True

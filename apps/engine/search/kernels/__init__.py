@@ -1,0 +1,78 @@
+"""Compiled inner loops of the search (numba), by concern:
+
+* :mod:`.grouping`: a node's classes grouped from a less general node's (roll-up), and
+  their summary under ``k``;
+* :mod:`.arena`: the class tables of evaluated nodes cached in one arena, and the
+  look-up / roll-up / store of a node in one call (:func:`fetch`);
+* :mod:`.rare`: the rows every node certainly suppresses, from single QIs and pairs;
+* :mod:`.lattice`: up-sets, down-sets and chains of the lattice, walked as boxes.
+
+Arrays that travel together are bundled: a problem's inter-level maps
+(:class:`LevelMaps`) and the arena's arrays (:class:`Arena`). Every function is checked
+against a plain-Python oracle in ``tests/engine/test_kernels.py``; compiled code is
+cached on disk per module (``cache=True``), so only the first process after an install
+pays for compilation (``cli_warmup.py``).
+"""
+
+from apps.engine.search.kernels.arena import (
+    COUNT,
+    EPOCH,
+    HEAD,
+    HIGH,
+    MOVES,
+    NEXT_SEQ,
+    SEQ,
+    START,
+    Arena,
+    fetch,
+    find_slot,
+)
+from apps.engine.search.kernels.grouping import (
+    CLASSES,
+    MIN_RELEASED,
+    RELEASED,
+    RELEASED_SQUARES,
+    SUMMARY,
+    SUPPRESSED_ROWS,
+    LevelMaps,
+    roll_up_group,
+    roll_up_levels,
+    scratch_size,
+    summarize,
+)
+from apps.engine.search.kernels.lattice import climb_chain, raise_down, raise_up
+from apps.engine.search.kernels.rare import raise_by_rare, rare_rows
+
+#: The modules holding compiled functions (the warm-up and its tests walk them).
+MODULES = ("grouping", "arena", "rare", "lattice")
+
+__all__ = [
+    "CLASSES",
+    "COUNT",
+    "EPOCH",
+    "HEAD",
+    "HIGH",
+    "MIN_RELEASED",
+    "MODULES",
+    "MOVES",
+    "NEXT_SEQ",
+    "RELEASED",
+    "RELEASED_SQUARES",
+    "SEQ",
+    "START",
+    "SUMMARY",
+    "SUPPRESSED_ROWS",
+    "Arena",
+    "LevelMaps",
+    "climb_chain",
+    "fetch",
+    "find_slot",
+    "raise_by_rare",
+    "raise_down",
+    "raise_up",
+    "rare_rows",
+    "roll_up_group",
+    "roll_up_levels",
+    "scratch_size",
+    "summarize",
+]

@@ -1,0 +1,393 @@
+"""Rows every node certainly suppresses, from single QIs and pairs of QIs (``bounds.py``).
+
+For a QI ``j`` at level ``L`` (a *single*) or a pair ``(i, j)`` at levels ``(a, b)``, the
+*rare rows* are the rows in cells of fewer than ``k`` rows. :func:`rare_rows` computes
+them for one ``k``, in segments: single ``j`` covers one segment per level, pair ``(i, j)``
+one per level pair, ``a * (heights[j] + 1) + b`` from its base. :func:`raise_by_rare`
+then gives every node the most rare rows of its singles and pairs.
+
+Only what can matter is grouped. A pair's rare rows are at least its singles' (a cell of
+the pair lies in a cell of each QI), so where a single already has more than ``cap``
+rare rows (the most rows any solve allows to suppress), the pair's segment gets the
+larger single, which fails the node all the same; with consistent hierarchies rare rows
+never grow going up (cells only merge), so a level pair with none has none above it
+either. The other level pairs are grouped each from the one below it, as a chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from apps.engine.search.kernels.grouping import LevelMaps, gather, group, scratch_size
+
+
+@njit(cache=True, nogil=True)
+def _rare(sizes: NDArray[np.int64], count: int, k: int) -> np.int64:
+    total = np.int64(0)
+    for g in range(count):
+        s = sizes[g]
+        total += s if s < k else 0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _singles(
+    heights: NDArray[np.int64], frequencies: NDArray[np.int64], values: NDArray[np.int64], k: int
+) -> NDArray[np.int64]:
+    """Rare rows of every QI at every level (QI by QI, level by level), from the rows per
+    value at each level (``frequencies``, in that order, ``values[j, L]`` per level)."""
+    out = np.zeros(int(heights.sum()) + len(heights), dtype=np.int64)
+    at = 0
+    s = 0
+    for j in range(len(heights)):
+        for level in range(heights[j] + 1):
+            total = np.int64(0)
+            for v in range(values[j, level]):
+                f = frequencies[at + v]
+                if 0 < f < k:
+                    total += f
+            at += values[j, level]
+            out[s] = total
+            s += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _pair_cells(
+    codes_i: NDArray[Any],
+    codes_j: NDArray[Any],
+    counts: NDArray[np.int64],
+    radix_i: np.int64,
+    radix_j: np.int64,
+    maps: LevelMaps,
+    scratch: NDArray[np.int64],
+    epoch: np.int64,
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """The non-empty cells of a pair (``codes_i``, ``codes_j`` of the tuples, at the
+    levels of ``radix_i``, ``radix_j`` values) and their rows: counted on the dense key
+    when its range is small, else grouped."""
+    n = len(counts)
+    span = radix_i * radix_j
+    if span <= max(np.int64(1 << 16), np.int64(4) * n):
+        dense = np.zeros(span, dtype=np.int64)
+        for t in range(n):
+            dense[np.int64(codes_i[t]) * radix_j + np.int64(codes_j[t])] += counts[t]
+        cells = 0
+        for key in range(span):
+            if dense[key]:
+                cells += 1
+        pair = np.empty((2, cells), dtype=codes_i.dtype)
+        sizes = np.empty(cells, dtype=np.int64)
+        c = 0
+        for key in range(span):
+            if dense[key]:
+                pair[0, c] = key // radix_j
+                pair[1, c] = key % radix_j
+                sizes[c] = dense[key]
+                c += 1
+        return pair, sizes
+    src = np.empty((2, n), dtype=codes_i.dtype)
+    src[0] = codes_i
+    src[1] = codes_j
+    offsets = np.full(2, -1, dtype=np.int64)
+    radix = np.empty(2, dtype=np.int64)
+    radix[0], radix[1] = radix_i, radix_j
+    first = np.empty(n, dtype=np.int64)
+    grouped = np.empty(n, dtype=np.int64)
+    cells = group(src, counts, maps.flat, offsets, radix, first, grouped, scratch, epoch)
+    pair = np.empty((2, cells), dtype=codes_i.dtype)
+    gather(src, first, maps.flat, offsets, cells, pair)
+    return pair, grouped[:cells].copy()
+
+
+@njit(cache=True, nogil=True)
+def _pair(
+    codes_i: NDArray[Any],
+    codes_j: NDArray[Any],
+    start_i: int,
+    start_j: int,
+    counts: NDArray[np.int64],
+    i: int,
+    j: int,
+    heights: NDArray[np.int64],
+    maps: LevelMaps,
+    chain: bool,
+    k: int,
+    cap: int,
+    single_i: NDArray[np.int64],
+    single_j: NDArray[np.int64],
+    max_cells: int,
+    max_work: int,
+    scratch: NDArray[np.int64],
+    stamp: NDArray[np.int64],
+    out: NDArray[np.int64],
+) -> int:
+    """Rare rows of pair ``(i, j)`` at every level pair into ``out`` (module docstring);
+    returns the cells grouped (work done). ``codes_i``, ``codes_j``: the tuples' codes at
+    levels ``start_i``, ``start_j`` (the singles' first levels within ``cap``, or 0).
+    Segments left at the larger single (a valid bound): those past ``cap`` through a
+    single, and all of them when the pair has more than ``max_cells`` cells or more than
+    ``max_work`` would be grouped."""
+    hi, hj = heights[i], heights[j]
+    width = hj + 1
+    for a in range(hi + 1):
+        for b in range(width):
+            out[a * width + b] = max(single_i[a], single_j[b])
+    values = maps.values
+    # Levels from which each single is within the cap (with consistent hierarchies the
+    # singles never grow going up, so the rest of the levels are within it too).
+    a0, b0 = start_i, start_j
+    # Levels where a QI has one value: the pair's cells are the other QI's (exact already;
+    # with consistent hierarchies so are the levels above).
+    a1 = a0
+    while a1 <= hi and (values[i, a1] > 1 or not chain):
+        a1 += 1
+    b1 = b0
+    while b1 < width and (values[j, b1] > 1 or not chain):
+        b1 += 1
+    if a0 >= a1 or b0 >= b1:
+        return 0
+    if stamp[0] >= (np.int64(1) << np.int64(31)) - 4096:
+        scratch[:] = 0
+        stamp[0] = 1
+    pair, sizes = _pair_cells(
+        codes_i, codes_j, counts, values[i, a0], values[j, b0], maps, scratch, stamp[0]
+    )
+    stamp[0] += 1
+    cells = len(sizes)
+    if cells > max_cells or cells * (a1 - a0) * (b1 - b0) > max_work:
+        return 0
+    work = 0
+    qis = np.empty(2, dtype=np.int64)
+    qis[0], qis[1] = i, j
+    offsets = np.empty(2, dtype=np.int64)
+    radix = np.empty(2, dtype=np.int64)
+    first = np.empty(max(cells, 1), dtype=np.int64)
+    grouped = np.empty(max(cells, 1), dtype=np.int64)
+    row = np.empty((2, max(cells, 1)), dtype=pair.dtype)  # cells of (a, b0)
+    row_sizes = np.empty(max(cells, 1), dtype=np.int64)
+    row_count = 0
+    last = np.empty((2, max(cells, 1)), dtype=pair.dtype)  # cells of the last level pair
+    last_sizes = np.empty(max(cells, 1), dtype=np.int64)
+    last_count = 0
+    zero_from = b1  # (consistent: from this b on, the previous row had no rare rows)
+    for a in range(a0, a1):
+        for b in range(b0, b1):
+            if chain and b >= zero_from:
+                out[a * width + b] = 0
+                continue
+            if not chain and (
+                (cap >= 0 and (single_i[a] > cap or single_j[b] > cap))
+                or values[i, a] == 1
+                or values[j, b] == 1
+            ):
+                continue  # (the larger single fails the node already, or is exact)
+            if chain and a > a0 and b == b0:
+                src, src_sizes, m, sa, sb = row, row_sizes, row_count, a - 1, b0
+            elif chain and b > b0:
+                src, src_sizes, m, sa, sb = last, last_sizes, last_count, a, b - 1
+            else:
+                src, src_sizes, m, sa, sb = pair, sizes, cells, a0, b0
+            for c in range(2):
+                source, target = (sa, a) if c == 0 else (sb, b)
+                offsets[c] = -1 if source == target else maps.offsets[qis[c], source, target]
+                radix[c] = values[qis[c], target]
+            view = src[:, :m]
+            count = group(
+                view, src_sizes[:m], maps.flat, offsets, radix, first, grouped, scratch, stamp[0]
+            )
+            stamp[0] += 1
+            work += m
+            rare = _rare(grouped, count, k)
+            out[a * width + b] = rare
+            if chain:
+                gather(view, first, maps.flat, offsets, count, last)
+                last_sizes[:count] = grouped[:count]
+                last_count = count
+                if b == b0:
+                    row[:, :count] = last[:, :count]
+                    row_sizes[:count] = grouped[:count]
+                    row_count = count
+                if rare == 0:
+                    zero_from = b
+    return work
+
+
+@njit(cache=True, nogil=True)
+def rare_rows(
+    codes: NDArray[Any],
+    counts: NDArray[np.int64],
+    heights: NDArray[np.int64],
+    frequencies: NDArray[np.int64],
+    maps: LevelMaps,
+    chain: bool,
+    k: int,
+    cap: int,
+    max_cells: int,
+    max_work: int,
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+]:
+    """Rare rows under ``k`` of every single QI, then of every pair (module docstring),
+    as ``(rare, first_qi, second_qi, base, width)``: profile ``p`` covers QI
+    ``first_qi[p]`` (and ``second_qi[p]``, or none when negative); its segment at levels
+    ``(a, b)`` is ``base[p] + a * width[p] + b``. ``cap`` < 0: no cap. ``max_work``
+    bounds the cells grouped over all pairs (the pairs after it keep their singles)."""
+    d = len(heights)
+    n = len(counts)
+    values = maps.values
+    singles = _singles(heights, frequencies, values, k)
+    profiles = d + d * (d - 1) // 2
+    first_qi = np.empty(profiles, dtype=np.int64)
+    second_qi = np.empty(profiles, dtype=np.int64)
+    base = np.empty(profiles, dtype=np.int64)
+    width = np.empty(profiles, dtype=np.int64)
+    segments = len(singles)
+    for i in range(d):
+        for j in range(i + 1, d):
+            segments += (heights[i] + 1) * (heights[j] + 1)
+    rare = np.empty(segments, dtype=np.int64)
+    rare[: len(singles)] = singles
+    single_at = np.empty(d, dtype=np.int64)
+    s = 0
+    for j in range(d):
+        first_qi[j], second_qi[j], base[j], width[j] = j, -1, s, 1
+        single_at[j] = s
+        s += heights[j] + 1
+    p = d
+    # Each QI's first level within the cap (consistent hierarchies: rare rows never grow
+    # going up, so every level from it is within the cap too), and the tuples' codes at
+    # that level: pairs are grouped from there.
+    start = np.zeros(d, dtype=np.int64)
+    mapped = codes.copy()
+    if chain and cap >= 0:
+        for j in range(d):
+            while start[j] < heights[j] and singles[single_at[j] + start[j]] > cap:
+                start[j] += 1
+            if start[j] > 0:
+                off = maps.offsets[j, 0, start[j]]
+                for t in range(n):
+                    mapped[j, t] = maps.flat[off + np.int64(codes[j, t])]
+    # Scratch for the largest grouping of any pair: its tuples when its cells are hashed,
+    # else at most its key range (the dense count of _pair_cells).
+    need = 1
+    for i in range(d):
+        for j in range(i + 1, d):
+            span = values[i, start[i]] * values[j, start[j]]
+            dense = span <= max(np.int64(1 << 16), np.int64(4) * n)
+            need = max(need, scratch_size(min(span, n) if dense else n))
+    scratch = np.zeros((2, need), dtype=np.int64)
+    stamp = np.ones(1, dtype=np.int64)
+    work = 0
+    if k > 1 and n > 0:
+        for i in range(d):
+            for j in range(i + 1, d):
+                first_qi[p], second_qi[p], base[p], width[p] = i, j, s, heights[j] + 1
+                size = (heights[i] + 1) * (heights[j] + 1)
+                si = singles[single_at[i] : single_at[i] + heights[i] + 1]
+                sj = singles[single_at[j] : single_at[j] + heights[j] + 1]
+                work += _pair(
+                    mapped[i], mapped[j], start[i], start[j], counts, i, j, heights, maps,
+                    chain, k, cap, si, sj, max_cells, max(max_work - work, 0), scratch,
+                    stamp, rare[s : s + size],
+                )  # fmt: skip
+                s += size
+                p += 1
+    return (
+        rare[:s].copy(),
+        first_qi[:p].copy(),
+        second_qi[:p].copy(),
+        base[:p].copy(),
+        width[:p].copy(),
+    )
+
+
+@njit(cache=True, nogil=True)
+def raise_by_rare(
+    tops: NDArray[np.int64],
+    first_qi: NDArray[np.int64],
+    second_qi: NDArray[np.int64],
+    base: NDArray[np.int64],
+    width: NDArray[np.int64],
+    rare: NDArray[np.int64],
+    cap: int,
+    bound: NDArray[np.int64],
+) -> None:
+    """Raise ``bound[node]`` over the lattice of ``tops`` (nodes in index order) to the
+    rare rows of each profile ``p`` at the node's levels: segment ``base[p] + l_i
+    width[p] + l_j`` (``i = first_qi[p] < j = second_qi[p]``; a single QI ``i`` when
+    ``j < 0``).
+
+    Nodes are visited in index order, as an odometer over the levels; the maximum over
+    the profiles within the first ``t`` QIs is kept per prefix, so that a node costs
+    only the profiles whose last QI is the digit that changed and those after it (on
+    adult about 13 profiles per node instead of 45). Once a prefix's maximum exceeds
+    ``cap`` (``cap >= 0``), every node under it gets that maximum (more than ``cap``,
+    not necessarily the node's whole bound) and is skipped."""
+    d = len(tops)
+    profiles = len(base)
+    # Profiles grouped by their last QI.
+    by_last = np.zeros(d + 1, dtype=np.int64)
+    for p in range(profiles):
+        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
+        by_last[last + 1] += 1
+    for t in range(d):
+        by_last[t + 1] += by_last[t]
+    order = np.empty(profiles, dtype=np.int64)
+    filled = by_last[:d].copy()
+    for p in range(profiles):
+        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
+        order[filled[last]] = p
+        filled[last] += 1
+    # Nodes under a prefix of t QIs: a block of block[t] consecutive indices.
+    block = np.ones(d + 1, dtype=np.int64)
+    for t in range(d - 1, -1, -1):
+        block[t] = block[t + 1] * (tops[t] + 1)
+    counter = np.zeros(d, dtype=np.int64)
+    partial = np.zeros(d + 1, dtype=np.int64)  # partial[t]: max within QIs < t
+    changed = 0
+    idx = 0
+    size = block[0]
+    while idx < size:
+        t = changed
+        while t < d:
+            best = partial[t]
+            for q in range(by_last[t], by_last[t + 1]):
+                p = order[q]
+                s = base[p] + counter[first_qi[p]] * width[p]
+                if second_qi[p] >= 0:
+                    s += counter[t]
+                r = rare[s]
+                if r > best:
+                    best = r
+            partial[t + 1] = best
+            t += 1
+            if cap >= 0 and best > cap:
+                break
+        # t QIs fixed: the block of nodes under that prefix gets partial[t].
+        end = idx + block[t]
+        for i in range(idx, end):
+            if bound[i] < partial[t]:
+                bound[i] = partial[t]
+        idx = end
+        # Next prefix of t QIs: carry from digit t - 1.
+        j = t - 1
+        while j >= 0:
+            if counter[j] < tops[j]:
+                counter[j] += 1
+                break
+            counter[j] = 0
+            j -= 1
+        if j < 0:
+            return
+        for u in range(j + 1, d):
+            counter[u] = 0
+        changed = j
