@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +41,15 @@ def compile_kernels_in_the_background(**_: Any) -> None:
 
 @worker_process_init.connect  # type: ignore[untyped-decorator]  # celery has no type hints
 def load_compiled_code_at_start(**_: Any) -> None:
-    """Each worker process loads the search's compiled code (and pays polars' first calls)
-    as it starts, in a thread, so that no user's first search pays for it (a handler here
-    must not block the process's start)."""
+    """Each worker process loads the search's compiled kernels as it starts, in a thread, so
+    that no user's first search pays for it (a handler here must not block the process's
+    start). Only the kernels: the worker process forks each job's process, which could not
+    use a polars thread pool started here (apps/jobs/isolation.py)."""
     from apps.engine.cli_warmup import is_warm
 
     if not is_warm():
         return
+    from apps.engine.search.preload import load_kernels
+    from apps.jobs.isolation import preload_in_background
 
-    def load() -> None:
-        from apps.engine.search.preload import load_compiled_code, load_sensitive_code
-
-        load_compiled_code()
-        load_sensitive_code()
-
-    threading.Thread(target=load, name="load-compiled-code", daemon=True).start()
+    preload_in_background(load_kernels)

@@ -308,10 +308,14 @@ _POOL: list[ThreadPoolExecutor] = []
 
 
 def encoding_threads() -> ThreadPoolExecutor:
-    """Threads for coding columns side by side (as many as cores, up to 4), made once."""
+    """Threads for coding columns side by side (as many as cores, up to 4), made once per
+    process (a forked process makes its own: it has none of the threads of its parent's)."""
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)))
     return _POOL[0]
+
+
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:

@@ -16,6 +16,17 @@ handler, and watches it until it exits:
 The child dies with the worker (``PR_SET_PDEATHSIG``), so a worker killed mid-job leaves
 no orphan writing on; its temporary files go to a private folder removed when it ends,
 however it ends.
+
+Forking is fast (the child shares the worker's imported modules and loaded kernels) but
+safe only from a process that has started no compute thread pool: the child holds only
+the forking thread, so a pool inherited from the worker has no threads behind it and the
+child's first polars call waits for ever (polars' pool, and the engine's own encoding
+threads, start on first use). The worker process therefore loads only the numba kernels
+when it starts (:func:`preload_in_background`, waited for before the first fork), and
+:func:`fork_is_safe` checks before every job: when a pool runs in this process anyway
+(code in the worker process that computed with polars), the job's process is started as
+a new interpreter instead (``python -m deidweb.job_process``, a few seconds more), watched in
+the same way.
 """
 
 from __future__ import annotations
@@ -24,13 +35,19 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from uuid import UUID
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -95,28 +112,91 @@ def run_isolated(job: Job) -> Watch:
     return watch
 
 
+#: Threads of a compute pool, by the names the system gives them: polars' pool
+#: (``polars-0``…) and its async runtime. A process running any cannot fork a job's process.
+_POOL_THREAD = re.compile(r"polars-\d+|tokio-rt-worker")
+#: The loading of the kernels a worker process starts with (None: none started).
+_PRELOAD: list[threading.Thread] = []
+#: How long a first job waits for that loading before it starts anyway.
+PRELOAD_WAIT_SECONDS = 300.0
+
+
+def preload_in_background(load: Callable[[], None]) -> None:
+    """Run ``load`` (the kernels' loading: it must start no thread pool) in a thread of this
+    worker process, so that the process starts at once; the first job waits for its end
+    before it forks (a fork in the middle of loading could copy a held lock)."""
+    thread = threading.Thread(target=load, name="load-compiled-code", daemon=True)
+    _PRELOAD.append(thread)
+    thread.start()
+
+
+def _wait_for_preload() -> None:
+    for thread in _PRELOAD:
+        thread.join(PRELOAD_WAIT_SECONDS)
+
+
+def pool_threads() -> list[str]:
+    """The names of the compute-pool threads running in this process."""
+    names = []
+    for comm in Path("/proc/self/task").glob("*/comm"):
+        try:
+            name = comm.read_text().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if _POOL_THREAD.fullmatch(name):
+            names.append(name)
+    return sorted(names)
+
+
+def fork_is_safe() -> bool:
+    """Whether a process forked from this one can compute: no compute pool runs here."""
+    return not pool_threads()
+
+
 class Child:
     """The job's process, forked from the worker process (a Celery pool process, being a
-    daemon, may not start a multiprocessing child)."""
+    daemon, may not start a multiprocessing child), or a new interpreter when forking is
+    not safe (:func:`fork_is_safe`)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, process: subprocess.Popen[bytes] | None = None) -> None:
         self.pid = pid
         self.exitcode: int | None = None
+        self._process = process  # (kept so that it is not reaped behind our back)
 
     @classmethod
     def start(cls, job_id: UUID, scratch: str) -> Child:
+        _wait_for_preload()
         parent = os.getpid()
+        pool = pool_threads()
+        if pool:
+            logger.warning(
+                "job %s: this worker process runs compute threads (%s); its process starts "
+                "as a new interpreter instead of a fork",
+                job_id,
+                ", ".join(pool),
+            )
+            return cls.spawn(job_id, scratch, parent)
         pid = os.fork()
         if pid == 0:  # the child: run the job, then leave without the parent's exit handlers
             code = 1
             try:
-                _child(job_id, scratch, parent)
+                run_child(job_id, scratch, parent)
                 code = 0
             except BaseException:
                 traceback.print_exc()
             finally:
                 os._exit(code)
         return cls(pid)
+
+    @classmethod
+    def spawn(cls, job_id: UUID, scratch: str, parent: int) -> Child:
+        """The job's process as a new interpreter (``deidweb/job_process.py``)."""
+        process = subprocess.Popen(  # noqa: S603 (this interpreter, a fixed module)
+            [sys.executable, "-m", "deidweb.job_process", str(job_id), scratch, str(parent)],
+            cwd=Path(__file__).resolve().parents[2],
+            env={**os.environ, "TMPDIR": scratch},
+        )
+        return cls(process.pid, process)
 
     def is_alive(self) -> bool:
         if self.exitcode is None:
@@ -140,15 +220,18 @@ class Child:
         return self.exitcode
 
 
-def _child(job_id: UUID, scratch: str, parent: int) -> None:
+def run_child(job_id: UUID, scratch: str, parent: int, forked: bool = True) -> None:
+    """The job's process: run the claimed job (forked from the worker, or a new interpreter
+    started by it)."""
     _die_with(parent)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the worker, which ends us
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
-    from deidweb.celery import app
+    if forked:
+        from deidweb.celery import app
 
-    app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours
+        app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours
     try:
         job_run_claimed(Job.objects.get(id=job_id))
     finally:

@@ -85,3 +85,12 @@ def pause_first_attempt(job, context):
             context.progress(50, "working", force=True)
             time.sleep(0.2)
     return {"attempt": job.attempts}
+
+
+def polars_group_by(job, context):
+    """Counts a generated column by value with polars (its thread pool)."""
+    import polars as pl
+
+    frame = pl.DataFrame({"v": [i % 3 for i in range(30_000)]})
+    counts = frame.group_by("v").len().sort("v")
+    return {"counts": counts["len"].to_list(), "pid": __import__("os").getpid()}

@@ -12,12 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from apps.jobs.isolation import format_bytes, run_isolated
+from apps.jobs import isolation
+from apps.jobs.isolation import format_bytes, pool_threads, run_isolated
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_cancel, job_claim, job_create, worker_id
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child process reads committed rows
 MB = 1024 * 1024
+
+
+@pytest.fixture(autouse=True)
+def forked(request, monkeypatch):
+    """This test process has computed with polars (other tests), so its jobs would start as
+    new interpreters, which do not see the settings a test changes; the handlers of these
+    tests compute nothing with polars, and the forked path is the one under test. The tests
+    marked ``interpreter`` take the worker's own decision."""
+    if "interpreter" not in request.keywords:
+        monkeypatch.setattr(isolation, "pool_threads", lambda: [])
 
 
 def claimed(custodian, handler: str, settings, **params) -> Job:
@@ -163,3 +174,51 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
     except (OSError, IndexError):
         return "gone"
+
+
+@pytest.mark.interpreter
+def test_a_worker_process_that_computed_with_polars_runs_its_job_in_a_new_interpreter(
+    custodian, settings, monkeypatch
+):
+    """A process forked after polars has started its thread pool waits for ever on its
+    first polars call (the CI run of 2026-11: profiles "running" for 90 s). A worker process
+    with a pool running starts the job's process as a new interpreter instead."""
+    import polars as pl
+    from django.db import connection
+
+    pl.DataFrame({"v": list(range(10_000))}).group_by("v").len()  # this process's pool runs
+    assert [name for name in pool_threads() if name.startswith("polars-")]
+    db = connection.settings_dict
+    monkeypatch.setenv(
+        "TEST_DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    )
+    monkeypatch.setenv("DEIDWEB_TEST_JOB_HANDLERS", "profile=tests.jobs.handlers.polars_group_by")
+    settings.DEIDWEB_JOB_TIME_LIMIT = 60  # (a hung process fails the test in a minute)
+    job = claimed(custodian, "polars_group_by", settings)
+    run_isolated(job)
+    job.refresh_from_db()
+    assert (job.status, job.result["counts"]) == (JobStatus.SUCCEEDED, [10_000, 10_000, 10_000])
+    assert job.result["pid"] != os.getpid()
+
+
+def test_the_kernels_a_worker_process_loads_at_start_leave_it_able_to_fork():
+    """What a worker process loads as it starts (deidweb/celery.py) starts no compute pool,
+    and a process forked afterwards computes with polars."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, django, polars as pl; django.setup();"
+        "from apps.engine.search.preload import load_kernels;"
+        "from apps.jobs.isolation import pool_threads;"
+        "load_kernels(); print(pool_threads(), flush=True);"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    n = pl.DataFrame({'v': [i % 3 for i in range(30000)]}).group_by('v').len().height\n"
+        "    print(n, flush=True); os._exit(0)\n"
+        "os.waitpid(pid, 0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split("\n")[:2] == ["[]", "3"]

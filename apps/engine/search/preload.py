@@ -151,6 +151,18 @@ def load_compiled_code() -> None:
 
 
 @functools.cache
+def load_kernels() -> None:
+    """Load the search's compiled kernels (every code width and metric, and the judging by
+    sensitive-attribute models) on generated arrays, without a polars computation or a
+    thread: what a process that forks others may load (``apps/jobs/isolation.py``: a
+    forked process cannot use a thread pool its parent started). Encoding and look-ups are
+    loaded by the process that first uses them."""
+    for values in _WIDTHS:
+        _searches_of_width(values)
+        _sensitive_of_width(values)
+
+
+@functools.cache
 def load_sensitive_code() -> None:
     """Load the compiled judging of classes by sensitive-attribute models (every code
     width; ``sensitive/kernels.py``), for searches that use them; once per process."""
