@@ -21,6 +21,7 @@ the field's validator, the services, and any other save through the ``pre_save``
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -116,8 +117,10 @@ def character_problem(name: str) -> str:
     text = normalized(name)
     if not text:
         return "it is empty"
-    validator = UnicodeUsernameValidator()
-    if validator.regex.search(text) is None:
+    if (
+        re.search(UnicodeUsernameValidator.regex, text, flags=UnicodeUsernameValidator.flags)
+        is None
+    ):
         odd = next(
             (c for c in text if not (c.isalnum() or c in "@.+-_")),
             "",

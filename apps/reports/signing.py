@@ -279,17 +279,17 @@ def check_identity(
             "protection."
         )
     if organization is not None:
-        named = [
+        names = [
             str(a.value)
             for a in certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
         ]
-        if not named:
+        if not names:
             raise IdentityError(
                 f"The certificate's subject names no organization (O=); it must name "
                 f"'{organization}', whose reports it signs."
             )
-        if any(_squeezed(n) != _squeezed(organization) for n in named):
-            others = ", ".join(f"'{n}'" for n in named)
+        if any(_squeezed(n) != _squeezed(organization) for n in names):
+            others = ", ".join(f"'{n}'" for n in names)
             raise IdentityError(
                 f"The certificate is issued to {others}, not to '{organization}', whose "
                 "reports it would sign."
