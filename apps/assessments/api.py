@@ -75,7 +75,12 @@ from apps.assessments.serializers import (
     UtilitySavedSerializer,
     UtilitySerializer,
 )
-from apps.assessments.withheld import protected_columns, withhold_raw_values
+from apps.assessments.withheld import (
+    hierarchy_params_for_role,
+    protected_columns,
+    rare_values,
+    withhold_raw_values,
+)
 from apps.core import fields as strict
 from apps.core.api import query_values
 from apps.core.api_permissions import OrganizationRole
@@ -212,11 +217,7 @@ def hierarchy_data(
     """One hierarchy as the API shows it. Its value lists (the ARX table, the groups of a
     categorical one) hold every original value: only for a role allowed raw values; the
     others get the levels' groups as the report shows them (``hierarchy_preview``)."""
-    params = dict(spec.params)
-    if not raw_values:
-        if spec.kind == HierarchySpec.Kind.CATEGORICAL:
-            params.pop("levels", None)
-        params.pop("codes", None)  # values of the column, however few records hold them
+    params = hierarchy_params_for_role(spec.kind, spec.params, raw_values=raw_values)
     return HierarchySerializer(
         {
             "column": spec.column,
@@ -422,8 +423,9 @@ class AssessmentViewSet(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
     ) -> Response:
         """Every answer of every action about one assessment, for a role that may not read
-        raw values (reviewers): the values of its direct identifiers and free-text columns
-        withheld (``apps.assessments.withheld``), whatever the action returned."""
+        raw values (reviewers): the values of its direct identifiers and free-text columns,
+        and its quasi-identifiers' rare values, withheld (``apps.assessments.withheld``),
+        whatever the action returned."""
         response = super().finalize_response(request, response, *args, **kwargs)
         data = getattr(response, "data", None)
         if data is None or not 200 <= response.status_code < 300 or "pk" not in self.kwargs:
@@ -433,7 +435,7 @@ class AssessmentViewSet(
             return response
         record = data.get("variables") if isinstance(data, dict) else None
         protected = protected_columns(assessment, record if isinstance(record, list) else ())
-        response.data = withhold_raw_values(data, protected)
+        response.data = withhold_raw_values(data, protected, rare_values(assessment))
         return response
 
     def _user(self) -> User:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     extend_schema_field,
 )
@@ -40,10 +39,11 @@ RELEASE_MODELS = [
 # --------------------------------------------------------------------------- fields
 
 
-@extend_schema_field(OpenApiTypes.STR)
 class AnswerField(serializers.ChoiceField):
-    """A questionnaire answer. Documented as a string whose answers are in its description:
-    several questions share a choice set, which would otherwise name one enum many times."""
+    """A questionnaire answer: one of the question's answers. Documented inline as a string
+    with its answers as an ``enum`` (several questions share a choice set, which as a named
+    component would be one enum named many times); issue 23: documented as a bare string,
+    generated clients and schemathesis sent any text, which was refused."""
 
     def __init__(self, question: str, answers: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(
@@ -53,10 +53,20 @@ class AnswerField(serializers.ChoiceField):
         )
 
 
+def _answer_field(question: str, answers: tuple[str, ...], **field: Any) -> AnswerField:
+    schema: dict[str, Any] = {"type": "string", "enum": list(answers)}
+    if field.get("allow_null"):
+        schema = {**schema, "nullable": True, "enum": [*answers, None]}
+    documented = extend_schema_field(schema)(type("AnswerField", (AnswerField,), {}))
+    return documented(question, answers, **field)  # type: ignore[no-any-return]
+
+
 def _questionnaire(
     name: str, questions: list[tuple[str, str, tuple[str, ...]]], **field: Any
 ) -> type:
-    fields = {key: AnswerField(question, answers, **field) for key, question, answers in questions}
+    fields = {
+        key: _answer_field(question, answers, **field) for key, question, answers in questions
+    }
     return type(name, (serializers.Serializer,), fields)
 
 

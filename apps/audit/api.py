@@ -72,7 +72,9 @@ class CanReadAudit(BasePermission):
 
 
 def _when(value: str | None, name: str) -> dt.date | dt.datetime | None:
-    if not value:
+    # Absent is no bound; present, even empty ("?since="), it must be a date or a time, as
+    # the schema says.
+    if value is None:
         return None
     try:
         parsed: dt.date | dt.datetime | None = parse_datetime(value) or parse_date(value)
@@ -83,6 +85,9 @@ def _when(value: str | None, name: str) -> dt.date | dt.datetime | None:
     return parsed
 
 
+DATE_OR_TIME: dict[str, Any] = {
+    "oneOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
+}
 ORGANIZATION_PARAM = OpenApiParameter(
     "organization", OpenApiTypes.STR, description="Only this organization (its slug)."
 )
@@ -91,11 +96,13 @@ FILTER_PARAMS = [
     OpenApiParameter("action", OpenApiTypes.STR, description="Action code, e.g. dataset.upload."),
     OpenApiParameter("actor", OpenApiTypes.STR, description="Username (case-insensitive)."),
     OpenApiParameter("object_id", OpenApiTypes.STR, description="Id of the object acted on."),
+    # A date or an ISO 8601 time, as the schema says it (issue 23: documented as any text,
+    # other text was refused).
     OpenApiParameter(
-        "since", OpenApiTypes.STR, description="From this date (YYYY-MM-DD) or time, inclusive."
+        "since", DATE_OR_TIME, description="From this date (YYYY-MM-DD) or time, inclusive."
     ),
     OpenApiParameter(
-        "until", OpenApiTypes.STR, description="Up to this date (YYYY-MM-DD) or time, inclusive."
+        "until", DATE_OR_TIME, description="Up to this date (YYYY-MM-DD) or time, inclusive."
     ),
     OpenApiParameter(
         "q", OpenApiTypes.STR, description="Free text: action, actor, object, details."

@@ -15,7 +15,13 @@ once, by the first detector that recognizes it):
   English or French (March 5, 2024; 5 mars 2024) — a month and year alone is not counted;
 - North American phone numbers in the usual spellings;
 - identification numbers: 10-digit health numbers with an optional version code, SINs
-  written in three groups, runs of 7 digits or more, record numbers such as ``ONR-100231``;
+  written in three groups, record numbers such as ``ONR-100231``;
+- record numbers by their context: a number after a word that names one (MRN, HCN, chart,
+  record, claim, health card, dossier…: "MRN 482913", "chart #4821", "claim no. CL-88213");
+- record numbers by their shape alone: a run of 6 digits or more standing alone (not the
+  integer or decimal part of an amount or a measure: "$125000.00", "0.123456" stay), letters
+  followed by 5 digits or more ("ab123456"), letters and digits interleaved in four groups or
+  more ("A1B2C3D4"), and a Quebec health card's four letters and eight digits;
 - Canadian postal codes and street addresses (a civic number followed by a street type);
 - exact ages ("77-year-old", "aged 77", "77 ans", "77 yo");
 - names: a word after a title or a relation ("Dr. Tremblay", "Patient Léa", "Daughter
@@ -57,6 +63,10 @@ class Detector:
     description: str  # what it recognizes, in words, for the report
     pattern: str  # a Rust regular expression
     replacement: str  # may keep context through $1 ("Dr. [NAME]")
+    # Replacements in a row: a pattern that reads the character on each side of its span
+    # (the regular expressions have no look-around) cannot find two spans one character
+    # apart in one pass ("482913 553311"); a second pass finds the other.
+    passes: int = 1
 
 
 def _strip(name: str) -> str:
@@ -98,6 +108,18 @@ _RELATIONS = (
     r"frere|ami|amie|infirmière|infirmiere|nommé|nommée|appelé|appelée|signed|signé)"
 )
 _NAME_WORD = r"\p{Lu}[\p{Ll}'’]+(?:-\p{Lu}?[\p{Ll}'’]+)*"
+# Words that name a record number: medical record, health card, chart, claim, file numbers,
+# in English and French; the number may follow "number", "no.", "#", a colon.
+_RECORD_WORDS = (
+    r"(?i:MRN|HCN|OHIP|RAMQ|NAM|chart|record|dossier|claim|r[ée]clamation|health[ -]card|"
+    r"carte[ -]sant[ée]|member|policy|police|patient[ -]id|client[ -]id|pt[ -]id|ID)"
+)
+_RECORD_NUMBER = (
+    # letters then 3 digits or more (CL-88213), 5 digits or more, digits in groups
+    # (4821 339 102, 123-4567), or 4 digits that are not a year (#4821, not 2023)
+    r"(?:[A-Za-z]{1,4}-?\d{3,}[\dA-Za-z-]*|\d{5,}[\dA-Za-z-]*|\d{2,5}(?:[- ]\d{2,}){1,3}"
+    r"|(?:[03-9]\d{3}|1[0-8]\d\d|2[1-9]\d\d))\b"
+)
 _STREET_TYPES = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Crescent|Cres|Court|Ct|Lane|"
     r"Ln|Way|Place|Pl|Parkway|Pkwy|Terrace|Terr|Circle|Cir|Square|Sq|Trail|Trl|Highway|Hwy|"
@@ -139,9 +161,28 @@ DETECTORS: tuple[Detector, ...] = (
         "(3 groups of 3 digits), runs of 7 digits or more, record numbers (ABC-12345)",
         r"\b\d{4}[ -]?\d{3}[ -]?\d{3}(?:[ -]?[A-Z]{2})?\b"
         r"|\b\d{3}[ -]\d{3}[ -]\d{3}\b"
-        r"|\b\d{7,}\b"
         r"|\b[A-Z]{1,5}-?\d{4,}\b",
         "[ID]",
+    ),
+    Detector(
+        "ID",
+        "record numbers after a word naming them: MRN 482913, chart #4821, claim no. CL-88213",
+        rf"\b({_RECORD_WORDS}(?:\s*(?i:number|num|nos?|n°|nº|numéro|numero|#|id))?\.?\s*[:#]?\s*)"
+        + _RECORD_NUMBER,
+        "$1[ID]",
+    ),
+    Detector(
+        "ID",
+        "identifier-shaped codes: 6 digits or more standing alone (not an amount or a decimal), "
+        "letters and 5 digits or more (ab123456), letters and digits interleaved (A1B2C3D4)",
+        # A run of digits with the character on each side, so that the integer and decimal
+        # parts of "$125000.00", "125000.50" or "0.123456" are not read as identifiers.
+        r"(^|[^\w$€£.,/-])(\d{6,})([^\w.,/%$€-]|[.,](?:\D|$)|$)"
+        r"|\b[A-Za-z]{1,5}-?\d{5,}[A-Za-z]{0,2}\b"
+        r"|\b[A-Za-z]*\d+(?:[A-Za-z]+\d+){3,}[A-Za-z]*\b"
+        r"|\b[A-Z]{4} ?\d{4} ?\d{4}\b",
+        "$1[ID]$3",
+        passes=2,
     ),
     Detector(
         "POSTAL_CODE",
@@ -206,7 +247,8 @@ def scrub_expr(expr: pl.Expr) -> pl.Expr:
     """The text with every detected span replaced by its placeholder; missing stays missing."""
     text = expr.cast(pl.String)
     for detector in DETECTORS:
-        text = text.str.replace_all(detector.pattern, detector.replacement)
+        for _ in range(detector.passes):
+            text = text.str.replace_all(detector.pattern, detector.replacement)
     return text
 
 
@@ -258,10 +300,13 @@ def _scan_exprs(column: str) -> list[pl.Expr]:
     by_type: dict[str, pl.Expr] = {}
     for index, detector in enumerate(DETECTORS):
         hits = text.str.count_matches(detector.pattern)
+        text = text.str.replace_all(detector.pattern, detector.replacement)
+        for _ in range(1, detector.passes):
+            hits = hits + text.str.count_matches(detector.pattern)
+            text = text.str.replace_all(detector.pattern, detector.replacement)
         exprs.append(hits.sum().alias(f"d{index}"))
         any_hit = any_hit | (hits > 0)
         by_type[detector.span_type] = by_type.get(detector.span_type, pl.lit(False)) | (hits > 0)
-        text = text.str.replace_all(detector.pattern, detector.replacement)
     exprs.append(any_hit.fill_null(False).sum().alias("rows"))
     exprs += [hit.fill_null(False).sum().alias(f"t_{t}") for t, hit in by_type.items()]
     return exprs

@@ -19,7 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.decorators import user_of
+from apps.accounts.selectors import membership_get
 from apps.assessments.models import Assessment
+from apps.assessments.withheld import hierarchy_for_role
 from apps.core import fields as strict
 from apps.core.api_permissions import OrganizationMember
 from apps.jobs.api import JobSerializer
@@ -101,15 +103,49 @@ class DecisionSerializer(serializers.ModelSerializer[ReviewDecision]):
         return str(report) if report else None
 
 
+class RecordHierarchySerializer(serializers.Serializer[Any]):
+    """A frozen hierarchy as a role allowed raw values reads it."""
+
+    column = strict.CharField()
+    kind = strict.CharField()
+    kind_label = strict.CharField(required=False)
+    params = serializers.DictField()
+    arx_csv = strict.CharField(
+        allow_blank=True,
+        required=False,
+        help_text="Every original value with its generalizations (analysts and "
+        "administrators only; left out of a reviewer's answer).",
+    )
+    height = strict.IntegerField()
+    level_labels = serializers.ListField(child=strict.CharField())
+
+
+class ReviewerRecordHierarchySerializer(RecordHierarchySerializer):
+    """A frozen hierarchy as a reviewer reads it: its levels, not its values (the groups of
+    each level, rare values withheld, are in ``…/hierarchies/``)."""
+
+    arx_csv = None  # type: ignore[assignment]
+
+
 class RecordSerializer(serializers.Serializer[Any]):
+    """The record as a role allowed raw values (analysts, administrators) reads it."""
+
     frozen = strict.BooleanField(help_text="False for a draft: the live rows.")
     snapshot = strict.UUIDField(allow_null=True)
     sha256 = strict.CharField(allow_blank=True, help_text="SHA-256 of the frozen record.")
     taken_at = serializers.DateTimeField(allow_null=True)
     variables = serializers.ListField(child=serializers.DictField())
-    hierarchies = serializers.ListField(child=serializers.DictField())
+    hierarchies = RecordHierarchySerializer(many=True)
     files = serializers.DictField()
     applied = serializers.DictField(allow_null=True)
+
+
+class ReviewerRecordSerializer(RecordSerializer):
+    """The record as a reviewer reads it: hierarchies without their ARX tables; the values
+    of direct identifiers, free text and rare quasi-identifier values withheld from the
+    rest (``AssessmentViewSet.finalize_response``)."""
+
+    hierarchies = ReviewerRecordHierarchySerializer(many=True)
 
 
 class ReportStateSerializer(serializers.Serializer[Any]):
@@ -190,23 +226,31 @@ class ReviewActions:
         rows = ReviewDecision.objects.filter(assessment=assessment).select_related("reviewer")
         return Response(DecisionSerializer(rows.order_by("created_at"), many=True).data)
 
+    # One schema for both: a reviewer's answer is the analyst's without ``arx_csv``.
     @extend_schema(responses={200: RecordSerializer, 404: ERRORS[404]})
     @action(detail=True, methods=["get"], permission_classes=[OrganizationMember])
     def record(self, request: Request, pk: str | None = None) -> Response:
         """What a decision on this version rests on: the record frozen at submission (the
-        live rows while it is a draft)."""
+        live rows while it is a draft). One serializer per role: a reviewer's has no
+        hierarchy's ARX table and no raw value (``ReviewerRecordSerializer``)."""
         assessment: Assessment = self.get_object()
         record = assessment_record(assessment)
         snapshot = record.snapshot
+        raw = membership_get(
+            user=request.user, organization=assessment.organization
+        ).can_see_raw_values
+        serializer = RecordSerializer if raw else ReviewerRecordSerializer
         return Response(
-            RecordSerializer(
+            serializer(
                 {
                     "frozen": record.frozen,
                     "snapshot": snapshot.id if snapshot else None,
                     "sha256": snapshot.sha256 if snapshot else "",
                     "taken_at": snapshot.created_at if snapshot else None,
                     "variables": record.variables,
-                    "hierarchies": record.hierarchies,
+                    "hierarchies": [
+                        hierarchy_for_role(h, raw_values=raw) for h in record.hierarchies
+                    ],
                     "files": record.files,
                     "applied": record.assessment.apply_result,
                 }

@@ -390,6 +390,12 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "VariableRoleEnum": "apps.classification.models.VariableRole",
         "AssessmentStatusEnum": "apps.assessments.models.AssessmentStatus",
+        # The questionnaires' answer sets (Steps 3 and 5), shared by several questions.
+        "LowModerateHighEnum": ["low", "moderate", "high"],
+        "FewManyVeryManyEnum": ["few", "many", "very many"],
+        "YesUnclearNoEnum": ["yes", "unclear", "no"],
+        "YesPartlyNoEnum": ["yes", "partly", "no"],
+        "YesPartialNoEnum": ["yes", "partial", "no"],
     },
 }
 

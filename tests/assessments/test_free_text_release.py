@@ -316,3 +316,75 @@ def test_category_lists_whose_words_are_names_are_not_read_as_text(custodian, an
     blockers = " ".join(submission_blockers(assessment))
     assert "'site' is released with identifiers" not in blockers
     assert "'dx' is released with identifiers" not in blockers
+
+
+def _notes_with_record_numbers(frame: pl.DataFrame, seed: int = 2323) -> pl.DataFrame:
+    """The register's notes replaced by notes that carry a record number and nothing else a
+    detector knew before issue 23: a chart number of 6 digits, a claim number of letters
+    and digits, or a medical record number after "MRN"."""
+    import random
+
+    rng = random.Random(seed)
+    notes = []
+    for _ in range(frame.height):
+        shape = rng.randrange(3)
+        if shape == 0:
+            number = f"{rng.randrange(100000, 999999)}"
+            notes.append(f"Refill renewed at the clinic, chart {number} updated.")
+        elif shape == 1:
+            number = f"cl{rng.randrange(10000, 999999)}"
+            notes.append(f"Insurer asked about claim {number} again.")
+        else:
+            notes.append(f"Transferred; MRN {rng.randrange(1000, 99999)} on the form.")
+    return frame.with_columns(pl.Series("clinical_note", notes))
+
+
+def test_record_numbers_left_in_notes_block_the_submission(custodian, analyst, register, tmp_path):
+    """Issue 23: notes released with their medical record, chart and claim numbers were
+    not found by the re-scan, so nothing blocked the submission."""
+    frame = _notes_with_record_numbers(register)
+    dataset = _dataset(custodian, analyst, frame, tmp_path)
+    note = Variable.objects.get(dataset=dataset, name="clinical_note")
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(note.id), "other", "The analysts need the notes.")],
+    )
+    assessment = _through_step_7(custodian, analyst, dataset)
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    assert finding["column"] == "clinical_note"
+    assert finding["kinds"] == ["ID"]
+    kept = _released(assessment).get_column("clinical_note").drop_nulls().len()
+    assert kept > ROWS * 0.9
+    assert (finding["values"], finding["rows_with_spans"]) == (kept, kept)
+    assert finding["spans"] == {"ID": kept}
+    assert all("[ID]" in e and not re.search(r"\d{4}", e) for e in finding["examples"])
+    blockers = submission_blockers(assessment)
+    assert blockers[0].startswith("Column 'clinical_note' is released with identifiers")
+    assert "identification numbers" in blockers[0]
+    with pytest.raises(ApplicationError) as refused:
+        assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    assert refused.value.status == 409
+
+
+def test_record_numbers_are_scrubbed_from_notes(custodian, analyst, register, tmp_path):
+    frame = _notes_with_record_numbers(register)
+    dataset = _dataset(custodian, analyst, frame, tmp_path)
+    note = Variable.objects.get(dataset=dataset, name="clinical_note")
+    if note.role != "direct":
+        variables_classify(
+            dataset=dataset,
+            user=analyst,
+            decisions=[RoleDecision(str(note.id), "direct", "Notes carry record numbers.")],
+        )
+    assessment = _through_step_7(
+        custodian, analyst, dataset, masking={"clinical_note": {"method": "scrub"}}
+    )
+    notes = _released(assessment).get_column("clinical_note").drop_nulls().to_list()
+    assert len(notes) > 0
+    assert [n for n in notes if re.search(r"\d{4}", n)] == []
+    assert all("[ID]" in n for n in notes)
+    (scrubbed,) = assessment.apply_result["scrubbed"]
+    assert scrubbed["spans_replaced"] == {"ID": ROWS}
+    assert scrubbed["spans_after"] == {}
+    assert identifier_findings(assessment.apply_result, assessment.deid_config) == []

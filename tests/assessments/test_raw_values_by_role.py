@@ -1,12 +1,14 @@
-"""Issue 23, item 4: reviewers get no raw value of a direct identifier or a free-text column
-through the API. ``GET /api/v1/assessments/{id}/``, ``…/apply/`` and ``…/record/`` returned
+"""Issue 23, item 4: reviewers get no raw value of a direct identifier, a free-text column or a
+rare quasi-identifier value through the API. ``GET /api/v1/assessments/{id}/``, ``…/apply/`` and ``…/record/`` returned
 Step 8's distributions — the 20 most frequent values of every column, e-mails, full names and
 notes among them — although the pages hide them from reviewers.
 
-The test is general: it walks every GET operation of the served OpenAPI schema (and every
-page of every list) as a reviewer, with the ids of everything the organization holds, and
-looks for every original value of the register's direct identifiers and free-text column in
-every text of every JSON answer. An analyst, who may read raw values, walks the same way and
+The test is general: it walks every URL of the URL configuration under ``/api/`` that
+answers GET (and every page of every list) as a reviewer, with the ids of everything the
+organization holds, and looks for every original value of the register's direct identifiers
+and free-text column, and every rare value of its quasi-identifiers that the release does not
+hold (a town of one or two people: the hierarchies' ARX text listed them all), in every text
+of every JSON answer. An analyst, who may read raw values, walks the same way and
 does find them — so the walk reaches the places they would be."""
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ pytestmark = pytest.mark.django_db
 FIRST = ["Maria", "Jean", "Amir", "Olga", "Chen", "Fatima", "Liam", "Noor", "Kenji", "Ada"]
 LAST = ["Tremblay", "Gagnon", "Okafor", "Novak", "Singh", "Haddad", "Moreau", "Lindqvist"]
 DIAGNOSES = ["J45 Asthma", "E11 Diabetes", "I10 Hypertension"]
+CITIES = ["Toronto", "Hamilton", "Mississauga", "Brampton"]
+# Towns where one or two of the register's people live: rare quasi-identifier values.
+RARE_TOWNS = ["Kapuskasing", "Attawapiskat", "Moosonee-Bay", "Wawa-on-Lake", "Pikangikum",
+              "Sachigo Lake", "Wunnumin Lake", "Fort Severn"]  # fmt: skip
 
 
 def register(n: int = 300, seed: int = 23) -> pl.DataFrame:
@@ -41,7 +47,7 @@ def register(n: int = 300, seed: int = 23) -> pl.DataFrame:
     names them, beside age, sex and diagnosis."""
     rng = random.Random(seed)
     rows: dict[str, list[str]] = {
-        k: [] for k in ("email", "full_name", "phone", "age", "sex", "diagnosis", "notes")
+        k: [] for k in ("email", "full_name", "phone", "age", "sex", "city", "diagnosis", "notes")
     }
     for i in range(n):
         first, last = rng.choice(FIRST), rng.choice(LAST)
@@ -50,6 +56,8 @@ def register(n: int = 300, seed: int = 23) -> pl.DataFrame:
         rows["phone"].append(f"416-{rng.randrange(200, 999)}-{i:04d}")
         rows["age"].append(str(rng.randrange(20, 80)))
         rows["sex"].append(rng.choice("FM"))
+        rare = i % 25 == 0 and i // 25 < 2 * len(RARE_TOWNS)  # 12 rows, each town once or twice
+        rows["city"].append(RARE_TOWNS[(i // 25) % len(RARE_TOWNS)] if rare else rng.choice(CITIES))
         rows["diagnosis"].append(rng.choice(DIAGNOSES))
         rows["notes"].append(
             f"Patient {first} {last} (file {i:04d}) called on 2024-0{rng.randrange(1, 9)}-1{i % 10} "
@@ -78,6 +86,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     types = dict(Variable.objects.filter(dataset=dataset).values_list("name", "inferred_type"))
     assert roles["email"] == roles["full_name"] == roles["phone"] == "direct", roles
     assert types["notes"] == "free_text", types
+    assert roles["city"] == roles["age"] == "quasi", roles
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
     services.assessment_set_release(assessment=assessment, release_model="public")
     services.assessment_set_threshold(
@@ -118,20 +127,55 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     return assessment, frame
 
 
-def protected_values(frame: pl.DataFrame) -> set[str]:
-    """Every original value of the direct identifiers and the free-text column (long enough
-    not to occur by chance in other text)."""
+def protected_values(frame: pl.DataFrame, assessment: Any = None) -> set[str]:
+    """Every original value of the direct identifiers and the free-text column, and the
+    quasi-identifiers' values held by fewer than 3 people that the release does not hold
+    (long enough not to occur by chance in other text)."""
     values: set[str] = set()
     for column in ("email", "full_name", "phone", "notes"):
         values |= {v for v in frame.get_column(column).to_list() if v and len(v) >= 8}
+    if assessment is not None:
+        from apps.datasets.storage import local_path
+
+        with local_path(assessment.output_parquet_path) as path:
+            released = pl.read_parquet(path)
+        quasi = Variable.objects.filter(dataset=assessment.dataset, role="quasi")
+        for column in quasi.values_list("name", flat=True):
+            counts = frame.get_column(column).cast(pl.String).value_counts()
+            rare = {v for v, n in counts.rows() if v and n < 3 and len(v) >= 8}
+            out = set(released.get_column(column).cast(pl.String).drop_nulls().to_list())
+            values |= rare - out
     return values
 
 
-def _schema_get_paths() -> list[str]:
-    from drf_spectacular.generators import SchemaGenerator
+def _url_conf_get_paths() -> list[str]:
+    """Every path under ``/api/`` in the URL configuration that answers GET, its
+    parameters written ``{name}`` (format suffixes left out: the same views)."""
+    from django.urls import URLPattern, URLResolver, get_resolver
 
-    schema = SchemaGenerator().get_schema(request=None, public=True)
-    return sorted(path for path, methods in schema["paths"].items() if "get" in methods)
+    def walk(patterns: Any, prefix: str) -> Iterator[tuple[str, URLPattern]]:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, route)
+            else:
+                yield route, pattern
+
+    paths = set()
+    for route, pattern in walk(get_resolver().url_patterns, "/"):
+        if not route.startswith("/api/") or "format" in route:
+            continue
+        actions = getattr(pattern.callback, "actions", None)
+        cls = getattr(pattern.callback, "cls", None) or getattr(
+            pattern.callback, "view_class", None
+        )
+        if actions is not None and "get" not in actions:
+            continue
+        if actions is None and cls is not None and not hasattr(cls, "get"):
+            continue
+        path = re.sub(r"\(\?P<(\w+)>[^)]*\)|<(?:\w+:)?(\w+)>", r"{\1\2}", route)
+        paths.add(path.replace("^", "").replace("$", "").replace("\\", ""))
+    return sorted(paths)
 
 
 def _ids(assessment: Any) -> dict[str, list[str]]:
@@ -165,19 +209,25 @@ def _ids(assessment: Any) -> dict[str, list[str]]:
             for r in Report.objects.filter(organization=organization).values_list("id", flat=True)
         ],
         "organizations": [organization.slug],
-        "column": ["age", "sex", "email", "full_name", "notes"],
+        "column": ["age", "sex", "city", "email", "full_name", "notes"],
     }
 
 
 def _urls(assessment: Any) -> Iterator[str]:
     ids = _ids(assessment)
     org = assessment.organization.slug
-    for path in _schema_get_paths():
-        kind = path.split("/")[3]  # /api/v1/<kind>/...
+    for path in _url_conf_get_paths():
+        kind = path.split("/")[3] if path.startswith("/api/v1/") else ""  # /api/v1/<kind>/...
         params = re.findall(r"{(\w+)}", path)
         choices: list[dict[str, str]] = [{}]
         for name in params:
-            pool = ids["column"] if name == "column" else ids.get(kind, [])
+            pool = (
+                ids["column"]
+                if name == "column"
+                else ids["organizations"]
+                if name in ("slug", "org")
+                else ids.get(kind, [])
+            )
             choices = [{**c, name: value} for c in choices for value in pool]
         for chosen in choices:
             url = path
@@ -240,18 +290,24 @@ def test_a_reviewer_reads_no_raw_value_anywhere_in_the_api(
     submitted, client_for, reviewer, analyst
 ):
     assessment, frame = submitted
-    values = protected_values(frame)
+    values = protected_values(frame, assessment)
     assert len(values) > 900
+    assert set(RARE_TOWNS) <= values  # none is in the release: each is its own class
 
     answers, answered = walk(client_for(reviewer), assessment)
     assert answered > 40, answered  # the walk reached the assessment's, jobs', audit's…
-    assert f"/api/v1/assessments/{assessment.id}/record/" in answers
+    record = answers[f"/api/v1/assessments/{assessment.id}/record/"]
+    assert {h["column"] for h in record["hierarchies"]} >= {"age", "city"}
+    assert all("arx_csv" not in h for h in record["hierarchies"]), record["hierarchies"]
     assert leaks(answers, values) == {}
 
     # The analyst may read raw values, and the same walk finds them: the places are real.
     analyst_leaks = leaks(walk(client_for(analyst), assessment)[0], values)
     assert any(url.endswith("/apply/") for url in analyst_leaks), analyst_leaks
     assert any(url.endswith("/record/") for url in analyst_leaks), analyst_leaks
+    analyst_record = client_for(analyst).get(f"/api/v1/assessments/{assessment.id}/record/")
+    city = next(h for h in analyst_record.json()["hierarchies"] if h["column"] == "city")
+    assert all(town in city["arx_csv"] for town in RARE_TOWNS)
 
     # Once decided: the decision, its figures, the frozen record — still nothing.
     from apps.reviews import services as reviews

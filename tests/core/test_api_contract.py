@@ -33,6 +33,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
@@ -56,6 +57,7 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
     negative_data_rejection,
+    positive_data_acceptance,
 ]
 
 # The seeded objects of the running test, by the kind of id a path takes (see `seeded`).
@@ -64,9 +66,44 @@ REAL: dict[str, str] = {}
 STATUSES: dict[str, set[int]] = {}
 
 
+# Operations whose well-formed bodies must also fit the data set, a rule no JSON Schema can
+# state: for these alone, a 400 answer to schema-valid data is the documented refusal (the
+# message names the rule), not a contract failure. Every other operation must accept what
+# its schema allows (``positive_data_acceptance``; issue 23: the questionnaires' answers and
+# the audit's dates were documented as any text, and are now enums and date formats).
+DATA_RULES: dict[tuple[str, str], str] = {
+    # a semi-public or non-public release names its recipient (required with those models)
+    ("PUT", "/api/v1/assessments/{id}/release/"): "recipient named for non-public models",
+    # the column must be a released column in which something was found or measured
+    ("POST", "/api/v1/assessments/{id}/deidentify/columns/"): "a released column's finding",
+    ("POST", "/api/v1/assessments/{id}/deidentify/identifiers/"): "a column with detections",
+    # masking applies to the data set's direct identifiers, by name
+    ("PUT", "/api/v1/assessments/{id}/deidentify/config/"): "the data set's direct identifiers",
+    # a hierarchy's kind must fit the column's values (a date hierarchy of ages is refused)
+    ("PUT", "/api/v1/assessments/{id}/hierarchies/{column}/"): "a kind the values fit",
+    # each variable named must be a column of this data set
+    ("POST", "/api/v1/classification/{id}/decisions/"): "variables of the data set",
+    # a role other than the suggested one needs the analyst's reason
+    ("POST", "/api/v1/variables/{id}/classify/"): "a reason to override a suggestion",
+    # the file must be a table the readers can open (an empty file is not)
+    ("POST", "/api/v1/datasets/"): "a readable table",
+}
+ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
+
+
 def _config() -> SchemathesisConfig:
     return SchemathesisConfig.from_dict(
         {
+            "operations": [
+                {
+                    "include-method": method,
+                    "include-path": path,
+                    "checks": {
+                        "positive_data_acceptance": {"expected-statuses": [*ACCEPTED, "400"]}
+                    },
+                }
+                for method, path in DATA_RULES
+            ],
             "generation": {
                 "mode": "all",
                 "max-examples": MAX_EXAMPLES,

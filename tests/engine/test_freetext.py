@@ -105,3 +105,97 @@ def test_span_types_are_the_placeholders() -> None:
     }  # fmt: skip
     for span_type in SPAN_TYPES:
         assert scan_series([f"[{span_type}]"]).spans == {}
+
+
+# Issue 23: record numbers (medical record, health card, claim numbers) in notes. The
+# detectors read their shape and the words that name them, not a list of known strings:
+# numbers drawn at random in each shape, after words of each kind, and bare.
+RECORD_WORDS = ["MRN", "mrn:", "HCN", "Chart #", "chart no.", "record number", "Claim",
+                "claim # ", "dossier n°", "Patient ID", "health card", "OHIP"]  # fmt: skip
+
+
+def _record_numbers(rng) -> list[str]:  # type: ignore[no-untyped-def]
+    import string
+
+    def digits(n: int) -> str:
+        return "".join(rng.choice(string.digits) for _ in range(n))
+
+    def letters(n: int) -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(n))
+
+    def interleaved(groups: int) -> str:
+        return "".join(letters(1) + digits(rng.randint(1, 2)) for _ in range(groups))
+
+    return [
+        digits(6),  # a bare run of six digits: "seen, 482913, today"
+        digits(rng.randint(7, 9)),
+        letters(rng.randint(1, 3)).lower() + digits(rng.randint(5, 8)),  # ab123456
+        interleaved(rng.randint(4, 6)),  # A1B2C3D4
+        digits(1) + interleaved(4),  # 7a8b9c0d1e
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_record_numbers_of_any_shape_are_found_and_scrubbed(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    notes = []
+    for number in _record_numbers(rng):
+        notes.append(f"Seen today, {number}, follow up in 3 weeks.")
+        notes.append(f"Filed as {number}.")
+    context = [  # a context word makes shorter numbers count: 4 or 5 digits, or with letters
+        f"{word} {number} on file."
+        for word, number in zip(
+            RECORD_WORDS,
+            [
+                str(rng.randint(3000, 9999))
+                if rng.random() < 0.5
+                else str(rng.randint(10000, 99999))
+                for _ in RECORD_WORDS[:6]
+            ]
+            + [
+                f"{rng.choice(['CL', 'H', 'ab'])}-{rng.randint(100, 99999)}"
+                for _ in RECORD_WORDS[6:]
+            ],
+            strict=True,
+        )
+    ]
+    notes += context
+    scan = scan_series(notes)
+    assert scan.rows_with_spans == len(notes), [n for n in notes if scrub_text(n) == n]
+    assert scan.spans == {"ID": len(notes)}
+    for note in notes:
+        kept = re.sub(r"\[ID\]", "", scrub_text(note))
+        assert not re.search(r"\d{4}", kept), (note, scrub_text(note))
+    # After scrubbing, the re-scan finds nothing; the words naming the number stay.
+    clean = pl.DataFrame({"n": notes}).select(scrub_expr(pl.col("n")))
+    assert scan_frame(clean, ["n"])[0].spans == {}
+    assert scrub_text("MRN 482913 and 553311 553312") == "MRN [ID] and [ID] [ID]"
+    assert scrub_text("Chart #4821, claim no. CL-88213") == "Chart #[ID], claim no. [ID]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Paid $125000.00 in 2023; income 125000.50; $1,250,000 and 1,234,567 dollars.",
+        "p = 0.123456, ratio 3x2x1, WBC 5.2x10e9/L, 1000mg twice daily, weighs 72 kg.",
+        "Born 1950; type 2 diabetes since 2019; record 2023 visits; chart 1987 reviewed.",
+        "H1N1, COVID-19, SpO2 98%, HbA1c 7.2, G6PD, B12, ICD10 E119, BP 120/80, room 12B.",
+        "Policy 12 applies; record 3 visits; the ID card was shown; chart reviewed.",
+    ],
+)
+def test_amounts_years_and_measures_are_not_record_numbers(text: str) -> None:
+    assert scrub_text(text) == text
+    assert scan_series([text]).spans == {}
+
+
+def test_dates_and_postal_codes_keep_their_own_placeholders() -> None:
+    assert scrub_text("Seen 2024-03-05 near K1A 0B1, MRN 482913.") == (
+        "Seen [DATE] near [POSTAL_CODE], MRN [ID]."
+    )
+    assert scan_series(["Seen 2024-03-05 near K1A 0B1, MRN 482913."]).spans == {
+        "DATE": 1,
+        "ID": 1,
+        "POSTAL_CODE": 1,
+    }
