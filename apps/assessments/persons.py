@@ -233,7 +233,7 @@ def _quasi(assessment: Assessment) -> list[str]:
     return quasi_identifiers(assessment)
 
 
-def _direct(assessment: Assessment) -> list[str]:
+def key_candidates(assessment: Assessment) -> list[str]:
     from apps.classification.models import Variable
 
     return list(
@@ -290,7 +290,7 @@ def persons_state(
         "person_key": key,
         "levels": levels,
         "suggestions": suggestions,
-        "candidates": _direct(assessment),
+        "candidates": key_candidates(assessment),
         "looks_longitudinal": hints,
         "adversary_power": assessment.adversary_power,
     }
@@ -328,7 +328,7 @@ def assessment_set_persons(
         raise ApplicationError(
             f"'{person_key}' is not a column of the data set.", {"field": "person_key"}
         )
-    if person_key not in _direct(assessment):
+    if person_key not in key_candidates(assessment):
         raise ApplicationError(
             f"Classify '{person_key}' as a direct identifier in Step 2 first: the person key "
             "names people and leaves the release only as a keyed pseudonym.",

@@ -424,3 +424,159 @@ def test_step7_refuses_data_with_several_rows_per_person(tc1, analyst):
     tc1.chosen_levels = {"sex": 0, "birth_year": 0}
     with pytest.raises(ApplicationError, match="several rows per person"):
         release_apply.assessment_start_apply(assessment=tc1, user=analyst)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def page(assessment, slug: str) -> str:  # type: ignore[no-untyped-def]
+    from django.urls import reverse
+
+    return reverse(
+        "assessment-step",
+        kwargs={"org": assessment.organization.slug, "assessment_id": assessment.id, "slug": slug},
+    )
+
+
+def test_step2_page_declares_the_person_and_refuses_a_varying_column(
+    tc1, analyst, reviewer, client_for
+):
+    client = client_for(analyst)
+    body = client.get(page(tc1, "classification")).content.decode()
+    assert 'data-testid="longitudinal-warning"' in body and "“patient_id”" in body
+    # Choosing the key (the select's htmx GET) shows the suggested levels for it.
+    body = client.get(page(tc1, "classification"), {"person_key": "patient_id"}).content.decode()
+    assert 'data-testid="person-levels"' in body
+    assert "constant within every one of 3 persons: person-level" in body
+    # Saved with the suggestion (the levels were shown for another key: none posted).
+    response = client.post(
+        page(tc1, "classification"), {"person_key": "patient_id", "levels_for": ""}
+    )
+    assert response.status_code == 302
+    tc1.refresh_from_db()
+    assert tc1.person_key == "patient_id"
+    assert tc1.person_levels == {"sex": "person", "birth_year": "person"}
+    body = client.get(page(tc1, "classification")).content.decode()
+    assert 'data-testid="longitudinal-warning"' not in body
+    assert 'data-testid="person-key-declared"' in body
+
+    # length_of_stay made a quasi-identifier, then marked person-level: it changes within
+    # HN4471 (rows 1, 3, 5) and HN6613 (rows 4, 6): refused by row numbers.
+    stay = Variable.objects.get(dataset=tc1.dataset, name="length_of_stay")
+    variables_classify(
+        dataset=tc1.dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(stay.id), "quasi", "Known from the hospital's notice.")],
+    )
+    response = client.post(
+        page(tc1, "classification"),
+        {
+            "person_key": "patient_id",
+            "levels_for": "patient_id",
+            "level_sex": "person",
+            "level_birth_year": "person",
+            "level_length_of_stay": "person",
+        },
+    )
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "&#x27;length_of_stay&#x27; is marked person-level" in body
+    assert "2 person(s) (the person on rows 1, 3, 5; the person on rows 4, 6)" in body
+    assert "HN4471" not in body and "HN6613" not in body
+    tc1.refresh_from_db()
+    assert "length_of_stay" not in tc1.person_levels
+
+    # The reviewer reads the levels, without a form.
+    body = client_for(reviewer).get(page(tc1, "classification")).content.decode()
+    assert 'data-testid="persons-form"' not in body and "birth_year" in body
+
+
+def test_step4_page_in_persons_and_step7_page_refuses(tc1, analyst, client_for):
+    persons.assessment_set_persons(assessment=tc1, user=analyst, person_key="patient_id")
+    client = client_for(analyst)
+    response = client.post(page(tc1, "data-risk"), {"power": "2"})
+    assert response.status_code == 302
+    tc1.refresh_from_db()
+    assert tc1.adversary_power == "2"
+    _run(tc1.risk_job)
+    body = client.get(page(tc1, "data-risk")).content.decode()
+    assert 'data-testid="risk-unit"' in body
+    assert 'data-testid="persons">3<' in body and 'data-testid="events">6<' in body
+    assert 'data-testid="average-risk">0.6667<' in body
+    assert 'data-testid="power-all"' in body
+    assert "Risk against the adversary power" in body  # the chart, drawn here (no CDN)
+    assert "p = 2 (chosen)" in body
+    body = client.get(page(tc1, "deidentify")).content.decode()
+    assert 'data-testid="longitudinal-refusal"' in body
+    assert "deid search --person patient_id" in body
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_api_persons_power_and_risk(tc1, analyst, client_for):
+    import json
+
+    from apps.jobs.services import job_execute
+
+    client = client_for(analyst)
+    base = f"/api/v1/assessments/{tc1.id}/"
+    state = client.get(base + "persons/").json()
+    assert state["person_key"] == "" and state["candidates"] == ["patient_id"]
+    assert state["looks_longitudinal"] == [
+        {"column": "patient_id", "rows": 6, "distinct": 3, "rows_per_value": 2.0}
+    ]
+    bad = client.put(
+        base + "persons/",
+        json.dumps({"person_key": "patient_id", "levels": {"sex": "household"}}),
+        content_type="application/json",
+    )
+    assert bad.status_code == 400
+    saved = client.put(
+        base + "persons/",
+        json.dumps({"person_key": "patient_id", "levels": {"sex": "person"}}),
+        content_type="application/json",
+    )
+    assert saved.status_code == 200, saved.json()
+    body = saved.json()
+    assert body["levels"] == {"sex": "person", "birth_year": "person"}
+    assert [s["level"] for s in body["suggestions"]] == ["person", "person"]
+    assert body["looks_longitudinal"] == []
+    # The assessment's detail carries the block (without reading the data).
+    detail = client.get(base).json()
+    assert detail["persons"]["person_key"] == "patient_id"
+    assert detail["persons"]["levels"] == {"sex": "person", "birth_year": "person"}
+
+    assert (
+        client.post(
+            base + "risk/", json.dumps({"power": "11"}), content_type="application/json"
+        ).status_code
+        == 400
+    )
+    started = client.post(
+        base + "risk/", json.dumps({"power": "all"}), content_type="application/json"
+    )
+    assert started.status_code == 202
+    assert job_execute(job_id=started.json()["id"])
+    result = client.get(base + "risk/").json()["result"]
+    assert result["unit"] == "person" and result["power"] == "all"
+    assert (result["persons"], result["events"], result["min_class_size"]) == (3, 6, 1)
+    assert result["max_risk"] == 1.0
+    assert round(result["average_risk"], 4) == 0.6667
+    assert [r["power"] for r in result["by_power"]] == ["1", "2", "3", "4", "5", "all"]
+
+    # Step 7 over the API: refused, with the reason, and no job started.
+    refused = client.post(base + "search/", "{}", content_type="application/json")
+    assert refused.status_code == 409
+    assert "not available yet in the wizard" in refused.json()["message"]
+    assert "deid search --person" in refused.json()["message"]
+    assert client.get(base + "search/").json()["job"] is None
+
+
+def test_a_single_table_assessment_is_unchanged(assessment, analyst):
+    """No person key: Step 4 counts records as before (conftest's register, test_services)."""
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    result = measured(assessment, analyst)
+    assert "unit" not in result
+    assert (result["max_risk"], result["average_risk"]) == (1.0, 0.4)
+    assert assessment.person_key == "" and assessment.adversary_power == "3"
