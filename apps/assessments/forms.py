@@ -251,9 +251,7 @@ class PersonsForm(forms.Form):
     )
     levels_for = forms.CharField(required=False, widget=forms.HiddenInput)
 
-    def __init__(
-        self, *args: Any, candidates: list[str], quasi: list[str], **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, candidates: list[str], quasi: list[str], **kwargs: Any) -> None:
         from apps.assessments.persons import LEVEL_LABELS
 
         super().__init__(*args, **kwargs)

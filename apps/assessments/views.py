@@ -219,9 +219,7 @@ def classification_step(
     status = 200
     form: PersonsForm | None = None
     if request.method == "POST":
-        form = PersonsForm(
-            request.POST, candidates=persons.key_candidates(assessment), quasi=quasi
-        )
+        form = PersonsForm(request.POST, candidates=persons.key_candidates(assessment), quasi=quasi)
         if form.is_valid():
             chosen = form.cleaned_data["person_key"]
             stale = _post_or_error(
