@@ -285,7 +285,8 @@ class PowerForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from apps.assessments.persons import ALL, POWER_CHOICES
+        from apps.assessments.persons import POWER_CHOICES
+        from apps.engine.longitudinal import ALL
 
         super().__init__(*args, **kwargs)
         power = self.fields["power"]

@@ -48,7 +48,9 @@ def _context(
         "step": current,
         "step_state": next((s for s in states if s["step"].slug == slug), None),
         "editable": membership_of(request).can_edit and assessment.status == "draft",
-        "help_topic": f"step-{slug}" if current else "assessments",
+        "help_topic": ("classification" if slug == "classification" else f"step-{slug}")
+        if current
+        else "assessments",
         **extra,
     }
 
@@ -219,28 +221,31 @@ def classification_step(
     status = 200
     form: PersonsForm | None = None
     if request.method == "POST":
-        form = PersonsForm(request.POST, candidates=persons.key_candidates(assessment), quasi=quasi)
-        if form.is_valid():
-            chosen = form.cleaned_data["person_key"]
+        posted = PersonsForm(
+            request.POST, candidates=persons.key_candidates(assessment), quasi=quasi
+        )
+        form = posted
+        if posted.is_valid():
+            chosen = posted.cleaned_data["person_key"]
             stale = _post_or_error(
                 request,
-                form,
+                posted,
                 lambda: assessment_set_persons(
                     assessment=assessment,
                     user=user_of(request),
                     person_key=chosen,
-                    levels=form.levels(),
+                    levels=posted.levels(),
                 ),
             )
             if stale is not None:
-                if chosen and chosen != form.cleaned_data["levels_for"]:
+                if chosen and chosen != posted.cleaned_data["levels_for"]:
                     messages.info(
                         request, "Levels suggested from the data for the new key: review them."
                     )
                 _saved(request, stale)
                 return _go(organization, assessment, "classification")
         status = 400
-        state_for = str(form.data.get("person_key", ""))
+        state_for = str(posted.data.get("person_key", ""))
     try:
         state = persons_state(assessment, person_key=state_for)
     except ApplicationError as exc:  # a key without a value on every row, …
