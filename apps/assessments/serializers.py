@@ -319,19 +319,22 @@ class RiskRunSerializer(serializers.Serializer[Any]):
 
 
 class LevelSuggestionSerializer(serializers.Serializer[Any]):
-    column = strict.CharField()
-    level = serializers.ChoiceField(choices=[(v, v) for v in LEVELS])
+    column = strict.CharField(read_only=True)
+    level = serializers.ChoiceField(choices=[(v, v) for v in LEVELS], read_only=True)
     varying_persons = strict.IntegerField(
-        help_text="Persons with more than one value of the column (0: person-level)."
+        help_text="Persons with more than one value of the column (0: person-level).",
+        read_only=True,
     )
-    persons = strict.IntegerField()
+    persons = strict.IntegerField(read_only=True)
 
 
 class LongitudinalHintSerializer(serializers.Serializer[Any]):
-    column = strict.CharField(help_text="A column that looks like a person's identifier.")
-    rows = strict.IntegerField(help_text="Rows with a value in it.")
-    distinct = strict.IntegerField(help_text="Its distinct values.")
-    rows_per_value = strict.FloatField()
+    column = strict.CharField(
+        help_text="A column that looks like a person's identifier.", read_only=True
+    )
+    rows = strict.IntegerField(help_text="Rows with a value in it.", read_only=True)
+    distinct = strict.IntegerField(help_text="Its distinct values.", read_only=True)
+    rows_per_value = strict.FloatField(read_only=True)
 
 
 class PersonsSerializer(serializers.Serializer[Any]):
