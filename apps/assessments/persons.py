@@ -411,6 +411,12 @@ def person_risk_result(
     1 / their count; the strict average is the average unless the max risk is above the
     cap (as for records); persons at risk are those whose own risk exceeds the target."""
     key = assessment.person_key
+    if key not in key_candidates(assessment):
+        raise ApplicationError(
+            f"The person key '{key}' is no longer classified as a direct identifier: "
+            "classify it so again, or declare another key, in Step 2.",
+            {"step": "classification", "person_key": key},
+        )
     frame = _read(assessment, [key, *quasi])
     _check_key(frame, key)
     levels = effective_levels(assessment.person_levels, quasi, suggested_levels(frame, key, quasi))

@@ -580,3 +580,22 @@ def test_a_single_table_assessment_is_unchanged(assessment, analyst):
     assert "unit" not in result
     assert (result["max_risk"], result["average_risk"]) == (1.0, 0.4)
     assert assessment.person_key == "" and assessment.adversary_power == "3"
+
+
+def test_the_risk_job_refuses_a_key_no_longer_classified_direct(tc1, analyst):
+    from apps.jobs.services import job_execute
+
+    persons.assessment_set_persons(assessment=tc1, user=analyst, person_key="patient_id")
+    key = Variable.objects.get(dataset=tc1.dataset, name="patient_id")
+    variables_classify(
+        dataset=tc1.dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(key.id), "other", "Reclassified by the analyst.")],
+    )
+    job = services.assessment_start_risk(assessment=tc1, user=analyst)
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert "no longer classified as a direct identifier" in job.error
+    tc1.refresh_from_db()
+    assert tc1.risk_result is None  # never measured on rows instead
