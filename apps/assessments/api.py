@@ -44,6 +44,7 @@ from apps.assessments.models import (
     AssessmentStatus,
     HierarchySpec,
 )
+from apps.assessments.persons import assessment_set_persons, assessment_set_power, persons_state
 from apps.assessments.release_columns import column_findings, columns_reviewed_set
 from apps.assessments.selectors import overall_risk
 from apps.assessments.serializers import (
@@ -60,6 +61,8 @@ from apps.assessments.serializers import (
     IdentifiersReviewedSerializer,
     OverallBlockSerializer,
     OverallSerializer,
+    PersonsSavedSerializer,
+    PersonsSerializer,
     PreviewSerializer,
     ReleaseSavedSerializer,
     ReleaseSerializer,
@@ -146,6 +149,11 @@ def context_data(assessment: Assessment) -> dict[str, Any]:
             "result": assessment.context_result,
         }
     ).data
+
+
+def persons_data(assessment: Assessment, *, suggest: bool = True) -> dict[str, Any]:
+    """Step 2's persons block; ``suggest`` reads the data for the suggested levels."""
+    return PersonsSerializer(persons_state(assessment, suggest=suggest)).data
 
 
 def deid_config_data(assessment: Assessment) -> dict[str, Any]:
@@ -276,6 +284,7 @@ class AssessmentSerializer(AssessmentSummarySerializer):
     status = serializers.ChoiceField(choices=AssessmentStatus.choices, read_only=True)  # type: ignore[assignment]
     steps = serializers.SerializerMethodField()
     release = serializers.SerializerMethodField()
+    persons = serializers.SerializerMethodField()
     threshold = serializers.SerializerMethodField()
     data_risk = serializers.SerializerMethodField()
     context = serializers.SerializerMethodField()  # type: ignore[assignment]  # a field, popped from the class
@@ -290,6 +299,7 @@ class AssessmentSerializer(AssessmentSummarySerializer):
             *AssessmentSummarySerializer.Meta.fields,
             "steps",
             "release",
+            "persons",
             "threshold",
             "data_risk",
             "context",
@@ -308,6 +318,10 @@ class AssessmentSerializer(AssessmentSummarySerializer):
     @extend_schema_field(ReleaseStateSerializer)
     def get_release(self, obj: Assessment) -> dict[str, Any]:
         return release_data(obj)
+
+    @extend_schema_field(PersonsSerializer)
+    def get_persons(self, obj: Assessment) -> dict[str, Any]:
+        return persons_data(obj, suggest=False)
 
     @extend_schema_field(ThresholdStateSerializer)
     def get_threshold(self, obj: Assessment) -> dict[str, Any]:
@@ -538,6 +552,28 @@ class AssessmentViewSet(
         )
         return Response({**release_data(assessment), "stale": stale})
 
+    # ----------------------------------------------------------------------- Step 2
+
+    @extend_schema(methods=["GET"], responses=PersonsSerializer)
+    @extend_schema(methods=["PUT"], request=PersonsSerializer, responses=PersonsSavedSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def persons(self, request: Request, pk: str | None = None) -> Response:
+        """Step 2, several rows per person: the person key and each quasi-identifier's
+        level (person or event), with the levels the data suggests. A person-level column
+        that changes within a person is refused, naming the column and persons by their row
+        numbers. (The columns' roles are set at ``/api/v1/classification/``.)"""
+        assessment = self.get_object()
+        if request.method == "GET":
+            return Response(persons_data(assessment))
+        data = self._payload(PersonsSerializer).validated_data
+        stale = assessment_set_persons(
+            assessment=assessment,
+            user=self._user(),
+            person_key=data["person_key"],
+            levels=dict(data["levels"]),
+        )
+        return Response({**persons_data(assessment), "stale": stale})
+
     # ----------------------------------------------------------------------- Step 3
 
     @extend_schema(methods=["GET"], responses=ThresholdStateSerializer)
@@ -582,6 +618,10 @@ class AssessmentViewSet(
                 user=self._user(),
                 region=chosen.get("region") or "",
                 size=chosen.get("size"),
+            )
+        if "power" in body.validated_data:
+            assessment_set_power(
+                assessment=assessment, user=self._user(), power=body.validated_data["power"]
             )
         job = services.assessment_start_risk(assessment=assessment, user=self._user())
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

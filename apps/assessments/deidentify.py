@@ -16,6 +16,7 @@ from apps.assessments import steps
 from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.classification.models import Variable
@@ -273,6 +274,7 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
 @transaction.atomic
 def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
+    refuse_longitudinal_deidentify(assessment)
     search_target(assessment)
     if not quasi_identifiers(assessment):
         raise ApplicationError(
@@ -308,6 +310,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
+    refuse_longitudinal_deidentify(assessment)
     started = time.perf_counter()
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)

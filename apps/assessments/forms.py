@@ -235,3 +235,60 @@ class PopulationForm(forms.Form):
         if population.get("size"):
             return {"population_kind": "size", "population_size": population["size"]}
         return {"population_kind": "none"}
+
+
+class PersonsForm(forms.Form):
+    """Step 2, several rows per person (issue 25): the person key and each
+    quasi-identifier's level. ``levels_for`` is the key the levels shown were suggested
+    for: when the key changes, the posted levels are dropped and the new key's suggestion
+    is taken (the page shows it for review)."""
+
+    person_key = forms.ChoiceField(
+        label="Column that names the person",
+        required=False,
+        help_text="Only columns classified as direct identifiers: the key leaves the release "
+        "as a keyed pseudonym, like the other direct identifiers.",
+    )
+    levels_for = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, candidates: list[str], quasi: list[str], **kwargs: Any) -> None:
+        from apps.assessments.persons import LEVEL_LABELS
+
+        super().__init__(*args, **kwargs)
+        key = self.fields["person_key"]
+        assert isinstance(key, forms.ChoiceField)
+        key.choices = [("", "None: one row per person"), *((c, c) for c in candidates)]
+        self.quasi = quasi
+        for column in quasi:
+            self.fields[f"level_{column}"] = forms.ChoiceField(
+                label=column, choices=list(LEVEL_LABELS.items()), required=False
+            )
+
+    def level_fields(self) -> list[forms.BoundField]:
+        return [self[f"level_{column}"] for column in self.quasi]
+
+    def levels(self) -> dict[str, str]:
+        """The levels to save: none when the key changed from the one they were shown for."""
+        data = self.cleaned_data
+        if not data["person_key"] or data["levels_for"] != data["person_key"]:
+            return {}
+        return {c: data[f"level_{c}"] for c in self.quasi if data.get(f"level_{c}")}
+
+
+class PowerForm(forms.Form):
+    """Step 4 with a person key: the adversary power."""
+
+    power = forms.ChoiceField(
+        label="Adversary power: how many of a person's events an adversary knows",
+        help_text="Besides the person-level values. 3 unless you have reason to assume more "
+        "or fewer; 'all' assumes the adversary knows every event (El Emam & Arbuckle 2013, ch. 6).",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from apps.assessments.persons import POWER_CHOICES
+        from apps.engine.longitudinal import ALL
+
+        super().__init__(*args, **kwargs)
+        power = self.fields["power"]
+        assert isinstance(power, forms.ChoiceField)
+        power.choices = [(p, "all events" if p == ALL else p) for p in POWER_CHOICES]

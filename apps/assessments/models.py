@@ -84,6 +84,14 @@ class Assessment(OrganizationOwned):
     agreement_reference = models.CharField(max_length=300, blank=True)
     agreement_date = models.DateField(null=True, blank=True)
 
+    # Step 2 — several rows per person (issue 25): the person key (a direct identifier
+    # column of the data set), each quasi-identifier's level ("person": constant within a
+    # person; "event": may vary from row to row) and, for Step 4, the adversary power (how
+    # many of a person's events an adversary knows: "1"…"10" or "all").
+    person_key = models.CharField(max_length=300, blank=True)
+    person_levels = models.JSONField(default=dict, blank=True)
+    adversary_power = models.CharField(max_length=3, default="3")
+
     # Step 3 — threshold
     threshold_profile = models.CharField(max_length=40, default="ontario_ipc_2016")
     threshold_mode = models.CharField(

@@ -368,6 +368,38 @@ def class_size_before_after(
     )
 
 
+def person_risk_chart(result: dict[str, Any] | None) -> SafeString | None:
+    """Risk counted in persons against the adversary power (p = 1…5 and all events): max
+    and average risk over persons, the chosen power marked. A power whose exact count was
+    over the budget is a gap, never an estimate."""
+    if not result or result.get("unit") != "person" or not result.get("by_power"):
+        return None
+    rows = result["by_power"]
+    labels = ["all events" if r["power"] == "all" else f"p = {r['power']}" for r in rows]
+    chosen = next((i for i, r in enumerate(rows) if r["power"] == result.get("power")), None)
+    return _html(
+        line_chart(
+            "Risk against the adversary power",
+            labels,
+            [
+                ("max risk", [r.get("max_risk") for r in rows]),
+                ("average risk over persons", [r.get("average_risk") for r in rows]),
+            ],
+            value_format="{:.4f}",
+            tick_format="{:.2f}",
+            x_label="events of a person the adversary knows",
+            y_label="risk",
+            highlight=chosen,
+            highlight_label="chosen",
+            description=(
+                "The more of a person's events an adversary knows, the fewer other persons "
+                "hold them all: the risk can only rise with the power. The dashed rule marks "
+                "the power chosen for this assessment."
+            ),
+        )
+    )
+
+
 def population_chart(population: dict[str, Any] | None) -> SafeString | None:
     """Population uniques against the sampling fraction, one line per model (as ARX's plot)."""
     from apps.assessments.population import fraction_label

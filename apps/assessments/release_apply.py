@@ -15,6 +15,7 @@ from apps.assessments import steps
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
 from apps.core import crypto
@@ -39,6 +40,7 @@ def suppression_share(rows: int, suppressed: int) -> float:
 @transaction.atomic
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     _editable(assessment)
+    refuse_longitudinal_deidentify(assessment)
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.", status=409)
     job = job_create(
@@ -94,6 +96,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         return _apply_summary(done)
     # Files of an earlier attempt of this job (its worker died before they were swapped in).
     _discard_unreferenced(assessment, job)
+    refuse_longitudinal_deidentify(assessment)
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)

@@ -95,6 +95,33 @@ def risk_drivers(
     }
 
 
+def _person_risk(
+    assessment: Assessment, context: JobContext, quasi: list[str], model: str
+) -> dict[str, Any]:
+    """Step 4 on data with several rows per person: risk counted in persons (issue 25)."""
+    from apps.assessments.persons import person_risk_result
+
+    context.progress(5, "Counting persons and their events", force=True)
+    overall = overall_risk(assessment)
+    threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+    target = overall["data_risk_target"] if overall else threshold
+    result = person_risk_result(assessment, quasi=quasi, model=model, target=target)
+    context.check_cancelled()
+    with transaction.atomic():
+        locked = assessment_lock_draft(assessment.id)
+        locked.risk_result = result
+        steps.mark_changed(locked, "data-risk")
+        locked.save(update_fields=["risk_result", "step_state", "updated_at"])
+    return {
+        "data_risk": result["data_risk"],
+        "unit": "person",
+        "persons": result["persons"],
+        "events": result["events"],
+        "power": result["power"],
+        "measure": data_risk_of(result, model),
+    }
+
+
 def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -104,6 +131,8 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
         raise ApplicationError("No confirmed quasi-identifier: finish Step 2 first.")
     sensitive = sensitive_columns(assessment)
     model = assessment.effective_release_model or "public"
+    if assessment.person_key:
+        return _person_risk(assessment, context, quasi, model)
     context.progress(5, "Encoding the quasi-identifiers", force=True)
     with local_path(assessment.dataset.parquet_path) as path:
         frame = read_table(path)

@@ -60,6 +60,7 @@ def overall_risk(assessment: Assessment) -> dict[str, Any] | None:
     data_risk = data_risk_of(assessment.risk_result, model)
     result: dict[str, Any] = {
         "release_model": model,
+        "risk_unit": (assessment.risk_result or {}).get("unit", "record"),
         "threshold": threshold,
         "context_risk": context,
         "data_risk_target": target,

@@ -16,6 +16,7 @@ from apps.assessments.models import (
     HierarchySpec,
     ThresholdMode,
 )
+from apps.assessments.persons import LEVELS, POWER_CHOICES
 from apps.assessments.release_reasons import GROUNDS
 from apps.core import fields as strict
 from apps.datasets.models import ReleaseModel
@@ -319,6 +320,68 @@ class RiskRunSerializer(serializers.Serializer[Any]):
         required=False,
         help_text="Optional: set the population first (see GET); omit to keep it as it is.",
     )
+    power = serializers.ChoiceField(
+        choices=[(p, p) for p in POWER_CHOICES],
+        required=False,
+        help_text="Optional, with a person key (Step 2): the adversary power, how many of a "
+        "person's events an adversary knows (1 to 10, or all; 3 until set). Omit to keep it.",
+    )
+
+
+class LevelSuggestionSerializer(serializers.Serializer[Any]):
+    column = strict.CharField(read_only=True)
+    level = serializers.ChoiceField(choices=[(v, v) for v in LEVELS], read_only=True)
+    varying_persons = strict.IntegerField(
+        help_text="Persons with more than one value of the column (0: person-level).",
+        read_only=True,
+    )
+    persons = strict.IntegerField(read_only=True)
+
+
+class LongitudinalHintSerializer(serializers.Serializer[Any]):
+    column = strict.CharField(
+        help_text="A column that looks like a person's identifier.", read_only=True
+    )
+    rows = strict.IntegerField(help_text="Rows with a value in it.", read_only=True)
+    distinct = strict.IntegerField(help_text="Its distinct values.", read_only=True)
+    rows_per_value = strict.FloatField(read_only=True)
+
+
+class PersonsSerializer(serializers.Serializer[Any]):
+    """Step 2, for a data set with several rows per person (visits, claims): the column
+    naming the person (a direct identifier) and each quasi-identifier's level. Risk is then
+    counted in persons (Step 4)."""
+
+    person_key = strict.CharField(
+        max_length=300,
+        allow_blank=True,
+        help_text="A column classified as a direct identifier that names the person on each "
+        "row; empty: one row per person.",
+    )
+    levels = serializers.DictField(
+        child=serializers.ChoiceField(choices=[(v, v) for v in LEVELS]),
+        required=False,
+        default=dict,
+        help_text="Quasi-identifier → person (one value per person) or event (may change "
+        "from row to row). A quasi-identifier left out takes the level the data suggests.",
+    )
+    suggestions = LevelSuggestionSerializer(
+        many=True,
+        read_only=True,
+        help_text="The level each quasi-identifier's data suggests for the person key.",
+    )
+    candidates = serializers.ListField(
+        child=strict.CharField(),
+        read_only=True,
+        help_text="Columns classified as direct identifiers: the possible person keys.",
+    )
+    looks_longitudinal = LongitudinalHintSerializer(
+        many=True,
+        read_only=True,
+        help_text="With no person key: columns that look like a person's identifier with "
+        "far fewer distinct values than rows (several rows per person?).",
+    )
+    adversary_power = strict.CharField(read_only=True, help_text="Step 4's power: 1–10 or all.")
 
 
 class SearchSerializer(JobBlockSerializer):
@@ -405,6 +468,11 @@ class OverallSerializer(serializers.Serializer[Any]):
     """Step 6: data risk × context risk against the threshold, and Step 7's target."""
 
     release_model = strict.CharField()
+    risk_unit = serializers.ChoiceField(
+        choices=[("record", "record"), ("person", "person")],
+        help_text="What the data risk counts: records, or persons when Step 2 declared a "
+        "person key (several rows per person).",
+    )
     threshold = strict.FloatField()
     context_risk = strict.FloatField()
     data_risk_target = strict.FloatField()
@@ -473,6 +541,7 @@ ThresholdSavedSerializer = _with_stale(ThresholdStateSerializer)
 ContextSavedSerializer = _with_stale(ContextSerializer)
 DeidConfigSavedSerializer = _with_stale(DeidConfigSerializer)
 UtilitySavedSerializer = _with_stale(UtilitySerializer)
+PersonsSavedSerializer = _with_stale(PersonsSerializer)
 SearchSavedSerializer = _with_stale(SearchSerializer)
 HierarchySavedSerializer = _with_stale(HierarchySerializer)
 

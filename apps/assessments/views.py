@@ -14,17 +14,19 @@ from django.shortcuts import redirect, render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import population, services, steps
+from apps.assessments import persons, population, services, steps
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
+    PersonsForm,
     PopulationForm,
+    PowerForm,
     ReleaseForm,
     ThresholdForm,
     UtilityForm,
 )
 from apps.assessments.models import Assessment
-from apps.assessments.presenters import population_chart, risk_charts
+from apps.assessments.presenters import person_risk_chart, population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
 from apps.assessments.verdicts import loss_headline, missingness_figures
 from apps.core.errors import ApplicationError
@@ -46,7 +48,9 @@ def _context(
         "step": current,
         "step_state": next((s for s in states if s["step"].slug == slug), None),
         "editable": membership_of(request).can_edit and assessment.status == "draft",
-        "help_topic": f"step-{slug}" if current else "assessments",
+        "help_topic": ("classification" if slug == "classification" else f"step-{slug}")
+        if current
+        else "assessments",
         **extra,
     }
 
@@ -146,8 +150,6 @@ def assessment_step(
     request: HttpRequest, organization: Organization, assessment_id: UUID, slug: str
 ) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    if slug == "classification":
-        return redirect("dataset-classify", org=organization.slug, dataset_id=assessment.dataset_id)
     view = STEP_VIEWS.get(slug)
     if view is None:
         raise Http404("No such step.")
@@ -202,6 +204,77 @@ def release_step(
         "assessments/step_release.html",
         _context(request, assessment, "release", form=form),
         status=400 if form.errors else 200,
+    )
+
+
+@step_view("classification")
+def classification_step(
+    request: HttpRequest, organization: Organization, assessment: Assessment
+) -> HttpResponse:
+    """Step 2: the columns' roles (kept with the data set, on its own page) and, for this
+    assessment, whether the data holds several rows per person."""
+    from apps.assessments.persons import assessment_set_persons, persons_state
+    from apps.classification.selectors import classification_status
+
+    quasi = services.quasi_identifiers(assessment)
+    state_for = request.GET.get("person_key") if request.method == "GET" else None
+    status = 200
+    form: PersonsForm | None = None
+    if request.method == "POST":
+        posted = PersonsForm(
+            request.POST, candidates=persons.key_candidates(assessment), quasi=quasi
+        )
+        form = posted
+        if posted.is_valid():
+            chosen = posted.cleaned_data["person_key"]
+            stale = _post_or_error(
+                request,
+                posted,
+                lambda: assessment_set_persons(
+                    assessment=assessment,
+                    user=user_of(request),
+                    person_key=chosen,
+                    levels=posted.levels(),
+                ),
+            )
+            if stale is not None:
+                if chosen and chosen != posted.cleaned_data["levels_for"]:
+                    messages.info(
+                        request, "Levels suggested from the data for the new key: review them."
+                    )
+                _saved(request, stale)
+                return _go(organization, assessment, "classification")
+        status = 400
+        state_for = str(posted.data.get("person_key", ""))
+    try:
+        state = persons_state(assessment, person_key=state_for)
+    except ApplicationError as exc:  # a key without a value on every row, …
+        messages.error(request, exc.message)
+        state = persons_state(assessment, person_key=state_for, suggest=False)
+    if form is None:
+        form = PersonsForm(
+            initial={
+                "person_key": state["person_key"],
+                "levels_for": state["person_key"],
+                **{f"level_{c}": level for c, level in state["levels"].items()},
+            },
+            candidates=state["candidates"],
+            quasi=quasi,
+        )
+    suggested = {s["column"]: s for s in state["suggestions"]}
+    return render(
+        request,
+        "assessments/step_classification.html",
+        _context(
+            request,
+            assessment,
+            "classification",
+            form=form,
+            persons=state,
+            level_rows=[(field, suggested.get(field.label)) for field in form.level_fields()],
+            classification=classification_status(dataset=assessment.dataset),
+        ),
+        status=status,
     )
 
 
@@ -262,11 +335,22 @@ def risk_step(
         request.POST if "population_kind" in request.POST else None,
         initial=PopulationForm.initial_from(assessment.population or {}),
     )
-    if request.method == "POST" and (population_form.is_valid() or not population_form.is_bound):
+    power_form = PowerForm(
+        request.POST if "power" in request.POST else None,
+        initial={"power": assessment.adversary_power},
+    )
+    valid = all(f.is_valid() or not f.is_bound for f in (population_form, power_form))
+    if request.method == "POST" and valid:
         try:
             if population_form.is_bound:
                 population.assessment_set_population(
                     assessment=assessment, user=user_of(request), **population_form.choice()
+                )
+            if power_form.is_bound:
+                persons.assessment_set_power(
+                    assessment=assessment,
+                    user=user_of(request),
+                    power=power_form.cleaned_data["power"],
                 )
             services.assessment_start_risk(assessment=assessment, user=user_of(request))
             messages.success(request, "The risk measurement has started.")
@@ -285,14 +369,16 @@ def risk_step(
             job=job,
             result=assessment.risk_result,
             charts=risk_charts(assessment.risk_result, overall_risk(assessment))
-            if assessment.risk_result
+            if assessment.risk_result and "profile" in assessment.risk_result
             else None,
             overall=overall_risk(assessment),
             population_form=population_form,
             population_chart=population_chart((assessment.risk_result or {}).get("population")),
             no_population=population.NO_POPULATION,
+            power_form=power_form,
+            power_chart=person_risk_chart(assessment.risk_result),
         ),
-        status=400 if population_form.errors else 200,
+        status=400 if population_form.errors or power_form.errors else 200,
     )
 
 

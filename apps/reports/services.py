@@ -28,6 +28,7 @@ from apps.assessments.presenters import (
     class_size_before_after,
     distribution_charts,
     pareto_chart,
+    person_risk_chart,
     population_chart,
     record_risk_rows,
     risk_charts,
@@ -379,6 +380,14 @@ def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list
         "Every quasi-identifier is assumed to be knowable by an adversary from other sources; "
         "the sensitive and other variables are assumed not to be (IPC 2016, step 2).",
     ]
+    if risk.get("unit") == "person":
+        items.append(
+            "The data holds several rows per person: risk is counted in persons, never rows. "
+            f"An adversary is assumed to know a person's person-level values and at most "
+            f"{risk.get('power')} of their events; a person's count is the number of persons "
+            "sharing those values and holding every event of the worst such set (El Emam & "
+            "Arbuckle 2013, ch. 6; k^m-anonymity, Terrovitis et al. 2008)."
+        )
     if risk.get("profile", {}).get("strict_average_cap") is not None and (
         assessment.effective_release_model == "non_public"
     ):
@@ -522,6 +531,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
     if risk.get("profile"):
         charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
     charts["population"] = _for_print(population_chart(risk.get("population")))
+    charts["persons"] = _for_print(person_risk_chart(risk))
     if search:
         charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
     charts["class_sizes"] = _for_print(

@@ -1,0 +1,489 @@
+"""Several rows per person (issue 25; LONGITUDINAL.md, whose opening box decides).
+
+A data set with several rows per person (visits, claims, prescriptions) is one long table
+with a person column. Step 2 declares that column the *person key* — a direct identifier,
+released only as a keyed pseudonym like the other direct identifiers — and classifies
+each quasi-identifier *person-level* (one value per person: sex, birth year) or
+*event-level* (may change from row to row: diagnosis, admission date). Step 4 then counts
+risk in persons, never rows, with the engine's strict per-person count
+(``apps.engine.longitudinal``: k^m-anonymity with m = the adversary power p inside each
+person-level class), exactly or not at all.
+
+This module holds the rules of that declaration (:func:`assessment_set_persons`), what
+Step 2 shows about it (:func:`persons_state`: suggested levels, the warning when a file
+looks longitudinal but no person is declared), the person-level Step 4 measure
+(:func:`person_risk_result`), and the guard that keeps Step 7 from searching such data
+on rows (:func:`refuse_longitudinal_deidentify`).
+
+Values of the data are never shown here: a person-level column that varies within a
+person is refused naming the column and the persons by their row numbers in the data
+set, never by their key or by any value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import polars as pl
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.models import Assessment
+from apps.core.errors import ApplicationError
+from apps.engine.errors import EngineError
+from apps.engine.longitudinal import (
+    ALL,
+    REPORTED_POWERS,
+    CountingBudgetExceeded,
+    from_long_table,
+    measure,
+    parse_power,
+    prepare,
+    suggest_levels,
+)
+from apps.engine.longitudinal.data import LONGITUDINAL_RATIO
+from apps.engine.longitudinal.formulas import MAX_POWER
+from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
+
+Level = Literal["person", "event"]
+LEVELS: tuple[Level, ...] = ("person", "event")
+LEVEL_LABELS = {
+    "person": "Person-level (one value per person)",
+    "event": "Event-level (may change from row to row)",
+}
+
+#: Adversary powers offered (LONGITUDINAL.md §2.9): 1 to 10 events, or all of them.
+POWER_CHOICES: tuple[str, ...] = (*(str(p) for p in range(1, MAX_POWER + 1)), ALL)
+DEFAULT_POWER = "3"
+#: Target of "persons at risk" before Steps 3 and 5 give one (ARX's default, as the CLI).
+DEFAULT_AT_RISK_TARGET = 0.2
+
+#: How many varying persons a refusal names (by their row numbers), and rows per person.
+EXAMPLE_PERSONS = 3
+EXAMPLE_ROWS = 4
+
+#: Kinds of column the Step 2 detectors recognize (``Variable.suggestion_kind``) whose
+#: value belongs to one person: chart and record numbers, health card and insurance
+#: numbers, e-mail addresses, telephone, account and licence numbers, user names, a
+#: column named as an identifier whose values repeat ("shared_code"), near-unique values.
+#: Names, addresses and free text are left out: different people share them.
+PERSON_ID_KINDS = frozenset(
+    {
+        "record_number",
+        "shared_code",
+        "unique_values",
+        "health_number",
+        "sin",
+        "ssn",
+        "email",
+        "phone",
+        "account",
+        "licence",
+        "online_handle",
+    }
+)
+
+STEP7_REFUSAL = (
+    "De-identification of data with several rows per person is not available yet in the "
+    "wizard; use `deid search --person …`"
+)
+
+
+# --------------------------------------------------------------------------- the warning
+
+
+@dataclass(frozen=True)
+class IdentifierColumn:
+    """What the warning rule reads of a column: its Step 2 kind and its profile's counts."""
+
+    name: str
+    kind: str
+    rows: int  # rows of the data set
+    missing: int
+    distinct: int  # distinct non-missing values
+
+
+def repeated_identifiers(columns: Sequence[IdentifierColumn]) -> list[dict[str, Any]]:
+    """The columns that make a file look longitudinal: a column that looks like a person's
+    identifier (its kind is in ``PERSON_ID_KINDS``) with far fewer distinct values than
+    rows — at least two distinct values, and at most ``LONGITUDINAL_RATIO`` (80 %) of its
+    non-missing values distinct, i.e. at least one row in five repeats a value seen
+    before. Such a column most likely names the same person on several rows."""
+    hints = []
+    for column in columns:
+        filled = column.rows - column.missing
+        if column.kind not in PERSON_ID_KINDS or filled < 2 or column.distinct < 2:
+            continue
+        if column.distinct <= LONGITUDINAL_RATIO * filled:
+            hints.append(
+                {
+                    "column": column.name,
+                    "rows": filled,
+                    "distinct": column.distinct,
+                    "rows_per_value": round(filled / column.distinct, 2),
+                }
+            )
+    return hints
+
+
+def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
+    """The data set's columns that look like a repeated person identifier (from the
+    profiles Step 2 already holds: the data is not read)."""
+    from apps.classification.models import Variable
+
+    rows = int(assessment.dataset.rows or 0)
+    columns = [
+        IdentifierColumn(
+            name=v.name,
+            kind=v.suggestion_kind,
+            rows=rows,
+            missing=int((v.profile or {}).get("missing") or 0),
+            distinct=int((v.profile or {}).get("distinct") or 0),
+        )
+        for v in Variable.objects.filter(dataset=assessment.dataset).order_by("position")
+    ]
+    return repeated_identifiers(columns)
+
+
+# --------------------------------------------------------------------------- reading data
+
+
+def _columns(assessment: Assessment) -> list[str]:
+    from apps.classification.models import Variable
+
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset)
+        .order_by("position")
+        .values_list("name", flat=True)
+    )
+
+
+def _read(assessment: Assessment, columns: Sequence[str]) -> pl.DataFrame:
+    from apps.datasets.storage import local_path
+    from apps.engine.frame import read_table
+
+    with local_path(assessment.dataset.parquet_path) as path:
+        return read_table(path).select(list(dict.fromkeys(columns))).collect()
+
+
+def _check_key(frame: pl.DataFrame, person_key: str) -> None:
+    missing = frame.get_column(person_key).null_count()
+    if missing:
+        raise ApplicationError(
+            f"{missing:,} row(s) have no value in the person key '{person_key}': every row "
+            "must name its person.",
+            {"field": "person_key", "column": person_key},
+        )
+
+
+def varying_persons(
+    frame: pl.DataFrame, person_key: str, column: str
+) -> tuple[int, list[list[int]]]:
+    """How many persons hold more than one value of ``column`` (a missing value counts as
+    a value), and a few of them as the row numbers of their rows (1 = the first data row),
+    in the order the persons first appear."""
+    rows = frame.select(person_key, column).with_row_index("__row", offset=1)
+    spread = (
+        rows.group_by(person_key, maintain_order=True)
+        .agg(pl.col(column).n_unique().alias("__values"), pl.col("__row").alias("__rows"))
+        .filter(pl.col("__values") > 1)
+    )
+    examples = [
+        [int(r) for r in rows_of[:EXAMPLE_ROWS]]
+        for rows_of in spread.get_column("__rows").head(EXAMPLE_PERSONS).to_list()
+    ]
+    return spread.height, examples
+
+
+def _rows_text(rows: list[int]) -> str:
+    return "rows " + ", ".join(str(r) for r in rows) + ("…" if len(rows) >= EXAMPLE_ROWS else "")
+
+
+def check_person_level(frame: pl.DataFrame, person_key: str, levels: Mapping[str, str]) -> None:
+    """Refuse a person-level column whose value changes within a person (LONGITUDINAL.md
+    §1), naming the column and a few such persons by their row numbers."""
+    for column, level in levels.items():
+        if level != "person":
+            continue
+        count, examples = varying_persons(frame, person_key, column)
+        if count:
+            shown = "; ".join(f"the person on {_rows_text(rows)}" for rows in examples)
+            raise ApplicationError(
+                f"'{column}' is marked person-level, but its value changes within "
+                f"{count:,} person(s) ({shown}{'; …' if count > len(examples) else ''}). "
+                "Mark it event-level, or correct the data.",
+                {
+                    "field": "levels",
+                    "column": column,
+                    "varying_persons": count,
+                    "example_rows": examples,
+                },
+            )
+
+
+# --------------------------------------------------------------------------- Step 2
+
+
+def _quasi(assessment: Assessment) -> list[str]:
+    from apps.assessments.services import quasi_identifiers
+
+    return quasi_identifiers(assessment)
+
+
+def key_candidates(assessment: Assessment) -> list[str]:
+    from apps.classification.models import Variable
+
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="direct")
+        .order_by("position")
+        .values_list("name", flat=True)
+    )
+
+
+def suggested_levels(
+    frame: pl.DataFrame, person_key: str, quasi: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Each quasi-identifier's level as the data suggests it: person-level when constant
+    within every person, else event-level (with how many persons it varies within)."""
+    try:
+        found = suggest_levels(frame, person=person_key, columns=list(quasi))
+    except EngineError as exc:
+        raise ApplicationError(str(exc), {"field": "person_key"}) from None
+    return [s.to_dict() for s in found]
+
+
+def effective_levels(
+    stored: Mapping[str, str], quasi: Sequence[str], suggestions: Sequence[Mapping[str, Any]]
+) -> dict[str, str]:
+    """The level of every current quasi-identifier: as stored, else as suggested (a
+    quasi-identifier confirmed after the levels were saved takes the suggestion)."""
+    suggested = {str(s["column"]): str(s["level"]) for s in suggestions}
+    return {q: str(stored.get(q) or suggested.get(q) or "event") for q in quasi}
+
+
+def persons_state(
+    assessment: Assessment, *, person_key: str | None = None, suggest: bool = True
+) -> dict[str, Any]:
+    """What Step 2 shows about persons: the key, the levels (stored, or suggested), the
+    suggestions, the candidate keys and the warning when the file looks longitudinal but
+    no person is declared. ``person_key`` shows the suggestions for another key; without
+    ``suggest`` the data is not read (the levels are then the stored ones)."""
+    key = assessment.person_key if person_key is None else person_key
+    quasi = _quasi(assessment)
+    suggestions: list[dict[str, Any]] = []
+    if suggest and key and key in _columns(assessment):
+        frame = _read(assessment, [key, *quasi])
+        if frame.get_column(key).null_count() == 0:
+            suggestions = suggested_levels(frame, key, quasi)
+    stored = assessment.person_levels if key == assessment.person_key else {}
+    hints = [] if assessment.person_key else longitudinal_hints(assessment)
+    if not key:
+        levels: dict[str, str] = {}
+    elif suggest:
+        levels = effective_levels(stored, quasi, suggestions)
+    else:
+        levels = {q: str(stored[q]) for q in quasi if q in stored}
+    return {
+        "person_key": key,
+        "levels": levels,
+        "suggestions": suggestions,
+        "candidates": key_candidates(assessment),
+        "looks_longitudinal": hints,
+        "adversary_power": assessment.adversary_power,
+    }
+
+
+@transaction.atomic
+def assessment_set_persons(
+    *,
+    assessment: Assessment,
+    user: User | None = None,
+    person_key: str,
+    levels: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Step 2: declare the person key (or none: one row per person) and each
+    quasi-identifier's level. Levels not given are taken from the data's suggestion.
+
+    The key must be a column classified as a direct identifier (it is released only as a
+    keyed pseudonym) with a value on every row; a person-level column must be constant
+    within every person. Changing either makes the data risk stale."""
+    from apps.assessments.services import _editable, _save
+
+    _editable(assessment)
+    person_key = person_key.strip()
+    levels = dict(levels or {})
+    if not person_key:
+        if levels:
+            raise ApplicationError(
+                "Levels need a person key: declare the column that names the person first.",
+                {"field": "person_key"},
+            )
+        assessment.person_key = ""
+        assessment.person_levels = {}
+        return _save(assessment, "classification", ["person_key", "person_levels"], user)
+    if person_key not in _columns(assessment):
+        raise ApplicationError(
+            f"'{person_key}' is not a column of the data set.", {"field": "person_key"}
+        )
+    if person_key not in key_candidates(assessment):
+        raise ApplicationError(
+            f"Classify '{person_key}' as a direct identifier in Step 2 first: the person key "
+            "names people and leaves the release only as a keyed pseudonym.",
+            {"field": "person_key", "column": person_key},
+        )
+    quasi = _quasi(assessment)
+    unknown = sorted(set(levels) - set(quasi))
+    if unknown:
+        raise ApplicationError(
+            f"Not a confirmed quasi-identifier: {', '.join(unknown)}. Levels are given to "
+            "quasi-identifiers only.",
+            {"field": "levels", "columns": unknown},
+        )
+    wrong = sorted(c for c, level in levels.items() if level not in LEVELS)
+    if wrong:
+        raise ApplicationError(
+            f"The level of {', '.join(wrong)} must be 'person' or 'event'.",
+            {"field": "levels", "columns": wrong},
+        )
+    frame = _read(assessment, [person_key, *quasi])
+    _check_key(frame, person_key)
+    chosen = effective_levels(levels, quasi, suggested_levels(frame, person_key, quasi))
+    check_person_level(frame, person_key, chosen)
+    assessment.person_key = person_key
+    assessment.person_levels = chosen
+    return _save(assessment, "classification", ["person_key", "person_levels"], user)
+
+
+@transaction.atomic
+def assessment_set_power(
+    *, assessment: Assessment, user: User | None = None, power: str
+) -> list[str]:
+    """Step 4: the adversary power (events of a person an adversary knows: 1–10 or all).
+    A change makes the measured data risk stale."""
+    from apps.assessments.services import _editable
+    from apps.audit.services import audit_record
+
+    _editable(assessment)
+    try:
+        value = str(parse_power(power))
+    except EngineError as exc:
+        raise ApplicationError(
+            str(exc)[:1].upper() + str(exc)[1:] + ".", {"field": "power"}
+        ) from None
+    if value == assessment.adversary_power:
+        return []
+    assessment.adversary_power = value
+    stale = []
+    if assessment.risk_result is not None:
+        steps.mark_stale(assessment, "data-risk")
+        stale.append("data-risk")
+    assessment.save(update_fields=["adversary_power", "step_state", "updated_at"])
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action="assessment.adversary_power",
+        obj=assessment,
+        details={"version": assessment.version, "adversary_power": value, "stale": stale},
+    )
+    return stale
+
+
+# --------------------------------------------------------------------------- Step 4
+
+
+def _figures(counts_figures: Mapping[str, Any], cap: float) -> dict[str, Any]:
+    highest = counts_figures.get("max_risk")
+    average = counts_figures.get("average_risk")
+    strict = None if highest is None else (highest if highest > cap else average)
+    return {**counts_figures, "strict_average_risk": strict}
+
+
+def person_risk_result(
+    assessment: Assessment, *, quasi: list[str], model: str, target: float | None
+) -> dict[str, Any]:
+    """Step 4 on data with several rows per person: the strict per-person count at the
+    chosen power and at p = 1…5 and "all", over the persons (never the rows).
+
+    Max risk = 1 / the smallest per-person count; average risk = the mean over persons of
+    1 / their count; the strict average is the average unless the max risk is above the
+    cap (as for records); persons at risk are those whose own risk exceeds the target."""
+    key = assessment.person_key
+    if key not in key_candidates(assessment):
+        raise ApplicationError(
+            f"The person key '{key}' is no longer classified as a direct identifier: "
+            "classify it so again, or declare another key, in Step 2.",
+            {"step": "classification", "person_key": key},
+        )
+    frame = _read(assessment, [key, *quasi])
+    _check_key(frame, key)
+    levels = effective_levels(assessment.person_levels, quasi, suggested_levels(frame, key, quasi))
+    check_person_level(frame, key, levels)
+    person_quasi = [q for q in quasi if levels[q] == "person"]
+    event_quasi = [q for q in quasi if levels[q] == "event"]
+    power = parse_power(assessment.adversary_power)
+    chosen_target = target if target is not None else DEFAULT_AT_RISK_TARGET
+    try:
+        data = from_long_table(
+            frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
+        )
+        risk = measure(prepare(data), power=power, target=chosen_target, by_power=REPORTED_POWERS)
+    except CountingBudgetExceeded as exc:
+        raise ApplicationError(
+            f"The exact per-person count at adversary power {power} would take too long: "
+            f"{exc}. Choose a lower power (or generalize the event-level quasi-identifiers "
+            "in the data first); deidweb never reports an estimate as exact."
+        ) from None
+    except EngineError as exc:
+        raise ApplicationError(str(exc)) from None
+    cap = DEFAULT_STRICT_AVERAGE_CAP
+    strict = risk.max_risk if risk.max_risk > cap else risk.average_risk
+    data_risk = strict if model == "non_public" else risk.max_risk
+    return {
+        "unit": "person",
+        "release_model": model,
+        "quasi_identifiers": quasi,
+        "person_key": key,
+        "person_quasi": person_quasi,
+        "event_quasi": event_quasi,
+        "rows": frame.height,
+        "persons": risk.persons,
+        "events": risk.events,
+        "power": str(risk.power),
+        "person_classes": risk.classes,
+        "subsets": risk.subsets,
+        "min_class_size": risk.min_class_size,
+        "max_risk": risk.max_risk,
+        "average_risk": risk.average_risk,
+        "strict_average_risk": strict,
+        "strict_average_cap": cap,
+        "data_risk": data_risk,
+        "risk_measure": "strict average risk" if model == "non_public" else "max risk",
+        "target": chosen_target,
+        "target_is_default": target is None,
+        "persons_at_risk": {
+            "persons": risk.persons_at_risk,
+            "share": risk.persons_at_risk / risk.persons if risk.persons else 0.0,
+        },
+        "by_power": [
+            {"power": key_, **_figures(figures.to_dict(), cap)}
+            for key_, figures in risk.by_power.items()
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- Step 7
+
+
+def refuse_longitudinal_deidentify(assessment: Assessment) -> None:
+    """The one guard Step 7's search and apply go through: data with several rows per
+    person is not searched on rows (that would count a person with three visits as three
+    people); the wizard's longitudinal search is not built yet."""
+    if assessment.person_key:
+        raise ApplicationError(
+            f"{STEP7_REFUSAL} (the person key is '{assessment.person_key}').",
+            {"step": "deidentify", "person_key": assessment.person_key},
+            status=409,
+        )
