@@ -26,6 +26,7 @@ from apps.jobs.api import JobViewSet
 from apps.reports import views as report_views
 from apps.reports.api import ReportViewSet
 from apps.reviews import views as review_views
+from deidweb import views as deidweb_views
 
 router = DefaultRouter()
 router.register("organizations", OrganizationViewSet, basename="organization")
@@ -38,7 +39,7 @@ router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
 
 org_patterns = [
-    path("", account_views.org_home, name="org-home"),
+    path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),

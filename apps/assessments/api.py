@@ -34,6 +34,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
@@ -78,7 +79,6 @@ from apps.assessments.serializers import (
 from apps.assessments.withheld import protected_columns, withhold_raw_values
 from apps.core import fields as strict
 from apps.core.api import query_values
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download, no_store
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context

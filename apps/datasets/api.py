@@ -9,11 +9,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.core.schema import DESCRIPTIONS, ORGANIZATION_FILTER

@@ -18,11 +18,11 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download
 from apps.core.schema import ORGANIZATION_FILTER
 from apps.reports.forms import MAX_REPORT_BYTES

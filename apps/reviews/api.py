@@ -18,10 +18,10 @@ from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationMember
 from apps.accounts.decorators import user_of
 from apps.assessments.models import Assessment
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationMember
 from apps.jobs.api import JobSerializer
 from apps.reports.models import Report
 from apps.reviews import services
