@@ -100,12 +100,15 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     )
     from apps.core import recording
     from apps.datasets import hooks as datasets_hooks
+    from apps.jobs import services as jobs_services
+    from apps.jobs.tasks import run_job_send
     from apps.reports.services import report_again, report_request
     from apps.reviews import hooks as reviews_hooks
     from apps.reviews.release import release_file_open
     from apps.reviews.services import submission_blockers
 
     assert recording.audit_record.function is audit_record
+    assert jobs_services.job_message_send.function is run_job_send
     assert datasets_hooks.profile_stored.subscribers == (variables_create_from_profile,)
     assert datasets_hooks.raw_values_shown.subscribers == (identifier_values_shown,)
     assert classification_hooks.roles_changed.subscribers == (assessments_roles_changed,)
