@@ -66,10 +66,11 @@ test: install warm browser java ## Run the whole test suite (PostgreSQL, Redis, 
 test-fast: install warm ## Run the tests without the browser, worker, API-contract and slow tests
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract and not slow"
 
-lint: install ## Ruff (lint + format check) and mypy
+lint: install ## Ruff (lint + format check), mypy and the layers' import contracts
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy apps deidweb
+	$(BIN)/lint-imports
 
 format: install ## Format the code with ruff
 	$(BIN)/ruff check --fix .

@@ -11,9 +11,9 @@ from rest_framework.routers import DefaultRouter
 
 from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
+from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify
-from apps.assessments.api import AssessmentViewSet
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -24,8 +24,17 @@ from apps.datasets.api import DatasetViewSet
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
 from apps.reports import views as report_views
-from apps.reports.api import ReportViewSet
+from apps.reports.api import ReportActions, ReportViewSet
 from apps.reviews import views as review_views
+from apps.reviews.api import ReviewActions
+from deidweb import views as deidweb_views
+
+
+class AssessmentViewSet(ReportActions, ReviewActions, assessments_api.AssessmentViewSet):
+    # The assessment's API gathers the actions of the apps above it (the review's, the
+    # report's): assembled here, at the top, so that no app imports a higher one.
+    __doc__ = assessments_api.AssessmentViewSet.__doc__
+
 
 router = DefaultRouter()
 router.register("organizations", OrganizationViewSet, basename="organization")
@@ -38,7 +47,7 @@ router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
 
 org_patterns = [
-    path("", account_views.org_home, name="org-home"),
+    path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),

@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.http import HttpRequest
 
+from apps.accounts.audited_admin import AuditedAdmin, _changes, audit_admin
 from apps.accounts.models import Membership, Organization
-from apps.core.admin import AuditedAdmin, _changes, audit_admin
 
 
 class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]  # not generic at runtime

@@ -29,6 +29,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from apps.accounts.events import record_for_user, where_from
 from apps.accounts.lockout import counted_address, lockout_message
 
 MAX_PREFIXES_RECORDED = 20
@@ -96,8 +97,6 @@ def _audit_attempt(request: Request, method: str, prefix: str, *, throttled: boo
     """Aggregated: the first failed attempt from an address in the throttle's window, each
     10th, 100th, 1,000th…, and the first one the throttle refuses (with the count so far and
     the first prefixes tried) — a flood writes a handful of rows, not one per attempt."""
-    from apps.audit.signals import record_for_user, where_from
-
     window = FailedAuthenticationThrottle().duration or 3600
     address = counted_address(request)
     count_key = f"deidweb:auth-attempts:{address}"

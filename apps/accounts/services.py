@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from apps.accounts.events import record_for_user
 from apps.accounts.models import ApiToken, Membership, Organization, Role
 from apps.accounts.usernames import character_problem, normalized
 from apps.core.errors import ApplicationError
@@ -66,8 +67,6 @@ def user_create(*, username: str, password: str, email: str = "", **fields: obje
 @transaction.atomic
 def user_set_password(*, user: Any, password: str, actor: Any = None) -> None:
     """A new password for ``user``, if the validators accept it; audited, never its value."""
-    from apps.audit.signals import record_for_user
-
     password_check(password=password, user=user)
     user.set_password(password)
     user.save(update_fields=["password"])
@@ -85,8 +84,6 @@ def api_key_digest(key: str) -> str:
 def api_token_create(*, user: Any, name: str, actor: Any = None) -> tuple[ApiToken, str]:
     """A new API key for ``user``; returns the row and the key itself, which is never stored
     and cannot be shown again."""
-    from apps.audit.signals import record_for_user
-
     name = name.strip()
     if not name:
         raise ApplicationError("Name the key after what will use it, e.g. 'nightly export'.")
@@ -108,8 +105,6 @@ def api_token_create(*, user: Any, name: str, actor: Any = None) -> tuple[ApiTok
 @transaction.atomic
 def api_token_revoke(*, token: ApiToken, actor: Any = None) -> bool:
     """Revoke a key at once; False if it was revoked already."""
-    from apps.audit.signals import record_for_user
-
     revoked = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )

@@ -14,9 +14,8 @@ from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from apps.accounts.decorators import membership_of, org_view
 from apps.accounts.lockout import sign_in_policy
-from apps.accounts.models import ApiToken, Organization
+from apps.accounts.models import ApiToken
 from apps.accounts.selectors import api_tokens_of, organizations_for
 from apps.accounts.services import api_token_create, api_token_revoke, user_set_password
 from apps.core.errors import ApplicationError
@@ -50,28 +49,6 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("org-home", org=organizations[0].slug)
     return render(
         request, "accounts/home.html", {"organizations": organizations, "help_topic": "start"}
-    )
-
-
-@org_view()
-def org_home(request: HttpRequest, organization: Organization) -> HttpResponse:
-    from apps.datasets.selectors import datasets_listed
-    from apps.jobs.models import Job
-    from apps.reviews.selectors import review_queue_for
-
-    membership = membership_of(request)
-    return render(
-        request,
-        "accounts/org_home.html",
-        {
-            "review_queue": review_queue_for(organization=organization, user=request.user)
-            if membership.can_review
-            else None,
-            "datasets": datasets_listed(organization=organization)[:10],
-            "jobs": Job.objects.filter(organization=organization)[:10],
-            "members": organization.memberships.select_related("user"),
-            "help_topic": "start",
-        },
     )
 
 

@@ -34,10 +34,11 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Membership, Organization
 from apps.accounts.selectors import membership_get
-from apps.assessments import deidentify, population, release_apply, services, steps
+from apps.assessments import deidentify, hooks, population, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
     Assessment,
@@ -86,7 +87,6 @@ from apps.assessments.withheld import (
 )
 from apps.core import fields as strict
 from apps.core.api import query_values
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download, no_store
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.engine import context as engine_context
@@ -94,8 +94,6 @@ from apps.engine import threshold as engine_threshold
 from apps.jobs.api import JobSerializer
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_refresh
-from apps.reviews.api import ReviewActions
-from apps.reviews.release import release_file_open
 
 
 def _job(job: Job | None) -> Job | None:
@@ -398,7 +396,6 @@ NO_BODY = None
 
 
 class AssessmentViewSet(
-    ReviewActions,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet[Assessment],
@@ -913,7 +910,7 @@ class AssessmentViewSet(
         assessment = self.get_object()
         query = DownloadSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        released = release_file_open(
+        released = hooks.release_file_open(
             assessment=assessment, fmt=query.validated_data["format"], user=request.user
         )
         response = file_download(released.handle, filename=released.filename)

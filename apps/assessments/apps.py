@@ -8,7 +8,11 @@ class AssessmentsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
+        from apps.assessments.services import assessments_roles_changed
+        from apps.classification import hooks as classification_hooks
         from apps.engine.lattice import set_search_memory
+
+        classification_hooks.roles_changed.subscribe(assessments_roles_changed)
 
         # The engine takes its search's memory budget from the deployment's setting.
         set_search_memory(settings.DEIDWEB_SEARCH_MEMORY_MB << 20)

@@ -106,6 +106,20 @@ def forget_search(assessment: Assessment) -> list[str]:
     return ["search_result", "chosen_levels"]
 
 
+def assessments_roles_changed(*, dataset: Dataset) -> None:
+    """Draft assessments of the data set: results computed on the old roles become stale
+    (``classification.hooks.roles_changed``, inside its transaction).
+
+    Only drafts: a submitted or decided version keeps the roles it was submitted with (its
+    frozen record); a new version picks up the new roles."""
+    for assessment in Assessment.objects.select_for_update().filter(
+        dataset=dataset, status=AssessmentStatus.DRAFT
+    ):
+        steps.mark_changed(assessment, "classification")
+        fields = forget_search(assessment)
+        assessment.save(update_fields=["step_state", *fields, "updated_at"])
+
+
 def _save(
     assessment: Assessment, slug: str, fields: list[str], user: User | None = None
 ) -> list[str]:

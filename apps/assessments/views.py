@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import persons, population, services, steps
+from apps.assessments import hooks, persons, population, services, steps
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
@@ -116,10 +116,8 @@ def assessment_create(
 def assessment_detail(
     request: HttpRequest, organization: Organization, assessment_id: UUID
 ) -> HttpResponse:
-    from apps.reviews.services import submission_blockers
-
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    blockers = submission_blockers(assessment) if assessment.status == "draft" else []
+    blockers = hooks.submission_blockers(assessment) if assessment.status == "draft" else []
     return render(
         request,
         "assessments/overview.html",

@@ -15,7 +15,7 @@ from django.shortcuts import render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import deidentify, release_apply
+from apps.assessments import deidentify, hooks, release_apply
 from apps.assessments.freetext import (
     free_text_columns,
     identifier_findings,
@@ -499,11 +499,9 @@ def release_download(
 ) -> HttpResponseBase:
     """The de-identified file leaves deidweb only once a reviewer approved the release, and
     only as the exact bytes approved (``reviews.release``)."""
-    from apps.reviews.release import release_file_open
-
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        released = release_file_open(assessment=assessment, fmt=fmt, user=request.user)
+        released = hooks.release_file_open(assessment=assessment, fmt=fmt, user=request.user)
     except ApplicationError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None

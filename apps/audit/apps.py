@@ -31,8 +31,11 @@ class AuditConfig(AppConfig):
 
         from apps.audit import signals
         from apps.audit.anchors import stored_anchor_provider
-        from apps.audit.services import ANCHOR_PROVIDERS
+        from apps.audit.services import ANCHOR_PROVIDERS, audit_record
+        from apps.core import recording
 
+        # The layers below the audit trail (core, accounts) record through core's hook.
+        recording.audit_record.provide(audit_record)
         user_logged_in.connect(signals.on_login, dispatch_uid="deidweb-audit-login")
         user_logged_out.connect(signals.on_logout, dispatch_uid="deidweb-audit-logout")
         user_login_failed.connect(signals.on_login_failed, dispatch_uid="deidweb-audit-failed")

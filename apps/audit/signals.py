@@ -13,43 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
-from apps.accounts.lockout import client_address
-from apps.accounts.models import Organization
-
-
-def where_from(request: HttpRequest | None) -> dict[str, str]:
-    if request is None:
-        return {}
-    return {
-        "ip": client_address(request),
-        "path": request.path[:200],
-        "user_agent": request.META.get("HTTP_USER_AGENT", "")[:200],
-    }
-
-
-def _organizations(user: Any) -> list[Organization | None]:
-    if user is None:
-        return [None]
-    organizations: list[Organization | None] = list(
-        Organization.objects.filter(memberships__user=user).order_by("slug")
-    )
-    return organizations or [None]
-
-
-def record_for_user(action: str, user: Any, actor: Any, details: dict[str, Any]) -> None:
-    """One event about ``user`` in the chain of each organization they belong to (the
-    platform's if none, or if the user is unknown)."""
-    from apps.audit.services import audit_record
-
-    for organization in _organizations(user):
-        audit_record(
-            organization=organization,
-            actor=actor,
-            action=action,
-            details=details,
-            object_type="auth.user" if user is not None else "",
-            object_id=str(user.pk) if user is not None else "",
-        )
+from apps.accounts.events import record_for_user, where_from
 
 
 def on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
+from apps.accounts.audited_admin import ReadOnlyAdmin
 from apps.classification.models import ClassificationChange, Variable
-from apps.core.admin import ReadOnlyAdmin
 
 
 @admin.register(Variable)

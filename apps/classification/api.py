@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.classification.models import ClassificationChange, Variable, VariableRole
@@ -26,7 +27,6 @@ from apps.classification.services import (
 )
 from apps.core import fields as strict
 from apps.core.api import query_values
-from apps.core.api_permissions import OrganizationRole
 from apps.datasets.models import Dataset
 
 RAW_KEYS = ("top_values", "sample_values", "min", "max", "histogram")

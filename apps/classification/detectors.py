@@ -50,7 +50,15 @@ from apps.classification.quasi_values import (
 from apps.classification.quasi_values import counted as _counted
 from apps.classification.quasi_values import percent as _pct
 from apps.classification.quasi_values import share_of as _share
-from apps.classification.validators import (
+from apps.datasets.profiling import (
+    FREE_TEXT_MIN_DISTINCT,
+    FREE_TEXT_MIN_UNIQUE_SHARE,
+    ColumnProfile,
+    DatasetProfile,
+)
+from apps.engine.freetext import SPAN_LABELS, ColumnScan, scan_series
+from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
+from apps.engine.validators import (
     is_canadian_postal_code,
     is_email,
     is_fsa,
@@ -65,14 +73,6 @@ from apps.classification.validators import (
     is_url,
     strip_accents,
 )
-from apps.datasets.profiling import (
-    FREE_TEXT_MIN_DISTINCT,
-    FREE_TEXT_MIN_UNIQUE_SHARE,
-    ColumnProfile,
-    DatasetProfile,
-)
-from apps.engine.freetext import SPAN_LABELS, ColumnScan, scan_series
-from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 
 __all__ = [
     "CONFIDENCES",

@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from apps.classification.validators import is_us_zip
 from apps.classification.vocabularies import (
     CANADIAN_PROVINCES,
     CODES_CANADIAN_PROVINCES,
@@ -34,6 +33,7 @@ from apps.classification.vocabularies import (
     WEEKDAYS,
     normalized,
 )
+from apps.engine.validators import is_us_zip
 
 __all__ = [
     "HIGH_SHARE",

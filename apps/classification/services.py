@@ -10,10 +10,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from apps.audit.services import audit_record
+from apps.classification import hooks
 from apps.classification.detectors import EXAMPLE_PREFIX, suggest_roles
 from apps.classification.models import ClassificationChange, Variable, VariableRole
 from apps.core.errors import ApplicationError
-from apps.datasets.models import Dataset
+from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.profiling import DatasetProfile
 
 
@@ -212,8 +214,6 @@ def variables_classify(
             ]
         )
     ClassificationChange.objects.bulk_create(changes)
-    from apps.audit.services import audit_record
-
     for change, (_, _, _, typed) in zip(changes, accepted, strict=True):
         audit_record(
             organization=dataset.organization,
@@ -233,25 +233,8 @@ def variables_classify(
             },
         )
     if changes:
-        _assessments_changed(dataset)
+        hooks.roles_changed.send(dataset=dataset)
     return changes
-
-
-def _assessments_changed(dataset: Dataset) -> None:
-    """Draft assessments of the data set: results computed on the old roles become stale.
-
-    Only drafts: a submitted or decided version keeps the roles it was submitted with (its
-    frozen record); a new version picks up the new roles."""
-    from apps.assessments import steps
-    from apps.assessments.models import Assessment, AssessmentStatus
-    from apps.assessments.services import forget_search
-
-    for assessment in Assessment.objects.select_for_update().filter(
-        dataset=dataset, status=AssessmentStatus.DRAFT
-    ):
-        steps.mark_changed(assessment, "classification")
-        fields = forget_search(assessment)
-        assessment.save(update_fields=["step_state", *fields, "updated_at"])
 
 
 def variables_accept_suggestions(*, dataset: Dataset, user: User) -> list[ClassificationChange]:
@@ -270,9 +253,6 @@ def variables_accept_suggestions(*, dataset: Dataset, user: User) -> list[Classi
 def dataset_set_release_model(*, dataset: Dataset, user: User, release_model: str) -> bool:
     """The release model the data set is meant for (it preselects Step 1 of new assessments
     and tunes the suggestions); recorded in the audit trail. Returns whether it changed."""
-    from apps.audit.services import audit_record
-    from apps.datasets.models import ReleaseModel
-
     if release_model not in ReleaseModel.values and release_model != "":
         raise ApplicationError(
             f"'{release_model}' is not a release model.", {"field": "intended_release_model"}
@@ -301,8 +281,6 @@ def identifier_values_shown(
     shown to ``user`` through ``via`` (a page or an API call). ``columns`` limits it to the
     columns shown; a column counts as a direct identifier when confirmed as one, or
     suggested as one and not yet confirmed. Returns the columns recorded."""
-    from apps.audit.services import audit_record
-
     variables = Variable.objects.filter(dataset=dataset)
     if columns is not None:
         variables = variables.filter(name__in=list(columns))

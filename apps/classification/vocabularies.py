@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from apps.classification.validators import strip_accents
+from apps.engine.validators import strip_accents
 
 __all__ = [
     "CANADIAN_PROVINCES",

@@ -17,6 +17,7 @@ from django.db import models, transaction
 
 from apps.core import crypto
 from apps.core.errors import ApplicationError
+from apps.core.recording import audit_record
 
 
 @dataclass
@@ -74,8 +75,6 @@ def master_key_rotate(*, dry_run: bool = False) -> Rotation:
                 {"unreadable": unreadable},
             )
         if rotation.total_rewrapped and not dry_run:
-            from apps.audit.services import audit_record
-
             audit_record(
                 organization=None,
                 actor=None,

@@ -3,7 +3,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from apps.core.admin import AuditedAdmin
+from apps.accounts.audited_admin import AuditedAdmin
 from apps.datasets.models import Dataset
 
 

@@ -9,14 +9,15 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.core.schema import DESCRIPTIONS, ORGANIZATION_FILTER
+from apps.datasets import hooks
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
 from apps.jobs.models import Job
@@ -155,9 +156,7 @@ class DatasetViewSet(
         if not membership.can_see_raw_values:
             profile = redact_profile(profile)
         else:
-            from apps.classification.services import identifier_values_shown
-
-            identifier_values_shown(dataset=dataset, user=user_of(request), via="API profile")
+            hooks.raw_values_shown.send(dataset=dataset, user=user_of(request), via="API profile")
         return Response(profile)
 
     @extend_schema(responses={200: dict})

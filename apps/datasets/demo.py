@@ -17,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
-from apps.classification.validators import luhn_check_digit, strip_accents
 from apps.engine.namelists import FEMALE_FIRST_NAMES, LAST_NAMES, MALE_FIRST_NAMES
+from apps.engine.validators import luhn_check_digit, strip_accents
 
 __all__ = ["DEFAULT_SEED", "generate_register", "write_demo_csv"]
 

@@ -17,6 +17,7 @@ from django.db import transaction
 from apps.accounts.models import Organization
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
+from apps.datasets import hooks
 from apps.datasets.ingest import (
     TEXT_FORMATS,
     IngestError,
@@ -257,8 +258,6 @@ def dataset_profile_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
 def _profile(dataset: Dataset, context: JobContext, *, start: int) -> dict[str, Any]:
     """Profile the data set's Parquet file (progress from `start` to 100)."""
-    from apps.classification.services import variables_create_from_profile
-
     span = 90 - start
     context.progress(start, "Reading the data set", force=True)
     # A failure or a cancel leaves the data set "failed" through dataset_profile_finished.
@@ -273,8 +272,9 @@ def _profile(dataset: Dataset, context: JobContext, *, start: int) -> dict[str, 
         Dataset.objects.filter(id=dataset.id).update(
             profile=profile_dict, status=DatasetStatus.READY, rows=profile.rows
         )
-        variables = variables_create_from_profile(dataset=dataset, profile=profile, sample=sample)
-    return {"rows": profile.rows, "columns": len(profile.columns), "variables": len(variables)}
+        hooks.profile_stored.send(dataset=dataset, profile=profile, sample=sample)
+        variables = dataset.variables.count()  # made by the subscribers (classification)
+    return {"rows": profile.rows, "columns": len(profile.columns), "variables": variables}
 
 
 def dataset_profile_finished(job: Job) -> None:

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.core.files.uploadhandler import StopUpload, TemporaryFileUploadHandler
 from django.http import HttpRequest
 
+from apps.accounts.models import Organization
+
 
 class RefusedUploadRequest(HttpRequest):
     """For typing only: the handler notes a refusal on the request for the view to read."""
@@ -38,8 +40,6 @@ class LimitedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
         match = getattr(self.request, "resolver_match", None)
         slug = match.kwargs.get("org") if match is not None else None
         if slug:
-            from apps.accounts.models import Organization
-
             own = Organization.objects.filter(slug=slug).values_list(
                 "upload_limit_bytes", flat=True
             )

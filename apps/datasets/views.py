@@ -12,6 +12,7 @@ from apps.accounts.models import Organization
 from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.core.pagination import list_page
+from apps.datasets import hooks
 from apps.datasets.forms import DatasetUploadForm
 from apps.datasets.models import DatasetStatus
 from apps.datasets.selectors import dataset_get, datasets_listed
@@ -98,9 +99,7 @@ def dataset_detail(
         # next worker or a retry marks both).
         dataset.status = DatasetStatus.FAILED
     if dataset.profile and membership_of(request).can_see_raw_values:
-        from apps.classification.services import identifier_values_shown
-
-        identifier_values_shown(dataset=dataset, user=user_of(request), via="data set page")
+        hooks.raw_values_shown.send(dataset=dataset, user=user_of(request), via="data set page")
     return render(
         request,
         "datasets/detail.html",

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.accounts.audited_admin import ReadOnlyAdmin
 from apps.jobs.models import Job, Worker
 
 

@@ -7,9 +7,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
-from apps.core.api_permissions import OrganizationRole
 from apps.jobs.liveness import live_workers
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.selectors import job_refresh, job_workers_listening

@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class JobsConfig(AppConfig):
     name = "apps.jobs"
     label = "jobs"
+
+    def ready(self) -> None:
+        from apps.jobs import services, tasks
+
+        # The services send a job's message through the task above them (no import cycle).
+        services.job_message_send.provide(tasks.run_job_send)

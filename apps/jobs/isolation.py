@@ -50,6 +50,7 @@ from enum import Enum
 from pathlib import Path
 from uuid import UUID
 
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -229,9 +230,8 @@ def run_child(job_id: UUID, scratch: str, parent: int, forked: bool = True) -> N
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
     if forked:
-        from deidweb.celery import app
-
-        app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours
+        # The worker's Celery app (deidweb.celery), the current one in a worker's process.
+        current_app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours
     try:
         job_run_claimed(Job.objects.get(id=job_id))
     finally:

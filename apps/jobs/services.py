@@ -48,8 +48,11 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from apps.accounts.models import Organization
+from apps.accounts.models import Membership, Organization, Role
+from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
+from apps.core.hooks import Provided
+from apps.jobs.liveness import WorkerState, worker_state
 from apps.jobs.models import FINISHED, Job, JobStatus
 
 logger = logging.getLogger(__name__)
@@ -132,8 +135,6 @@ def _may_handle(job: Job, user: User | None, action: str) -> None:
     """Only the person who started a job, or an administrator, cancels or retries it."""
     if user is None or user.pk == job.created_by_id:
         return
-    from apps.accounts.models import Membership, Role
-
     if Membership.objects.filter(
         organization_id=job.organization_id, user_id=user.pk, role=Role.ADMIN
     ).exists():
@@ -256,14 +257,18 @@ def job_enqueue(*, job: Job) -> None:
     transaction.on_commit(lambda: job_send(job_id=job_id, queue=queue))
 
 
+@Provided.declare
+def job_message_send(*, job_id: str, queue: str) -> None:
+    """Put the job's message on the broker: ``apps.jobs.tasks`` provides it (the Celery task
+    sits above these services, ``JobsConfig.ready``)."""
+
+
 def job_send(*, job_id: str, queue: str) -> None:
     """A message for the job on `queue` (the task id is the job id). A broker that does not
     answer leaves the job queued: a live worker sends its message again once it is free
     (``apps.jobs.workers``), and the job's page says it waits."""
-    from apps.jobs.tasks import run_job
-
     try:
-        run_job.apply_async((job_id,), task_id=job_id, queue=queue)
+        job_message_send(job_id=job_id, queue=queue)
     except Exception:
         logger.exception("job %s: its message could not be sent to queue %s", job_id, queue)
 
@@ -291,8 +296,6 @@ def job_claim(job_id: str, me: str) -> Job | None:
 def job_take_over_lost(job_id: str, me: str) -> Job | None:
     """A running job delivered again: take it over if its worker is gone (once; lost a
     second time, it fails and can be retried). None if it is not ours to run."""
-    from apps.jobs.liveness import WorkerState, worker_state
-
     job = Job.objects.filter(id=job_id).first()
     if job is None or job.status != JobStatus.RUNNING:
         return None
@@ -523,8 +526,6 @@ def _finish_once(
 
 
 def _audit(job: Job, action: str, details: dict[str, Any]) -> None:
-    from apps.audit.services import audit_record
-
     audit_record(
         organization=job.organization,
         actor=job.created_by,
@@ -552,8 +553,6 @@ def job_cancel(*, job: Job, user: User | None = None) -> Job:
     job.refresh_from_db()
     if cancelled:
         _finished(job)
-    from apps.audit.services import audit_record
-
     audit_record(
         organization=job.organization,
         actor=user,
@@ -591,8 +590,6 @@ def job_is_lost(job: Job) -> bool:
     stopped (``apps.jobs.liveness``). Where the worker cannot be checked (a job run
     in-process elsewhere, or claimed before workers were recorded), silence longer than
     ``DEIDWEB_JOB_STALE_SECONDS`` means the same."""
-    from apps.jobs.liveness import WorkerState, worker_state
-
     if job.status != JobStatus.RUNNING:
         return False
     state = worker_state(job.worker)
@@ -605,8 +602,6 @@ def job_is_lost(job: Job) -> bool:
 
 def job_lost_error(job: Job) -> str:
     """Why a lost job (``job_is_lost``) failed: its worker seen gone, or silence."""
-    from apps.jobs.liveness import WorkerState, worker_state
-
     if worker_state(job.worker) == WorkerState.UNKNOWN:
         return (
             "The worker stopped while running this job (it was restarted, killed or ran out "
@@ -641,8 +636,6 @@ def jobs_mark_lost() -> int:
     """Mark failed every running job whose worker cannot be checked and that has been
     silent too long (see ``job_is_lost``); a live worker re-runs the jobs of dead ones
     (``apps.jobs.workers``). Returns how many were marked."""
-    from apps.jobs.liveness import WorkerState, worker_state
-
     limit = timezone.now() - timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
     stale = Job.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=limit)
     unknown = [job for job in stale if worker_state(job.worker) == WorkerState.UNKNOWN]

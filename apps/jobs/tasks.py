@@ -27,3 +27,8 @@ def run_job(self: Any, job_id: str) -> bool:
         queue=str(delivery.get("routing_key") or ""),
         eager=bool(self.request.is_eager),
     )
+
+
+def run_job_send(*, job_id: str, queue: str) -> None:
+    """The message of a job on `queue` (the task id is the job id): ``job_message_send``."""
+    run_job.apply_async((job_id,), task_id=job_id, queue=queue)

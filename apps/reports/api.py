@@ -4,12 +4,13 @@ and the check of a presented copy (``POST /api/v1/reports/verify/``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -18,17 +19,19 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationMember, OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationRole
 from apps.core.downloads import file_download
 from apps.core.schema import ORGANIZATION_FILTER
+from apps.jobs.api import JobSerializer
 from apps.reports.forms import MAX_REPORT_BYTES
 from apps.reports.models import Report
 from apps.reports.selectors import report_filename
-from apps.reports.services import report_file_open, report_verify
+from apps.reports.services import report_again, report_file_open, report_verify
+from apps.reviews.api import ERRORS
 
 
 class ReportSerializer(serializers.ModelSerializer[Report]):
@@ -163,3 +166,45 @@ class ReportViewSet(
         membership_get(user=request.user, organization=organization)  # 404 for outsiders
         result = report_verify(organization=organization, pdf=payload.validated_data["file"].read())
         return Response(ReportVerifyResultSerializer(result).data)
+
+
+class ReportStateSerializer(serializers.Serializer[Any]):
+    reports = serializers.ListField(child=serializers.DictField())
+    jobs = JobSerializer(many=True)
+
+
+class ReportActions:
+    """The report action of the assessments' viewset, ``/api/v1/assessments/{id}/report/``
+    (mixed in where the API is assembled, ``deidweb/urls.py``; ``get_object`` comes from it)."""
+
+    get_object: Any
+
+    @extend_schema(methods=["GET"], responses={200: ReportStateSerializer, 404: ERRORS[404]})
+    @extend_schema(methods=["POST"], request=None, responses={202: ReportStateSerializer, **ERRORS})
+    @action(detail=True, methods=["get", "post"], permission_classes=[OrganizationMember])
+    def report(self, request: Request, pk: str | None = None) -> Response:
+        """The signed Step 9 reports of this version's final decisions (download them from
+        ``/api/v1/reports/{id}/download/``). POST prepares a missing one again, from the frozen
+        record (reviewers and administrators)."""
+        assessment = self.get_object()
+        jobs: list[Any] = []
+        if request.method == "POST":
+            jobs = report_again(assessment=assessment, user=user_of(request))
+        reports = Report.objects.filter(assessment=assessment).select_related("decision")
+        if request.method == "GET" and not assessment.decisions.filter(final=True).exists():
+            raise NotFound("No final decision on this version yet.")
+        data = {
+            "reports": [
+                {
+                    "id": str(r.id),
+                    "decision": str(r.decision_id),
+                    "sha256": r.sha256,
+                    "size_bytes": r.size_bytes,
+                    "created_at": r.created_at.isoformat(),
+                }
+                for r in reports
+            ],
+            "jobs": jobs,
+        }
+        code = status.HTTP_202_ACCEPTED if request.method == "POST" else status.HTTP_200_OK
+        return Response(ReportStateSerializer(data).data, status=code)

@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
+from apps.accounts.selectors import membership_get
 from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment
@@ -774,6 +775,24 @@ def report_request(*, decision: ReviewDecision, user: User | None) -> Job | None
         params={"decision_id": str(decision.id)},
         created_by=user,
     )
+
+
+def report_again(*, assessment: Assessment, user: User) -> list[Any]:
+    """Prepare again the signed report of each final decision whose report is missing (its
+    job failed, or the file was lost). Rendering reads the frozen record, so the content is
+    the one decided on."""
+    if not membership_get(user=user, organization=assessment.organization).can_review:
+        raise ApplicationError(
+            "Only reviewers and administrators ask for a report to be prepared again.", status=403
+        )
+    jobs = []
+    for decision in ReviewDecision.objects.filter(assessment=assessment, final=True):
+        job = report_request(decision=decision, user=user)
+        if job is not None:
+            jobs.append(job)
+    if not jobs:
+        raise ApplicationError("Every decision of this version has its signed report.", status=409)
+    return jobs
 
 
 def report_intact(report: Report) -> bool:

@@ -9,13 +9,23 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from apps.accounts.decorators import org_view
+from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
+from apps.audit.services import audit_record
 from apps.core.downloads import file_download
 from apps.core.errors import ApplicationError
+from apps.reports import signing
 from apps.reports.forms import ReportVerifyForm
 from apps.reports.selectors import report_filename, report_get, reports_of
-from apps.reports.services import report_file_open, report_verify
+from apps.reports.services import (
+    organization_signing_ensure,
+    organization_signing_import,
+    organization_timestamp_url_set,
+    report_file_open,
+    report_html,
+    report_verify,
+    timestamp_url,
+)
 
 
 @org_view()
@@ -76,9 +86,6 @@ def report_view(request: HttpRequest, organization: Organization, report_id: UUI
     frozen record of the decision, with a banner pointing to the signed PDF (the record)."""
     from django.urls import reverse
 
-    from apps.audit.services import audit_record
-    from apps.reports.services import report_html
-
     report = report_get(organization=organization, report_id=report_id)
     html = report_html(
         assessment=report.assessment,
@@ -110,15 +117,6 @@ def signing_view(request: HttpRequest, organization: Organization) -> HttpRespon
     certificate issued by a certification authority (PKCS#12) and set the authority."""
     from django.contrib import messages
     from django.shortcuts import redirect
-
-    from apps.accounts.decorators import membership_of, user_of
-    from apps.reports import signing
-    from apps.reports.services import (
-        organization_signing_ensure,
-        organization_signing_import,
-        organization_timestamp_url_set,
-        timestamp_url,
-    )
 
     membership = membership_of(request)
     if request.method == "POST":

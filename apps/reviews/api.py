@@ -1,8 +1,8 @@
 """The review workflow in the API, with the pages' rules (the services enforce them):
 ``/api/v1/assessments/{id}/`` ``submit/``, ``comments/``, ``decide/``, ``revise/``,
-``decisions/``, ``record/`` and ``report/``.
+``decisions/`` and ``record/`` (``report/`` is the reports app's: ``ReportActions``).
 
-Mixed into ``AssessmentViewSet``, so the assessment is looked up among the caller's
+Mixed into the assessments' viewset where the API is assembled (``deidweb/urls.py``), so the assessment is looked up among the caller's
 organizations (404 otherwise). Any member may call these actions; the service decides what
 the role allows (403) and what the version's state allows (409).
 """
@@ -14,18 +14,15 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api_permissions import OrganizationMember
 from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.assessments.models import Assessment
 from apps.assessments.withheld import hierarchy_for_role
 from apps.core import fields as strict
-from apps.core.api_permissions import OrganizationMember
-from apps.jobs.api import JobSerializer
-from apps.reports.models import Report
 from apps.reviews import services
 from apps.reviews.models import Decision, ReviewDecision, StepComment
 from apps.reviews.selectors import comments_of_versions
@@ -99,7 +96,9 @@ class DecisionSerializer(serializers.ModelSerializer[ReviewDecision]):
         read_only_fields = fields
 
     def get_report(self, obj: ReviewDecision) -> str | None:
-        report = Report.objects.filter(decision=obj).values_list("id", flat=True).first()
+        # The report is the reports app's (a higher layer): read through the relation its
+        # model declares on the decision.
+        report = ReviewDecision.objects.filter(pk=obj.pk).values_list("report", flat=True).first()
         return str(report) if report else None
 
 
@@ -146,11 +145,6 @@ class ReviewerRecordSerializer(RecordSerializer):
     rest (``AssessmentViewSet.finalize_response``)."""
 
     hierarchies = ReviewerRecordHierarchySerializer(many=True)
-
-
-class ReportStateSerializer(serializers.Serializer[Any]):
-    reports = serializers.ListField(child=serializers.DictField())
-    jobs = JobSerializer(many=True)
 
 
 class ReviewActions:
@@ -256,33 +250,3 @@ class ReviewActions:
                 }
             ).data
         )
-
-    @extend_schema(methods=["GET"], responses={200: ReportStateSerializer, 404: ERRORS[404]})
-    @extend_schema(methods=["POST"], request=None, responses={202: ReportStateSerializer, **ERRORS})
-    @action(detail=True, methods=["get", "post"], permission_classes=[OrganizationMember])
-    def report(self, request: Request, pk: str | None = None) -> Response:
-        """The signed Step 9 reports of this version's final decisions (download them from
-        ``/api/v1/reports/{id}/download/``). POST prepares a missing one again, from the frozen
-        record (reviewers and administrators)."""
-        assessment = self.get_object()
-        jobs: list[Any] = []
-        if request.method == "POST":
-            jobs = services.report_again(assessment=assessment, user=user_of(request))
-        reports = Report.objects.filter(assessment=assessment).select_related("decision")
-        if request.method == "GET" and not assessment.decisions.filter(final=True).exists():
-            raise NotFound("No final decision on this version yet.")
-        data = {
-            "reports": [
-                {
-                    "id": str(r.id),
-                    "decision": str(r.decision_id),
-                    "sha256": r.sha256,
-                    "size_bytes": r.size_bytes,
-                    "created_at": r.created_at.isoformat(),
-                }
-                for r in reports
-            ],
-            "jobs": jobs,
-        }
-        code = status.HTTP_202_ACCEPTED if request.method == "POST" else status.HTTP_200_OK
-        return Response(ReportStateSerializer(data).data, status=code)

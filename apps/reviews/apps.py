@@ -26,7 +26,14 @@ class ReviewsConfig(AppConfig):
     label = "reviews"
 
     def ready(self) -> None:
+        from apps.assessments import hooks as assessment_hooks
         from apps.audit.services import ANCHOR_PROVIDERS
+        from apps.reviews.release import release_file_open
+        from apps.reviews.services import submission_blockers
+
+        # The assessments' pages and API: the overview's blockers, the approved download.
+        assessment_hooks.submission_blockers.provide(submission_blockers)
+        assessment_hooks.release_file_open.provide(release_file_open)
 
         if decision_anchors not in ANCHOR_PROVIDERS:
             ANCHOR_PROVIDERS.append(decision_anchors)

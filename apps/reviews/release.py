@@ -10,26 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.files.storage import default_storage
 
+from apps.assessments.hooks import ReleaseFile
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.reviews.models import Decision, ReviewDecision
 
 FORMATS = {"parquet": "release_parquet", "csv": "release_csv"}
-
-
-@dataclass
-class ReleaseFile:
-    handle: IO[bytes]
-    filename: str
-    sha256: str
-    size: int
 
 
 def approving_decision(assessment: Assessment) -> ReviewDecision | None:

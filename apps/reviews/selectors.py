@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from apps.assessments.models import Assessment
-from apps.reviews.models import StepComment
+from apps.assessments.models import Assessment, AssessmentStatus
+from apps.reviews.models import ReviewDecision, StepComment
 
 
 def version_chain(assessment: Assessment) -> list[Any]:
@@ -39,9 +39,6 @@ def review_queue_for(*, organization: Any, user: Any) -> dict[str, Any]:
     yet decided by them), oldest first, with how long each has waited; and their own
     recent decisions."""
     from django.utils import timezone
-
-    from apps.assessments.models import AssessmentStatus
-    from apps.reviews.models import ReviewDecision
 
     submitted = (
         Assessment.objects.filter(organization=organization, status=AssessmentStatus.SUBMITTED)

@@ -23,9 +23,11 @@ from apps.assessments.freetext import identifier_blockers
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
+from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
 from apps.audit.services import audit_record
+from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
-from apps.reports.services import report_request
+from apps.reviews import hooks
 from apps.reviews.models import (
     Decision,
     MotivatedIntruderTest,
@@ -222,7 +224,7 @@ def review_decide(
         assessment.save(update_fields=["status", "decided_at", "updated_at"])
         if decision == Decision.APPROVE:
             release_register(assessment=assessment, record=frozen)
-        report_request(decision=record, user=reviewer)
+        hooks.decision_final.send(decision=record, user=reviewer)
     submitter = submission.submitted_by
     outcome = {"approve": "approved", "reject": "rejected"}[decision]
     if not final:
@@ -272,24 +274,6 @@ def step_comment_add(*, assessment: Assessment, author: User, step: str, text: s
         details={"step": step, "text": comment.text},
     )
     return comment
-
-
-def report_again(*, assessment: Assessment, user: User) -> list[Any]:
-    """Prepare again the signed report of each final decision whose report is missing (its
-    job failed, or the file was lost). Rendering reads the frozen record, so the content is
-    the one decided on."""
-    if not membership_get(user=user, organization=assessment.organization).can_review:
-        raise ApplicationError(
-            "Only reviewers and administrators ask for a report to be prepared again.", status=403
-        )
-    jobs = []
-    for decision in ReviewDecision.objects.filter(assessment=assessment, final=True):
-        job = report_request(decision=decision, user=user)
-        if job is not None:
-            jobs.append(job)
-    if not jobs:
-        raise ApplicationError("Every decision of this version has its signed report.", status=409)
-    return jobs
 
 
 _COPIED = [
@@ -396,8 +380,6 @@ def _roles(variables: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
 
 
 def _live_roles(assessment: Assessment) -> dict[str, tuple[str, bool]]:
-    from apps.classification.models import Variable
-
     return {
         name: (role, keep)
         for name, role, keep in Variable.objects.filter(
@@ -423,8 +405,6 @@ def release_overlaps(
     """Earlier releases to the same recipient sharing quasi-identifiers with this one: their
     combination could be linked back by the recipient (IPC governance). The quasi-identifiers
     are the data set's current ones unless given (a frozen record's)."""
-    from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
-
     recipient = assessment.recipient_organization.strip().lower()
     if not recipient:
         return []

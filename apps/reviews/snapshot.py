@@ -22,9 +22,13 @@ from django.core.files.storage import default_storage
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.dateparse import parse_datetime
 
+from apps.assessments.deidentify import deid_config
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.selectors import overall_risk
 from apps.audit.models import canonical_dumps
+from apps.classification.models import ClassificationChange, Variable
 from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset
 from apps.reviews.models import AssessmentSnapshot
 
 SCHEMA = 1
@@ -119,9 +123,6 @@ def _models(models: Any = None) -> Any:
     historical ones (so a data migration builds the same record)."""
     if models is not None:
         return models
-    from apps.classification.models import ClassificationChange, Variable
-    from apps.datasets.models import Dataset
-
     return SimpleNamespace(
         Variable=Variable,
         ClassificationChange=ClassificationChange,
@@ -204,9 +205,6 @@ def snapshot_content(
 
     ``models`` lets a data migration pass its historical model classes; ``assessment`` is
     then an unsaved instance of the app's Assessment holding the historical row's fields."""
-    from apps.assessments.deidentify import deid_config
-    from apps.assessments.selectors import overall_risk
-
     variables, change_count = _variables(assessment, models)
     directs = [v["name"] for v in variables if v["role"] == "direct"]
     content = {
@@ -317,9 +315,6 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
 
     A submitted or decided version without a snapshot cannot be shown as decided: that would
     read rows that may have changed since."""
-    from apps.assessments.deidentify import deid_config
-    from apps.assessments.selectors import overall_risk
-
     snapshot = AssessmentSnapshot.objects.filter(assessment_id=assessment.id).first()
     if snapshot is not None:
         content = snapshot.content

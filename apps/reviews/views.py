@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
+from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.assessments.presenters import (
@@ -24,7 +25,7 @@ from apps.assessments.presenters import (
 from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
-from apps.reviews import services
+from apps.reviews import hooks, services
 from apps.reviews.models import ReleaseRecord
 from apps.reviews.selectors import comments_of_versions, review_queue_for
 from apps.reviews.snapshot import assessment_record
@@ -64,7 +65,7 @@ def assessment_review(
                 )
                 messages.success(request, "Comment added.")
             elif action == "report":
-                services.report_again(assessment=assessment, user=user_of(request))
+                hooks.report_prepare_again(assessment=assessment, user=user_of(request))
                 messages.success(request, "The signed report is being prepared.")
             elif action == "decide":
                 decision = services.review_decide(
@@ -90,8 +91,6 @@ def assessment_review(
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
-    from apps.assessments.freetext import identifier_findings
-
     frozen = record.assessment
     overall = record.overall
     applied = frozen.apply_result or {}

@@ -16,8 +16,8 @@ from apps.classification.detectors import (
     reclassify_note,
     suggest_roles,
 )
-from apps.classification.validators import luhn_check_digit
 from apps.datasets.profiling import profile_parquet
+from apps.engine.validators import luhn_check_digit
 
 TODAY = dt.date(2026, 1, 15)
 
@@ -182,7 +182,7 @@ def test_ten_digits_decided_by_the_health_card_check_digit(tmp_path: Path) -> No
 
 
 def is_luhn(digits: str) -> bool:
-    from apps.classification.validators import luhn_valid
+    from apps.engine.validators import luhn_valid
 
     return luhn_valid(digits)
 

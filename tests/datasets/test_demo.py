@@ -10,16 +10,16 @@ import polars as pl
 import pytest
 
 from apps.classification.detectors import classification_warnings, suggest_roles
-from apps.classification.validators import (
+from apps.datasets.demo import DEFAULT_SEED, FSA_CITIES, generate_register, write_demo_csv
+from apps.datasets.ingest import convert_to_parquet
+from apps.datasets.profiling import profile_parquet
+from apps.engine.validators import (
     is_canadian_postal_code,
     is_email,
     is_nanp_phone,
     is_ontario_health_number,
     is_sin,
 )
-from apps.datasets.demo import DEFAULT_SEED, FSA_CITIES, generate_register, write_demo_csv
-from apps.datasets.ingest import convert_to_parquet
-from apps.datasets.profiling import profile_parquet
 
 COLUMNS = [
     "record_id", "first_name", "last_name", "email", "phone", "health_card_number", "sin",

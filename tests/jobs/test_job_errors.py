@@ -33,6 +33,7 @@ def failing_audit(monkeypatch, action: str, times: int, message: str = "database
         return real(**kwargs)
 
     monkeypatch.setattr(audit_services, "audit_record", audit_record)
+    monkeypatch.setattr(services, "audit_record", audit_record)  # imported there
 
 
 def test_a_job_whose_first_write_fails_ends_failed_with_that_error(

@@ -26,7 +26,7 @@ from apps.core.errors import ApplicationError
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext, job_create, job_execute
 from apps.reports.models import Report
-from apps.reports.services import report_html
+from apps.reports.services import report_again, report_html
 from apps.reviews import services
 from apps.reviews.models import ReviewDecision
 from tests.reviews.conftest import run
@@ -219,9 +219,9 @@ def test_the_report_ignores_role_changes_made_after_the_decision(
     # A lost report is prepared again from the frozen record, with the same content.
     report = Report.objects.get(decision=decision)
     with pytest.raises(ApplicationError, match="has its signed report"):
-        services.report_again(assessment=traded, user=reviewer)
+        report_again(assessment=traded, user=reviewer)
     default_storage.delete(report.pdf_path)
-    (again,) = services.report_again(assessment=traded, user=reviewer)
+    (again,) = report_again(assessment=traded, user=reviewer)
     run(again)
     assert report_html(assessment=traded, decision=decision) == before
 

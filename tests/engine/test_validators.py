@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.classification.validators import (
+from apps.engine.validators import (
     digits_only,
     is_canadian_postal_code,
     is_email,

@@ -1,4 +1,7 @@
-"""Load the demo organization, its three users and the demo data set (idempotent)."""
+"""Load the demo organization, its three users and the demo data set (idempotent).
+
+It sets up every layer at once (organization and users, a data set, the signing identity of
+the reports), so it lives in the top app, ``reports``."""
 
 from __future__ import annotations
 
@@ -14,6 +17,10 @@ from django.core.management.base import BaseCommand
 
 from apps.accounts.models import Organization, Role
 from apps.accounts.services import membership_set, organization_create, user_set_password
+from apps.datasets.demo import write_demo_csv
+from apps.datasets.models import Dataset
+from apps.datasets.services import dataset_upload
+from apps.reports.services import organization_signing_ensure
 
 DEMO_ORG = {"name": "Demo Health Agency", "slug": "demo"}
 # Names as people have them: they are printed in reports and pages next to real ones.
@@ -46,8 +53,6 @@ class Command(BaseCommand):
                 user = self._user(username, logins[username], first, last)
                 membership_set(organization=organization, user=user, role=role)
             self._dataset(organization, rows)
-            from apps.reports.services import organization_signing_ensure
-
             organization_signing_ensure(organization=organization)  # signs its Step 9 reports
         self.stdout.write("Demo logins (organization 'Demo Health Agency'):")
         for username, role, _, _ in DEMO_USERS:
@@ -88,10 +93,6 @@ class Command(BaseCommand):
         return user
 
     def _dataset(self, organization: Organization, rows: int) -> None:
-        from apps.datasets.demo import write_demo_csv
-        from apps.datasets.models import Dataset
-        from apps.datasets.services import dataset_upload
-
         csv_path = Path(settings.VAR_DIR) / "demo" / "demo_register.csv"
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         if not csv_path.exists():

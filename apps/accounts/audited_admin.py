@@ -16,6 +16,9 @@ from django.db.models import QuerySet
 from django.forms import BaseFormSet, ModelForm
 from django.http import HttpRequest
 
+from apps.accounts.models import Organization
+from apps.core.recording import audit_record
+
 SECRET_FIELDS = {
     "password",
     "signing_passphrase_sealed",
@@ -25,8 +28,6 @@ SECRET_FIELDS = {
 
 
 def _organization_of(obj: models.Model) -> Any:
-    from apps.accounts.models import Organization
-
     if isinstance(obj, Organization):
         return obj
     return getattr(obj, "organization", None)
@@ -61,8 +62,6 @@ def audit_admin(
     *,
     organization: Any = None,
 ) -> None:
-    from apps.audit.services import audit_record
-
     audit_record(
         organization=organization if organization is not None else _organization_of(obj),
         actor=request.user,
