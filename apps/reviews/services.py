@@ -23,6 +23,7 @@ from apps.assessments.freetext import identifier_blockers
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
+from apps.assessments.threat_model import current_threat_model, threat_model_blockers
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.reports.services import report_request
@@ -74,6 +75,7 @@ def submission_blockers(assessment: Assessment) -> list[str]:
             blockers.append(f"Step {step.number} ({step.title}) is not done.")
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
+    blockers += threat_model_blockers(current_threat_model(assessment))
     blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
     blockers += column_blockers(assessment.apply_result, assessment.deid_config)
     return blockers
@@ -302,6 +304,7 @@ _COPIED = [
     "agreement_kind",
     "agreement_reference",
     "agreement_date",
+    "threat_model",
     "threshold_profile",
     "threshold_mode",
     "threshold_answers",

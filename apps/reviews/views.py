@@ -90,6 +90,7 @@ def assessment_review(
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
+    from apps.assessments.attack_tests import attack_rows
     from apps.assessments.freetext import identifier_findings
 
     frozen = record.assessment
@@ -122,6 +123,7 @@ def assessment_review(
             "distributions": distribution_charts(
                 applied.get("distributions", []), hide_below=class_threshold(frozen)
             ),
+            "attack_rows": attack_rows(applied.get("attacks")),
             "comments": comments_of_versions(assessment),
             "decisions": decisions,
             "missing_reports": [d for d in decisions if d.final and not hasattr(d, "report")],
