@@ -54,7 +54,7 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
-from apps.reviews.selectors import version_chain
+from apps.reviews.selectors import intruder_test_status, version_chain
 from apps.reviews.snapshot import AssessmentRecord, assessment_record
 
 logger = logging.getLogger(__name__)
@@ -649,6 +649,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "comments": comments,
         "release_record": release_record,
         "intruder_tests": intruder_tests,
+        "intruder": intruder_test_status(assessment, until=decided_at),
         "digests": {**record.digests(), **(decision.digests or {})},
         "certificate": signing.describe_certificate(pem),
         "timestamp_url": timestamp_url(organization),

@@ -26,7 +26,7 @@ from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import services
 from apps.reviews.models import ReleaseRecord
-from apps.reviews.selectors import comments_of_versions, review_queue_for
+from apps.reviews.selectors import comments_of_versions, intruder_test_status, review_queue_for
 from apps.reviews.snapshot import assessment_record
 
 
@@ -124,6 +124,7 @@ def assessment_review(
                 applied.get("distributions", []), hide_below=class_threshold(frozen)
             ),
             "attack_rows": attack_rows(applied.get("attacks")),
+            "intruder": intruder_test_status(assessment),
             "comments": comments_of_versions(assessment),
             "decisions": decisions,
             "missing_reports": [d for d in decisions if d.final and not hasattr(d, "report")],
@@ -152,7 +153,10 @@ def assessment_submit(
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         services.assessment_submit(
-            assessment=assessment, user=user_of(request), note=request.POST.get("note", "")
+            assessment=assessment,
+            user=user_of(request),
+            note=request.POST.get("note", ""),
+            intruder_waiver=request.POST.get("intruder_waiver", ""),
         )
         messages.success(request, "Submitted for review; the reviewers were notified.")
     except ApplicationError as exc:
@@ -190,6 +194,7 @@ def intruder_test(
             user=user_of(request),
             tester=request.POST.get("tester", ""),
             tested_on=tested_on,
+            sources=request.POST.get("sources", ""),
             method=request.POST.get("method", ""),
             outcome=request.POST.get("outcome", ""),
             re_identified=int(request.POST.get("re_identified") or 0),
