@@ -104,7 +104,7 @@ def assessment_submit(
     if not note.strip():
         raise ApplicationError("Add a note for the reviewer.", {"field": "note"})
     intruder = intruder_test_status(assessment)
-    waiver = intruder_waiver.strip() if not intruder["done"] else ""
+    waiver = intruder_waiver.strip() if intruder["expected"] and not intruder["done"] else ""
     if intruder["required"] and not intruder["done"] and not is_a_sentence(waiver):
         raise ApplicationError(
             "No motivated-intruder test is recorded for this public release: record one, or "
