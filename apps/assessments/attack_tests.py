@@ -23,9 +23,13 @@ CRITERION_LABELS = {
 }
 
 
-def _seed_of(job_id: Any) -> int:
-    """The same apply job draws the same people (a re-delivered job gives the same figures)."""
-    return int(str(job_id).replace("-", "")[:15], 16)
+def seed_of(key: Any) -> int:
+    """The seed of a release's attacks, from what identifies the release (the assessment
+    and the applied levels): applying the same solution again, or a re-delivered job,
+    draws the same people and gives the same figures."""
+    import hashlib
+
+    return int(hashlib.sha256(str(key).encode()).hexdigest()[:15], 16)
 
 
 def release_attacks(
@@ -39,7 +43,7 @@ def release_attacks(
     known_columns: list[str],
     masked: list[str],
     data_risk_target: float,
-    job_id: Any,
+    seed_key: Any,
     blanks: bool = False,
 ) -> dict[str, Any]:
     """Attack the release; never raises on the data: a release the attacks cannot read
@@ -77,7 +81,7 @@ def release_attacks(
             released,
             quasi=attackers,
             sensitive=guessed,
-            seed=_seed_of(job_id),
+            seed=seed_of(seed_key),
             blank_is_wildcard=blanks,
         )
     except EngineError as exc:

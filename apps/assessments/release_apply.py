@@ -214,7 +214,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             known_columns=current_threat_model(assessment)["known_columns"],
             masked=list(config["masking"]),
             data_risk_target=float(target["data_risk_target"]),
-            job_id=job.id,
+            seed_key=f"{assessment.id}:{sorted(levels.items())}",
             blanks=any(t["technique"] == "local_suppression" for t in technique_results),
         )
         measure = applied.measure

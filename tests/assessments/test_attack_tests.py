@@ -17,7 +17,7 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import deidentify, release_apply, services
-from apps.assessments.attack_tests import _seed_of, attack_rows, release_attacks
+from apps.assessments.attack_tests import attack_rows, release_attacks, seed_of
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_set
 from apps.classification.services import variables_accept_suggestions
 from tests.assessments.conftest import LOW_ANSWERS, _run, uploaded_register
@@ -69,7 +69,7 @@ def test_unique_records_released_as_they_are_are_all_linked(register):
         known_columns=["age", "sex"],
         masked=["email"],
         data_risk_target=0.1,
-        job_id=uuid.UUID(int=7),
+        seed_key=uuid.UUID(int=7),
     )
     assert attacks["status"] == "done" and attacks["targets"] == 100  # half the rows each
     linked = _linkability(attacks)
@@ -88,13 +88,16 @@ def test_generalized_to_k10_the_apply_job_links_one_in_ten(register, analyst, cl
     _run(deidentify.assessment_start_search(assessment=register, user=analyst))
     register.refresh_from_db()
     deidentify.assessment_choose_solution(assessment=register, levels={"age": 1, "sex": 0})
-    job = _run(release_apply.assessment_start_apply(assessment=register, user=analyst))
+    _run(release_apply.assessment_start_apply(assessment=register, user=analyst))
     register.refresh_from_db()
     applied = register.apply_result
     assert (applied["rows_out"], applied["passes"]) == (200, True)  # 20 classes of exactly 10
     attacks = applied["attacks"]
     assert attacks["status"] == "done"
-    assert (attacks["seed"], attacks["attacked_on"]) == (_seed_of(job.id), ["age", "sex"])
+    assert (attacks["seed"], attacks["attacked_on"]) == (
+        seed_of(f"{register.id}:{[('age', 1), ('sex', 0)]}"),
+        ["age", "sex"],
+    )
     linked = _linkability(attacks)
     attack, control, baseline = (linked[k]["rate"] for k in ("attack", "control", "baseline"))
     # Each person is one of 10 identical records: the intruder's pick is theirs 1 time in 10.
@@ -139,7 +142,7 @@ def test_an_adversary_given_no_released_column_is_not_tested(register):
         known_columns=["email"],
         masked=["email"],
         data_risk_target=0.1,
-        job_id=uuid.UUID(int=7),
+        seed_key=uuid.UUID(int=7),
     )
     assert attacks["status"] == "not_run" and attacks["known_not_released"] == ["email"]
     assert attack_rows(attacks) == []
