@@ -111,10 +111,21 @@ def release_data(assessment: Assessment) -> dict[str, Any]:
         "agreement_date",
         "effective_release_model",
     )
-    return ReleaseStateSerializer({f: getattr(assessment, f) for f in fields}).data
+    threat = assessment.threat_model or {}
+    domain = threat.get("pseudonymisation") or {}
+    return ReleaseStateSerializer(
+        {
+            **{f: getattr(assessment, f) for f in fields},
+            "recipients": threat.get("recipients") or [],
+            "pseudonym_linkers": domain.get("who_can_link", ""),
+            "pseudonym_key_kept": domain.get("key_kept", ""),
+        }
+    ).data
 
 
 def threshold_data(assessment: Assessment) -> dict[str, Any]:
+    from apps.assessments.threshold_profiles import offered_profiles
+
     answers = assessment.threshold_answers or {}
     return ThresholdStateSerializer(
         {
@@ -125,6 +136,7 @@ def threshold_data(assessment: Assessment) -> dict[str, Any]:
             "custom_value": assessment.threshold_custom_value,
             "justification": assessment.threshold_justification,
             "result": assessment.threshold_result,
+            "profiles": offered_profiles(assessment.effective_release_model),
         }
     ).data
 
@@ -133,8 +145,11 @@ def context_data(assessment: Assessment) -> dict[str, Any]:
     answers = assessment.context_answers or {}
     controls = answers.get("controls") or {}
     motives = answers.get("motives") or {}
+    threat = assessment.threat_model or {}
     return ContextSerializer(
         {
+            "known_columns": threat.get("known_columns"),
+            "target_in_sample": threat.get("target_in_sample") or "known",
             "controls": {k: controls.get(k) for k, _ in engine_context.CONTROLS},
             "motives": {k: motives.get(k) for k, _, _ in engine_context.MOTIVES},
             "prevalence": answers.get("prevalence"),
@@ -639,7 +654,11 @@ class AssessmentViewSet(
             non_public=assessment.effective_release_model == ReleaseModel.NON_PUBLIC,
         )
         stale = services.assessment_set_context(
-            assessment=assessment, answers=payload.answers(), user=self._user()
+            assessment=assessment,
+            answers=payload.answers(),
+            user=self._user(),
+            known_columns=payload.validated_data["known_columns"],
+            target_in_sample=payload.validated_data["target_in_sample"],
         )
         return Response({**context_data(assessment), "stale": stale})
 

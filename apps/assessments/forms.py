@@ -41,6 +41,28 @@ class ReleaseForm(forms.Form):
     agreement_date = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Agreement signed on"
     )
+    recipients = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        label="Recipients, one per line",
+        help_text="Name each organization or person who will hold the data: whether data "
+        "identify someone is judged from the side of each recipient (Court of Justice, "
+        "C-413/23 P, 2025). Left empty, the recipient organization above is the one recipient.",
+    )
+    pseudonym_linkers = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Pseudonymisation domain: who can link pseudonyms back to people",
+        help_text="For pseudonymised or encrypted identifiers (Step 7): the people or services "
+        "holding the means to re-attribute them, kept outside the recipients' reach "
+        "(EDPB Guidelines 01/2025 on pseudonymisation, section 3).",
+    )
+    pseudonym_key_kept = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Where the key or linking table is kept",
+        help_text="The system or custodian holding it, separate from the release.",
+    )
 
 
 def _choice_field(
@@ -55,6 +77,8 @@ class ThresholdForm(forms.Form):
     profile = forms.ChoiceField(
         choices=[(key, data["name"]) for key, data in engine_threshold.PROFILES.items()],
         label="Jurisdiction profile",
+        help_text="Only the profiles whose source sets a threshold for this release model are "
+        "listed; each one's values, measure and source are shown below.",
     )
     mode = forms.ChoiceField(
         choices=ThresholdMode.choices,
@@ -76,8 +100,15 @@ class ThresholdForm(forms.Form):
         help_text="Required for a preset or a custom threshold; printed in the report.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, release_model: str = "", **kwargs: Any) -> None:
+        from apps.assessments.threshold_profiles import offered_profiles
+
         super().__init__(*args, **kwargs)
+        # Only the profiles that set a value for this release model (IPC 2016 step 3 sets
+        # the threshold per release; the EMA's 0.09 is for public clinical reports only).
+        profile_field = self.fields["profile"]
+        assert isinstance(profile_field, forms.ChoiceField)
+        profile_field.choices = [(p["key"], p["name"]) for p in offered_profiles(release_model)]
         for key, question, answers in engine_threshold.INVASION_FACTORS:
             self.fields[f"q_{key}"] = _choice_field(question, answers)
 
@@ -123,8 +154,32 @@ class ContextForm(forms.Form):
         help_text="Required when the rate differs from the default 0.27.",
     )
 
-    def __init__(self, *args: Any, non_public: bool = True, **kwargs: Any) -> None:
+    target_in_sample = forms.ChoiceField(
+        choices=[
+            ("known", "Yes — the adversary knows the person they look for is in the data"),
+            ("not_known", "No — the adversary cannot tell whether the person is in the data"),
+        ],
+        widget=forms.RadioSelect,
+        initial="known",
+        label="Does the adversary know their target is in the data?",
+        help_text="Knowing it is the prosecutor's position, the one the guideline measures "
+        "(IPC 2016, step 4); not knowing it is the journalist's, which only a sample of a "
+        "larger population allows (El Emam & Arbuckle, ch. 2).",
+    )
+
+    def __init__(
+        self, *args: Any, non_public: bool = True, columns: list[str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["known_columns"] = forms.MultipleChoiceField(
+            choices=[(c, c) for c in columns or []],
+            widget=forms.CheckboxSelectMultiple,
+            required=False,
+            label="Columns the adversary already knows",
+            help_text="Prefilled with the quasi-identifiers of Step 2; add any column the "
+            "recipient could learn from another source (a column an adversary can know is a "
+            "quasi-identifier, IPC 2016 step 2). The attack tests after Step 7 use them.",
+        )
         for key, label in engine_context.CONTROLS:
             self.fields[f"c_{key}"] = _choice_field(
                 label, ("yes", "partial", "no"), required=non_public

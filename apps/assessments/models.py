@@ -92,6 +92,11 @@ class Assessment(OrganizationOwned):
     person_levels = models.JSONField(default=dict, blank=True)
     adversary_power = models.CharField(max_length=3, default="3")
 
+    # Steps 1 and 5 — the threat model (issue 28; apps.assessments.threat_model): the named
+    # recipients and the pseudonymisation domain (Step 1), the adversary's known columns and
+    # whether they know the target is in the data (Step 5).
+    threat_model = models.JSONField(default=dict, blank=True)
+
     # Step 3 — threshold
     threshold_profile = models.CharField(max_length=40, default="ontario_ipc_2016")
     threshold_mode = models.CharField(

@@ -203,6 +203,23 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         text_scan = release_text_scan(
             data, released, quasi=quasi, masking=config["masking"], roles=roles
         )
+        context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
+        from apps.assessments.attack_tests import release_attacks
+        from apps.assessments.threat_model import current_threat_model
+
+        attacks = release_attacks(
+            data,
+            released,
+            quasi=quasi,
+            hierarchies=specs,
+            levels=levels,
+            sensitive=sensitive_columns(assessment),
+            known_columns=current_threat_model(assessment)["known_columns"],
+            masked=list(config["masking"]),
+            data_risk_target=float(target["data_risk_target"]),
+            seed_key=f"{assessment.id}:{sorted(levels.items())}",
+            blanks=any(t["technique"] == "local_suppression" for t in technique_results),
+        )
         measure = applied.measure
         try:
             parquet_name = store(applied.path, f"{release_folder}/deidentified.parquet")
@@ -278,6 +295,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 **measured,
                 **text_scan,
                 "released_columns": released_columns,
+                # singling out, linkability, inference vs control and baseline (issue 28)
+                "attacks": attacks,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.collect_schema().names(),
                 "has_secrets": bool(secrets_name),

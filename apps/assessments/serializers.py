@@ -115,6 +115,25 @@ class ReleaseSerializer(serializers.Serializer[Any]):
     )
     agreement_reference = strict.CharField(max_length=300, allow_blank=True, default="")
     agreement_date = serializers.DateField(allow_null=True, default=None)
+    recipients = serializers.ListField(
+        child=strict.CharField(max_length=200),
+        max_length=50,
+        default=list,
+        help_text="The recipients, named one by one (identifiability is judged per recipient, "
+        "C-413/23 P); empty: the recipient organization.",
+    )
+    pseudonym_linkers = strict.CharField(
+        max_length=500,
+        allow_blank=True,
+        default="",
+        help_text="Pseudonymisation domain (EDPB 01/2025): who can link pseudonyms back.",
+    )
+    pseudonym_key_kept = strict.CharField(
+        max_length=500,
+        allow_blank=True,
+        default="",
+        help_text="Where the key or linking table is kept, apart from the release.",
+    )
     effective_release_model = strict.CharField(
         read_only=True,
         help_text="How the release is handled: a non-public release without a data sharing "
@@ -148,10 +167,37 @@ class ThresholdSerializer(serializers.Serializer[Any]):
     result = serializers.JSONField(read_only=True, allow_null=True)
 
 
+class ThresholdProfileSerializer(serializers.Serializer[Any]):
+    """A threshold profile offered for the assessment's release model, with its source."""
+
+    key = strict.CharField()
+    name = strict.CharField()
+    edition = strict.CharField(allow_null=True)
+    edition_date = strict.CharField(allow_null=True, help_text="YYYY, YYYY-MM or YYYY-MM-DD.")
+    document = strict.CharField(source="source", help_text="The document the values come from.")
+    threshold_source = strict.CharField(help_text="The section or table of that document.")
+    read_from = strict.CharField(
+        allow_null=True, help_text="Where the values were read when not in the document itself."
+    )
+    release_model = strict.CharField()
+    measure = serializers.ChoiceField(
+        choices=engine_threshold.MEASURES, help_text="The risk measure the values bound."
+    )
+    values = serializers.DictField(
+        child=serializers.FloatField(), help_text="Threshold by level: low, medium, high."
+    )
+
+
 class ThresholdStateSerializer(ThresholdSerializer):
     """Step 3 as saved; before it is, the answers are null."""
 
     answers = ThresholdAnswersStateSerializer()
+    profiles = ThresholdProfileSerializer(
+        many=True,
+        read_only=True,
+        help_text="The profiles offered for the release model as handled (none before Step 1): "
+        "a profile that sets no value for it is refused.",
+    )
 
 
 class ReleaseStateSerializer(ReleaseSerializer):
@@ -191,6 +237,17 @@ class ContextSerializer(serializers.Serializer[Any]):
         default="",
         help_text="Required when the rate differs from the default.",
     )
+    known_columns = serializers.ListField(
+        child=strict.CharField(),
+        allow_null=True,
+        default=None,
+        help_text="Columns the adversary already knows; null: the quasi-identifiers of Step 2.",
+    )
+    target_in_sample = serializers.ChoiceField(
+        choices=["known", "not_known"],
+        default="known",
+        help_text="Whether the adversary knows their target is in the data (prosecutor) or not.",
+    )
     release_model = strict.CharField(read_only=True, help_text="The effective release model.")
     result = serializers.JSONField(read_only=True, allow_null=True)
 
@@ -214,7 +271,11 @@ class ContextSerializer(serializers.Serializer[Any]):
 
     def answers(self) -> dict[str, Any]:
         """The answers in the shape the page stores them."""
-        data = dict(self.validated_data)
+        data = {
+            k: v
+            for k, v in self.validated_data.items()
+            if k not in ("known_columns", "target_in_sample")
+        }
         data["controls"] = {k: data["controls"].get(k) for k, _ in engine_context.CONTROLS}
         data["motives"] = {k: data["motives"].get(k) for k, _, _ in engine_context.MOTIVES}
         return data

@@ -121,7 +121,11 @@ def assessments_roles_changed(*, dataset: Dataset) -> None:
 
 
 def _save(
-    assessment: Assessment, slug: str, fields: list[str], user: User | None = None
+    assessment: Assessment,
+    slug: str,
+    fields: list[str],
+    user: User | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> list[str]:
     """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
     from apps.audit.services import audit_record
@@ -139,6 +143,7 @@ def _save(
             "version": assessment.version,
             "stale": stale,
             **{f: getattr(assessment, f) for f in fields if not f.endswith("_result")},
+            **(extra or {}),
         },
     )
     return stale
@@ -188,9 +193,17 @@ def assessment_set_release(
     agreement_kind: str = "",
     agreement_reference: str = "",
     agreement_date: dt.date | None = None,
+    recipients: list[str] | str | None = None,
+    pseudonym_linkers: str = "",
+    pseudonym_key_kept: str = "",
 ) -> list[str]:
     """Step 1. A non-public release without a data sharing agreement is accepted but handled
-    as semi-public (``Assessment.effective_release_model``), and the page says so."""
+    as semi-public (``Assessment.effective_release_model``), and the page says so.
+
+    With it, the threat model's Step 1 part (``threat_model.py``): the recipients named one
+    by one (none given: the recipient organization) and the pseudonymisation domain."""
+    from apps.assessments.threat_model import step1_part
+
     _editable(assessment)
     if release_model not in ReleaseModel.values:
         raise ApplicationError(
@@ -210,6 +223,10 @@ def assessment_set_release(
             "Give the agreement's reference (title, number or file) so it can be found again.",
             {"field": "agreement_reference"},
         )
+    part = step1_part(
+        recipients=recipients, who_can_link=pseudonym_linkers, key_kept=pseudonym_key_kept
+    )
+    assessment.threat_model = {**(assessment.threat_model or {}), **part}
     assessment.release_model = release_model
     assessment.recipient_organization = recipient_organization.strip()
     assessment.recipient_contact = recipient_contact.strip()
@@ -225,8 +242,16 @@ def assessment_set_release(
         "agreement_kind",
         "agreement_reference",
         "agreement_date",
+        "threat_model",
     ]
-    # The context risk depends on the release model: recompute it when it can be.
+    # The threshold's profile values are read for the release model: recompute them from
+    # the stored answers, or drop the result when the profile sets none for the new model.
+    dropped: list[str] = []
+    if assessment.threshold_result is not None:
+        assessment.threshold_result = _threshold_again(assessment)
+        fields.append("threshold_result")
+        if assessment.threshold_result is None:
+            dropped.append("threshold")
     # The context risk depends on the release model: recompute it from the stored answers,
     # or drop it when those answers do not suffice for the new model.
     if assessment.context_result is not None:
@@ -235,31 +260,49 @@ def assessment_set_release(
         except ApplicationError:
             assessment.context_result = None
         fields.append("context_result")
-    return _save(assessment, "release", fields, user)
+    extra = (
+        {"threshold_dropped": f"the {assessment.threshold_profile} profile sets no value for it"}
+        if dropped
+        else None
+    )
+    return [*dropped, *_save(assessment, "release", fields, user, extra)]
 
 
 # --------------------------------------------------------------------------- Step 3
 
 
-@transaction.atomic
-def assessment_set_threshold(
-    *,
+def _threshold_result(
     assessment: Assessment,
-    user: User | None = None,
+    *,
     profile: str,
     answers: dict[str, Any],
-    mode: str = ThresholdMode.PROFILE,
-    preset: str = "",
-    custom_value: float | None = None,
-    justification: str = "",
-) -> list[str]:
-    """Step 3: the invasion-of-privacy questionnaire scored into a level, the level into a
-    threshold by the chosen profile — or a preset, or a custom value that needs a written
-    justification (it goes into the report)."""
-    _editable(assessment)
-    profile_data = _engine(engine_threshold.get_profile, profile)
+    mode: str,
+    preset: str,
+    custom_value: float | None,
+    justification: str,
+) -> dict[str, Any]:
+    """Step 3's result for the assessment's release model (as handled): refused when the
+    profile sets no threshold for it (e.g. the EMA's public-release value for a non-public
+    release), so every path — page, API, a change of release model — goes through it."""
+    from apps.assessments.threshold_profiles import offered_profiles, profile_record
+
+    model = assessment.effective_release_model
+    if not model:
+        raise ApplicationError(
+            "Choose the release model (Step 1) first: which profiles apply, and which risk "
+            "measure their values bound, depend on it.",
+            {"step": "release"},
+        )
+    try:
+        record = profile_record(profile, model)
+    except EngineError as exc:
+        offered = ", ".join(p["name"] for p in offered_profiles(model)) or "none"
+        raise ApplicationError(
+            f"{str(exc)[:1].upper()}{str(exc)[1:]}. Profiles offered for this release: {offered}.",
+            {"field": "profile"},
+        ) from None
     invasion = _engine(engine_threshold.invasion_of_privacy, answers)
-    from_profile = engine_threshold.threshold_for(invasion.level, profile)
+    from_profile = engine_threshold.threshold_for(invasion.level, profile, release_model=model)
     if mode == ThresholdMode.PROFILE:
         chosen = from_profile
     elif mode == ThresholdMode.PRESET:
@@ -285,14 +328,6 @@ def assessment_set_threshold(
         rows=assessment.dataset.rows,
         justification=justification,
     )
-    assessment.threshold_profile = profile
-    assessment.threshold_answers = answers
-    assessment.threshold_mode = mode
-    assessment.threshold_preset = preset if mode == ThresholdMode.PRESET else ""
-    assessment.threshold_custom_value = custom_value if mode == ThresholdMode.CUSTOM else None
-    assessment.threshold_justification = (
-        justification.strip() if mode != ThresholdMode.PROFILE else ""
-    )
     invasion_result = {
         "level": invasion.level,
         "total": invasion.total,
@@ -303,21 +338,60 @@ def assessment_set_threshold(
     }
     # The API's explanation in words too (the engine's names its factors by their keys).
     invasion_result["explanation"] = invasion_explanation(invasion_result)
-    assessment.threshold_result = {
+    return {
         "value": chosen.value,
         "minimum_class_size": chosen.minimum_class_size,
         "origin": chosen.origin,
         "source": chosen.source,
         "profile": profile,
-        "profile_name": profile_data.name,
-        "justification": assessment.threshold_justification,
+        "profile_name": record["name"],
+        "justification": justification.strip() if mode != ThresholdMode.PROFILE else "",
         "invasion_of_privacy": invasion_result,
         "profile_threshold": from_profile.value,
         "profile_range": list(checked.profile_range),
         "outside_profile_range": checked.outside_profile_range,
         "cell_size_equivalent": from_profile.cell_size_equivalent,
-        "table": dict(profile_data.thresholds),
+        "table": dict(record["values"]),
+        # The release model the values were read for, the measure they bound, and the
+        # profile as it was (name, edition, source): the snapshot and report print these.
+        "release_model": model,
+        "measure": record["measure"],
+        "profile_detail": record,
     }
+
+
+@transaction.atomic
+def assessment_set_threshold(
+    *,
+    assessment: Assessment,
+    user: User | None = None,
+    profile: str,
+    answers: dict[str, Any],
+    mode: str = ThresholdMode.PROFILE,
+    preset: str = "",
+    custom_value: float | None = None,
+    justification: str = "",
+) -> list[str]:
+    """Step 3: the invasion-of-privacy questionnaire scored into a level, the level into a
+    threshold by the chosen profile's values for the release model — or a preset, or a
+    custom value that needs a written justification (it goes into the report)."""
+    _editable(assessment)
+    result = _threshold_result(
+        assessment,
+        profile=profile,
+        answers=answers,
+        mode=mode,
+        preset=preset,
+        custom_value=custom_value,
+        justification=justification,
+    )
+    assessment.threshold_profile = profile
+    assessment.threshold_answers = answers
+    assessment.threshold_mode = mode
+    assessment.threshold_preset = preset if mode == ThresholdMode.PRESET else ""
+    assessment.threshold_custom_value = custom_value if mode == ThresholdMode.CUSTOM else None
+    assessment.threshold_justification = result["justification"]
+    assessment.threshold_result = result
     return _save(
         assessment,
         "threshold",
@@ -332,6 +406,23 @@ def assessment_set_threshold(
         ],
         user,
     )
+
+
+def _threshold_again(assessment: Assessment) -> dict[str, Any] | None:
+    """Step 3's result recomputed from its stored inputs for the current release model, or
+    None when the chosen profile sets no value for it (Step 3 must then be done again)."""
+    try:
+        return _threshold_result(
+            assessment,
+            profile=assessment.threshold_profile,
+            answers=assessment.threshold_answers,
+            mode=assessment.threshold_mode,
+            preset=assessment.threshold_preset,
+            custom_value=assessment.threshold_custom_value,
+            justification=assessment.threshold_justification,
+        )
+    except ApplicationError:
+        return None
 
 
 # --------------------------------------------------------------------------- Step 5
@@ -387,14 +478,38 @@ def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str
 
 @transaction.atomic
 def assessment_set_context(
-    *, assessment: Assessment, answers: dict[str, Any], user: User | None = None
+    *,
+    assessment: Assessment,
+    answers: dict[str, Any],
+    user: User | None = None,
+    known_columns: list[str] | None = None,
+    target_in_sample: str = "known",
 ) -> list[str]:
     """Step 5: the context risk — 1 for public; max(T1, T2, T3) otherwise, T1 fixed at
-    low controls × high motives for semi-public (IPC 2016, step 5)."""
+    low controls × high motives for semi-public (IPC 2016, step 5).
+
+    With it, the threat model's Step 5 part: the columns the adversary knows (None: the
+    quasi-identifiers of Step 2, as they stand) and whether they know the target is in the
+    data."""
+    from apps.assessments.threat_model import step5_part
+    from apps.classification.models import Variable
+
     _editable(assessment)
+    columns = list(
+        Variable.objects.filter(dataset=assessment.dataset)
+        .order_by("position")
+        .values_list("name", flat=True)
+    )
+    part = step5_part(
+        columns=columns, known_columns=known_columns, target_in_sample=target_in_sample
+    )
+    model = {k: v for k, v in (assessment.threat_model or {}).items() if k != "known_columns"}
+    assessment.threat_model = {**model, **part}
     assessment.context_result = _context_result(assessment, answers)
     assessment.context_answers = answers
-    return _save(assessment, "context-risk", ["context_answers", "context_result"], user)
+    return _save(
+        assessment, "context-risk", ["context_answers", "context_result", "threat_model"], user
+    )
 
 
 # --------------------------------------------------------------------------- Step 4

@@ -185,6 +185,11 @@ def release_step(
             "agreement_date",
         )
     }
+    threat = assessment.threat_model or {}
+    initial["recipients"] = "\n".join(threat.get("recipients") or [])
+    domain = threat.get("pseudonymisation") or {}
+    initial["pseudonym_linkers"] = domain.get("who_can_link", "")
+    initial["pseudonym_key_kept"] = domain.get("key_kept", "")
     form = ReleaseForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(
@@ -288,7 +293,8 @@ def threshold_step(
         "justification": assessment.threshold_justification,
         **{f"q_{k}": v for k, v in assessment.threshold_answers.items()},
     }
-    form = ThresholdForm(request.POST or None, initial=initial)
+    model = assessment.effective_release_model
+    form = ThresholdForm(request.POST or None, initial=initial, release_model=model)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         stale = _post_or_error(
@@ -308,7 +314,8 @@ def threshold_step(
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "threshold")
-    profiles = engine_threshold.PROFILES
+    from apps.assessments.threshold_profiles import not_offered, offered_profiles
+
     return render(
         request,
         "assessments/step_threshold.html",
@@ -317,7 +324,9 @@ def threshold_step(
             assessment,
             "threshold",
             form=form,
-            profiles=profiles,
+            model=model,
+            profiles=offered_profiles(model),
+            not_offered=not_offered(model) if model else [],
             rule=engine_threshold.INVASION_RULE,
             presets=engine_threshold.PRESETS,
         ),
@@ -384,18 +393,36 @@ def risk_step(
 def context_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
+    from apps.assessments.threat_model import current_threat_model
+    from apps.classification.models import Variable
+
     model = assessment.effective_release_model
+    threat = current_threat_model(assessment)
+    columns = list(
+        Variable.objects.filter(dataset=assessment.dataset)
+        .order_by("position")
+        .values_list("name", flat=True)
+    )
     form = ContextForm(
         request.POST or None,
         non_public=model == "non_public",
-        initial=ContextForm.initial_from(assessment.context_answers),
+        columns=columns,
+        initial={
+            **ContextForm.initial_from(assessment.context_answers),
+            "known_columns": threat["known_columns"],
+            "target_in_sample": threat["target_in_sample"],
+        },
     )
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(
             request,
             form,
             lambda: services.assessment_set_context(
-                assessment=assessment, answers=form.answers(), user=user_of(request)
+                assessment=assessment,
+                answers=form.answers(),
+                user=user_of(request),
+                known_columns=list(form.cleaned_data["known_columns"]),
+                target_in_sample=form.cleaned_data["target_in_sample"],
             ),
         )
         if stale is not None:
@@ -413,6 +440,7 @@ def context_step(
             model=model,
             profile=profile,
             result=assessment.context_result,
+            threat=threat,
             controls_rule=engine_context.CONTROLS_RULE,
             motives_rule=engine_context.MOTIVES_RULE,
             breach_source=engine_context.DEFAULT_BREACH_SOURCE,
@@ -437,6 +465,7 @@ def overall_step(
 def utility_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
+    from apps.assessments.attack_tests import attack_rows
     from apps.assessments.hierarchies import class_threshold
     from apps.assessments.presenters import utility_charts
 
@@ -473,6 +502,7 @@ def utility_step(
             search=assessment.search_result,
             headline=loss_headline(result, assessment.search_result) if result else None,
             missingness=missingness_figures(result) if result else [],
+            attack_rows=attack_rows((result or {}).get("attacks")),
         ),
         status=400 if form.errors else 200,
     )

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.accounts.selectors import membership_get
+from apps.assessments.attack_tests import attack_rows
 from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment
@@ -55,7 +56,7 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
-from apps.reviews.selectors import version_chain
+from apps.reviews.selectors import intruder_test_status, version_chain
 from apps.reviews.snapshot import AssessmentRecord, assessment_record
 
 logger = logging.getLogger(__name__)
@@ -373,8 +374,13 @@ def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list
     risk = assessment.risk_result or {}
     context = assessment.context_result or {}
     search = assessment.search_result or {}
+    knows = (assessment.threat_model or {}).get("target_in_sample", "known") == "known"
     items = [
         "An adversary is assumed to know that the person they look for is in the data set "
+        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope)."
+        if knows
+        else "The threat model records an adversary who cannot tell whether the person they "
+        "look for is in the data set; the data risk is still measured as if they could "
         "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope).",
         "Equivalence classes are formed on the confirmed quasi-identifiers only; a missing value "
         "counts as a value of its own (IPC 2016, step 4).",
@@ -609,6 +615,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "context": context,
         "context_value": context_value,
         "insider_table": _insider_table(context, assessment.threshold_profile),
+        "threat_model": record.threat_model,
+        "attack_rows": attack_rows(applied.get("attacks")),
         "overall": overall,
         "overall_after": overall_after,
         "passes_after": passes_after,
@@ -652,6 +660,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "comments": comments,
         "release_record": release_record,
         "intruder_tests": intruder_tests,
+        "intruder": intruder_test_status(assessment, until=decided_at),
         "digests": {**record.digests(), **(decision.digests or {})},
         "certificate": signing.describe_certificate(pem),
         "timestamp_url": timestamp_url(organization),

@@ -47,6 +47,12 @@ class VersionSerializer(serializers.ModelSerializer[Assessment]):
 
 class SubmitSerializer(serializers.Serializer[Any]):
     note = strict.CharField(help_text="A note for the reviewer.")
+    intruder_waiver = strict.CharField(
+        allow_blank=True,
+        default="",
+        help_text="A public release with no motivated-intruder test recorded: why it goes "
+        "without one (at least a sentence; kept in the audit trail and the report).",
+    )
 
 
 class CommentSerializer(serializers.ModelSerializer[StepComment]):
@@ -160,7 +166,10 @@ class ReviewActions:
         payload = SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.assessment_submit(
-            assessment=assessment, user=user_of(request), note=payload.validated_data["note"]
+            assessment=assessment,
+            user=user_of(request),
+            note=payload.validated_data["note"],
+            intruder_waiver=payload.validated_data["intruder_waiver"],
         )
         assessment.refresh_from_db()
         return Response(VersionSerializer(assessment).data)

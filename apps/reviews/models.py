@@ -84,6 +84,9 @@ class Submission(OrganizationOwned):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     note = models.TextField()
+    # A public release submitted with no motivated-intruder test: the submitter's written
+    # reason (issue 28; UK ICO 2025 asks for the test and its results to be recorded).
+    intruder_test_waiver = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -175,14 +178,19 @@ class ReleaseRecord(OrganizationOwned):
 
 
 class MotivatedIntruderTest(OrganizationOwned):
-    """A motivated-intruder test of a public release (El Emam's open-data protocol)."""
+    """A motivated-intruder test of a public or semi-public release (El Emam's open-data
+    protocol; UK ICO 2025): who tried, which sources, what was searched (``method``), the
+    outcome and the date."""
 
     assessment = models.ForeignKey(
         "assessments.Assessment", on_delete=models.CASCADE, related_name="intruder_tests"
     )
     tester = models.CharField(max_length=200)
     tested_on = models.DateField()
-    method = models.TextField()
+    sources = models.TextField(
+        blank=True, help_text="The outside sources the tester linked the release to."
+    )
+    method = models.TextField(help_text="What was searched, and how.")
     outcome = models.TextField()
     re_identified = models.PositiveIntegerField(default=0)
     recorded_by = models.ForeignKey(

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.assessments.models import Assessment, AssessmentStatus
-from apps.reviews.models import ReviewDecision, StepComment
+from apps.reviews.models import MotivatedIntruderTest, ReviewDecision, StepComment, Submission
 
 
 def version_chain(assessment: Assessment) -> list[Any]:
@@ -67,3 +67,28 @@ def review_queue_for(*, organization: Any, user: Any) -> dict[str, Any]:
         .order_by("-created_at")[:20]
     )
     return {"waiting_for_me": waiting, "waiting_for_others": others, "decided_by_me": decided_by_me}
+
+
+INTRUDER_TESTED_MODELS = ("public", "semi_public")
+
+
+def intruder_test_status(assessment: Assessment, *, until: Any = None) -> dict[str, Any]:
+    """Whether the release's motivated-intruder test was done (public and semi-public
+    releases: El Emam's open-data protocol; UK ICO 2025), with the submitter's written
+    reason when a public release went without one."""
+    tests = MotivatedIntruderTest.objects.filter(assessment_id=assessment.id)
+    submissions = Submission.objects.filter(assessment_id=assessment.id)
+    if until is not None:
+        tests = tests.filter(created_at__lte=until)
+        submissions = submissions.filter(created_at__lte=until)
+    submission = submissions.order_by("-created_at").first()
+    model = assessment.effective_release_model
+    count = tests.count()
+    return {
+        "expected": model in INTRUDER_TESTED_MODELS,
+        "required": model == "public",
+        "done": count > 0,
+        "tests": count,
+        "re_identified": sum(t.re_identified for t in tests),
+        "waiver": submission.intruder_test_waiver if submission else "",
+    }

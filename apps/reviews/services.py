@@ -24,6 +24,7 @@ from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
 from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
+from apps.assessments.threat_model import current_threat_model, threat_model_blockers
 from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
@@ -36,6 +37,7 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
+from apps.reviews.selectors import INTRUDER_TESTED_MODELS, intruder_test_status
 from apps.reviews.snapshot import AssessmentRecord, assessment_record, snapshot_take
 
 
@@ -76,13 +78,21 @@ def submission_blockers(assessment: Assessment) -> list[str]:
             blockers.append(f"Step {step.number} ({step.title}) is not done.")
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
+    blockers += threat_model_blockers(current_threat_model(assessment))
     blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
     blockers += column_blockers(assessment.apply_result, assessment.deid_config)
     return blockers
 
 
 @transaction.atomic
-def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submission:
+def assessment_submit(
+    *, assessment: Assessment, user: User, note: str, intruder_waiver: str = ""
+) -> Submission:
+    """Submit a complete draft. A public release with no motivated-intruder test recorded
+    needs a written reason (at least a sentence), kept with the submission and in the audit
+    trail, and printed in the report."""
+    from apps.engine.threshold import is_a_sentence
+
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators submit assessments.", status=403)
@@ -95,11 +105,21 @@ def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submi
         )
     if not note.strip():
         raise ApplicationError("Add a note for the reviewer.", {"field": "note"})
+    intruder = intruder_test_status(assessment)
+    waiver = intruder_waiver.strip() if intruder["expected"] and not intruder["done"] else ""
+    if intruder["required"] and not intruder["done"] and not is_a_sentence(waiver):
+        raise ApplicationError(
+            "No motivated-intruder test is recorded for this public release: record one, or "
+            "say in at least one full sentence why the release goes without it (the reviewer "
+            "sees the reason and the report prints it).",
+            {"field": "intruder_waiver"},
+        )
     submission = Submission.objects.create(
         organization=assessment.organization,
         assessment=assessment,
         submitted_by=user,
         note=note.strip(),
+        intruder_test_waiver=waiver,
     )
     snapshot = snapshot_take(assessment=assessment, user=user)
     assessment.status = AssessmentStatus.SUBMITTED
@@ -116,6 +136,8 @@ def assessment_submit(*, assessment: Assessment, user: User, note: str) -> Submi
             "snapshot": str(snapshot.id),
             "snapshot_sha256": snapshot.sha256,
             "release_files": {k: f["sha256"] for k, f in snapshot.content["files"].items()},
+            "intruder_tests": intruder["tests"],
+            **({"intruder_test_waiver": waiver} if waiver else {}),
         },
     )
     _notify(
@@ -289,6 +311,7 @@ _COPIED = [
     "person_key",
     "person_levels",
     "adversary_power",
+    "threat_model",
     "threshold_profile",
     "threshold_mode",
     "threshold_answers",
@@ -499,15 +522,22 @@ def intruder_test_record(
     method: str,
     outcome: str,
     re_identified: int = 0,
+    sources: str = "",
 ) -> MotivatedIntruderTest:
+    """One entry of the motivated-intruder log: who tried, which sources, what was searched
+    (``method``), the outcome and the date."""
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError(
             "Only analysts and administrators record intruder tests.", status=403
         )
-    if assessment.effective_release_model != "public":
-        raise ApplicationError("A motivated-intruder test is recorded for public releases.")
-    if not (tester.strip() and method.strip() and outcome.strip()):
-        raise ApplicationError("Say who tested, how, and what came of it.")
+    if assessment.effective_release_model not in INTRUDER_TESTED_MODELS:
+        raise ApplicationError(
+            "A motivated-intruder test is recorded for public and semi-public releases."
+        )
+    if not (tester.strip() and sources.strip() and method.strip() and outcome.strip()):
+        raise ApplicationError(
+            "Say who tested, which sources they used, what they searched, and what came of it."
+        )
     today = timezone.localdate()
     if tested_on > today:
         raise ApplicationError(
@@ -528,6 +558,7 @@ def intruder_test_record(
         assessment=assessment,
         tester=tester.strip(),
         tested_on=tested_on,
+        sources=sources.strip(),
         method=method.strip(),
         outcome=outcome.strip(),
         re_identified=re_identified,
@@ -538,6 +569,11 @@ def intruder_test_record(
         actor=user,
         action="release.intruder_test",
         obj=assessment,
-        details={"tester": test.tester, "re_identified": re_identified},
+        details={
+            "tester": test.tester,
+            "tested_on": tested_on.isoformat(),
+            "sources": test.sources,
+            "re_identified": re_identified,
+        },
     )
     return test

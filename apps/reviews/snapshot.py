@@ -25,6 +25,7 @@ from django.utils.dateparse import parse_datetime
 from apps.assessments.deidentify import deid_config
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.selectors import overall_risk
+from apps.assessments.threat_model import threat_model_of
 from apps.audit.models import canonical_dumps
 from apps.classification.models import ClassificationChange, Variable
 from apps.core.errors import ApplicationError
@@ -48,6 +49,7 @@ FROZEN_FIELDS = (
     "person_key",
     "person_levels",
     "adversary_power",
+    "threat_model",
     "threshold_profile",
     "threshold_mode",
     "threshold_answers",
@@ -207,11 +209,19 @@ def snapshot_content(
     then an unsaved instance of the app's Assessment holding the historical row's fields."""
     variables, change_count = _variables(assessment, models)
     directs = [v["name"] for v in variables if v["role"] == "direct"]
+    config = deid_config(assessment, directs=directs)
     content = {
         "schema": SCHEMA,
         "assessment": {name: getattr(assessment, name) for name in FROZEN_FIELDS},
         "effective_release_model": assessment.effective_release_model,
-        "deid_config": deid_config(assessment, directs=directs),
+        "deid_config": config,
+        # The threat model as it stood, its defaults resolved (known columns = the
+        # quasi-identifiers of the frozen classification unless edited).
+        "threat_model": threat_model_of(
+            assessment,
+            quasi=[v["name"] for v in variables if v["role"] == "quasi"],
+            masking=config.get("masking"),
+        ),
         "overall": overall_risk(assessment),
         "dataset": _dataset(assessment, models),
         "variables": variables,
@@ -262,6 +272,7 @@ class AssessmentRecord:
     dataset: dict[str, Any]
     files: dict[str, Any] = field(default_factory=dict)
     snapshot: AssessmentSnapshot | None = None
+    threat_model: dict[str, Any] = field(default_factory=dict)
 
     @property
     def quasi_identifiers(self) -> list[str]:
@@ -318,8 +329,14 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
     snapshot = AssessmentSnapshot.objects.filter(assessment_id=assessment.id).first()
     if snapshot is not None:
         content = snapshot.content
+        view = _frozen_view(assessment, content)
+        frozen_threat = content.get("threat_model") or threat_model_of(
+            view,
+            quasi=[v["name"] for v in content["variables"] if v["role"] == "quasi"],
+            masking=(content.get("deid_config") or {}).get("masking"),
+        )
         return AssessmentRecord(
-            assessment=_frozen_view(assessment, content),
+            assessment=view,
             frozen=True,
             variables=_with_datetimes(content["variables"]),
             classification_changes=int(content.get("classification_changes") or 0),
@@ -329,6 +346,7 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
             dataset=content["dataset"],
             files=content["files"],
             snapshot=snapshot,
+            threat_model=frozen_threat,
         )
     if assessment.status != AssessmentStatus.DRAFT:
         raise ApplicationError(
@@ -336,13 +354,19 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
             "no frozen record; an administrator must run the migrations."
         )
     variables, change_count = _variables(assessment)
+    config = deid_config(assessment)
     return AssessmentRecord(
         assessment=assessment,
         frozen=False,
         variables=variables,
         classification_changes=change_count,
         hierarchies=_hierarchies(assessment),
-        deid_config=deid_config(assessment),
+        deid_config=config,
+        threat_model=threat_model_of(
+            assessment,
+            quasi=[v["name"] for v in variables if v["role"] == "quasi"],
+            masking=config.get("masking"),
+        ),
         overall=overall_risk(assessment),
         dataset=_dataset(assessment),
         files=release_files(assessment, check=False),

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import steps
+from apps.assessments.attack_tests import attack_rows
 from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
@@ -27,7 +28,7 @@ from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import hooks, services
 from apps.reviews.models import ReleaseRecord
-from apps.reviews.selectors import comments_of_versions, review_queue_for
+from apps.reviews.selectors import comments_of_versions, intruder_test_status, review_queue_for
 from apps.reviews.snapshot import assessment_record
 
 
@@ -121,6 +122,8 @@ def assessment_review(
             "distributions": distribution_charts(
                 applied.get("distributions", []), hide_below=class_threshold(frozen)
             ),
+            "attack_rows": attack_rows(applied.get("attacks")),
+            "intruder": intruder_test_status(assessment),
             "comments": comments_of_versions(assessment),
             "decisions": decisions,
             "missing_reports": [d for d in decisions if d.final and not hasattr(d, "report")],
@@ -149,7 +152,10 @@ def assessment_submit(
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         services.assessment_submit(
-            assessment=assessment, user=user_of(request), note=request.POST.get("note", "")
+            assessment=assessment,
+            user=user_of(request),
+            note=request.POST.get("note", ""),
+            intruder_waiver=request.POST.get("intruder_waiver", ""),
         )
         messages.success(request, "Submitted for review; the reviewers were notified.")
     except ApplicationError as exc:
@@ -187,6 +193,7 @@ def intruder_test(
             user=user_of(request),
             tester=request.POST.get("tester", ""),
             tested_on=tested_on,
+            sources=request.POST.get("sources", ""),
             method=request.POST.get("method", ""),
             outcome=request.POST.get("outcome", ""),
             re_identified=int(request.POST.get("re_identified") or 0),

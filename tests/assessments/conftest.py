@@ -153,3 +153,7 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     services.assessment_accept_utility(assessment=assessment, note="Sex and diagnosis suffice.")
     assessment.refresh_from_db()
     return assessment
+
+
+# A public release submitted without a motivated-intruder test needs a written reason (#28).
+WAIVER = "The custodian reviewed this open-data extract and waived the intruder test."

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
+from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW, WAIVER
 
 API = "/api/v1/assessments/"
 SEMI_PUBLIC = {"release_model": "semi_public", "recipient_organization": "Registered users"}
@@ -51,7 +51,12 @@ def created(api, classified):
 def ready(api, created):
     """Public release, low invasion → threshold 0.1, context 1: Step 7 must reach k = 10."""
     aid = created["id"]
-    assert put(api, url(aid, "release"), {"release_model": "public"}).status_code == 200
+    public = {
+        "release_model": "public",
+        "pseudonym_linkers": "The custodian's data office only",
+        "pseudonym_key_kept": "The custodian's key vault, apart from the release",
+    }
+    assert put(api, url(aid, "release"), public).status_code == 200
     assert put(api, url(aid, "threshold"), {"answers": LOW_ANSWERS}).status_code == 200
     assert put(api, url(aid, "context"), {}).status_code == 200
     return aid
@@ -328,7 +333,9 @@ def test_search_choose_apply_utility_and_release_files(
     for step in ("search", "apply", "risk"):
         run(api, url(aid, step))
     assert put(api, url(aid, "utility"), {"note": "Counts by diagnosis only."}).status_code == 200
-    response = post(api, url(aid, "submit"), {"note": "Ready for review."})
+    response = post(
+        api, url(aid, "submit"), {"note": "Ready for review.", "intruder_waiver": WAIVER}
+    )
     assert response.status_code == 200, response.json()
     assert response.json()["status"] == "submitted"
     response = post(

@@ -24,7 +24,7 @@ from apps.datasets.demo import generate_register
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.reviews.services import assessment_submit, submission_blockers
-from tests.assessments.conftest import _run, through_risk, uploaded_register
+from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +169,9 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assert "Step 7" in blockers[0]
     assert blockers[1].startswith("Column 'clinical_note' (other) is released as it is")
     with pytest.raises(ApplicationError) as refused:
-        assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+        assessment_submit(
+            assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
+        )
     assert refused.value.status == 409
     assert "clinical_note" in refused.value.message
 
@@ -261,7 +263,9 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assessment.refresh_from_db()
     assert "clinical_note" in assessment.deid_config["identifiers_reviewed"]
     assert "clinical_note" in assessment.deid_config["columns_reviewed"]
-    submission = assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    submission = assessment_submit(
+        assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
+    )
     assert submission.assessment.status == "submitted"
     # The reviewer sees the same finding and the analyst's explanation, not a form.
     review = client_for(reviewer).get(

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from apps.assessments import deidentify, release_apply, services
 from apps.jobs.services import job_execute
-from tests.assessments.conftest import LOW_ANSWERS
+from tests.assessments.conftest import LOW_ANSWERS, WAIVER
 
 SLUGS = (
     "release",
@@ -84,7 +84,9 @@ def test_release_download_locked_until_approval_and_secrets_for_admins(
     from apps.reviews.services import assessment_submit, review_decide
 
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
-    assessment_submit(assessment=assessment, user=analyst, note="Ready for review.")
+    assessment_submit(
+        assessment=assessment, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
+    )
     review_decide(assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine.")
     response = client_for(reviewer).get(download)
     assert response.status_code == 200

@@ -88,7 +88,12 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     assert types["notes"] == "free_text", types
     assert roles["city"] == roles["age"] == "quasi", roles
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
+    services.assessment_set_release(
+        assessment=assessment,
+        release_model="public",
+        pseudonym_linkers="The custodian's data office only",
+        pseudonym_key_kept="The custodian's key vault, apart from the release",
+    )
     services.assessment_set_threshold(
         assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
     )
@@ -122,7 +127,12 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Fit for the study.")
     assessment.refresh_from_db()
-    reviews.assessment_submit(assessment=assessment, user=analyst, note="Ready")
+    reviews.assessment_submit(
+        assessment=assessment,
+        user=analyst,
+        note="Ready",
+        intruder_waiver="Open-data release of counts already published; the custodian waived the test.",
+    )
     assessment.refresh_from_db()
     return assessment, frame
 

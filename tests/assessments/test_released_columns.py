@@ -32,7 +32,7 @@ from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.jobs.services import job_execute
 from apps.reviews.services import assessment_submit, review_decide, submission_blockers
-from tests.assessments.conftest import _run, through_risk, uploaded_register
+from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
 from tests.streaming_plan import in_memory_fallbacks
 
 pytestmark = pytest.mark.django_db
@@ -163,7 +163,9 @@ def test_an_other_column_that_predicts_the_sensitive_variable_blocks_the_submiss
     assert blocker.startswith("Column 'origin' (other) is released as it is")
     assert f"{homogeneous.height} classes of 2 or more records" in blocker
     with pytest.raises(ApplicationError) as refused:
-        assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+        assessment_submit(
+            assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
+        )
     assert refused.value.status == 409 and "'origin'" in refused.value.message
 
     # Step 8 measures l-diversity with the released columns as well.
@@ -209,7 +211,9 @@ def test_an_other_column_that_predicts_the_sensitive_variable_blocks_the_submiss
     assert "is recorded" in " ".join(str(m) for m in response.context["messages"])
     assessment.refresh_from_db()
     assert submission_blockers(assessment) == []
-    assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    assessment_submit(
+        assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
+    )
     review = client_for(reviewer).get(
         reverse("assessment-review", kwargs={"org": custodian.slug, "assessment_id": assessment.id})
     )
@@ -441,7 +445,9 @@ def test_the_reviewer_sees_what_a_masking_kept(masked_ready, analyst, reviewer, 
     assessment.refresh_from_db()
     assert column_findings(assessment.apply_result, assessment.deid_config) == []
     assert submission_blockers(assessment) == []
-    assessment_submit(assessment=assessment, user=analyst, note="Please review.")
+    assessment_submit(
+        assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
+    )
     page = (
         client_for(reviewer)
         .get(

@@ -52,6 +52,7 @@ def test_release_rules(assessment):
 
 
 def test_threshold_from_questionnaire_by_profile(assessment):
+    services.assessment_set_release(assessment=assessment, release_model="public")
     services.assessment_set_threshold(
         assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS
     )
@@ -72,6 +73,7 @@ def test_threshold_from_questionnaire_by_profile(assessment):
 
 
 def test_override_needs_a_written_justification(assessment):
+    services.assessment_set_release(assessment=assessment, release_model="public")
     with pytest.raises(ApplicationError, match="justification"):
         services.assessment_set_threshold(
             assessment=assessment,
@@ -114,6 +116,7 @@ def custom(assessment, value, justification=""):  # type: ignore[no-untyped-def]
 
 
 def test_thresholds_that_make_no_sense_are_refused(assessment):
+    services.assessment_set_release(assessment=assessment, release_model="public")
     sentence = "The recipient is a hospital research unit under contract with audit rights."
     with pytest.raises(ApplicationError, match=r"above 0\.5: .*unique records could be released"):
         custom(assessment, 1.0, sentence)

@@ -40,6 +40,9 @@ def test_the_reviewer_sees_the_applied_alternative(
     )
     ana.get_by_test_id("accept-utility").click()
     ana.get_by_test_id("submit-note").fill("The alternative keeps every record.")
+    ana.get_by_test_id("submit-intruder-waiver").fill(
+        "Open-data release of counts already published; the custodian waived the test."
+    )
     ana.get_by_test_id("submit").click()
     expect(ana.get_by_test_id("status")).to_have_text("Submitted for review")
 

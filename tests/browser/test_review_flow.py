@@ -94,6 +94,9 @@ def test_reject_revise_approve_and_download(
     ana = sign_in(browser, base, "analyst")
     ana.goto(overview)
     ana.get_by_test_id("submit-note").fill("All steps done; public release of age bands.")
+    ana.get_by_test_id("submit-intruder-waiver").fill(
+        "Open-data release of counts already published; the custodian waived the test."
+    )
     ana.get_by_test_id("submit").click()
     expect(ana.get_by_test_id("status")).to_have_text("Submitted for review")
 
@@ -159,6 +162,9 @@ def test_reject_revise_approve_and_download(
     )
     ana.get_by_test_id("accept-utility").click()
     ana.get_by_test_id("submit-note").fill("Threshold raised to high as asked.")
+    ana.get_by_test_id("submit-intruder-waiver").fill(
+        "Open-data release of counts already published; the custodian waived the test."
+    )
     ana.get_by_test_id("submit").click()
     expect(ana.get_by_test_id("status")).to_have_text("Submitted for review")
 

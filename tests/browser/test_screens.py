@@ -87,7 +87,12 @@ def _decided_release(custodian, analyst, reviewer) -> Assessment:  # type: ignor
         assessment=assessment, note="Age bands, sex and city suffice for the open-data users."
     )
     assessment.refresh_from_db()
-    assessment_submit(assessment=assessment, user=analyst, note="Public release of admissions.")
+    assessment_submit(
+        assessment=assessment,
+        user=analyst,
+        note="Public release of admissions.",
+        intruder_waiver="Open-data release of counts already published; the custodian waived the test.",
+    )
     review_decide(
         assessment=assessment,
         reviewer=reviewer,

@@ -67,7 +67,12 @@ def test_local_suppression_and_pram_through_step_7(
     page.context.close()
 
     assessment.refresh_from_db()
-    assessment_submit(assessment=assessment, user=analyst, note="Local suppression and PRAM.")
+    assessment_submit(
+        assessment=assessment,
+        user=analyst,
+        note="Local suppression and PRAM.",
+        intruder_waiver="Open-data release of counts already published; the custodian waived the test.",
+    )
     review_decide(
         assessment=assessment,
         reviewer=reviewer,

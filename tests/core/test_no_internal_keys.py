@@ -69,6 +69,8 @@ def _walk(analyst, reviewer, custodian):  # type: ignore[no-untyped-def]
         recipient_organization="University Hospital Research Unit",
         agreement_kind="dsa",
         agreement_reference="DSA-2026-014",
+        pseudonym_linkers="The custodian's data office only",
+        pseudonym_key_kept="The custodian's key vault, apart from the release",
     )
     assessment_services.assessment_set_threshold(
         assessment=assessment, profile="ontario_ipc_2016", answers=LOW_ANSWERS

@@ -328,7 +328,9 @@ def test_report_has_no_near_empty_page(report):
     pages = _pages(report_pdf(report))
     lengths = [len(_flat(p)) for p in pages]
     assert all(n >= 400 for n in lengths[:-1]), lengths
-    assert len(pages) <= 16, lengths  # one chapter per page made 20
+    # One chapter per page made 20 (before issue 28's threat model and attack tests, which
+    # add about two pages of their own: 16 then).
+    assert len(pages) <= 18, lengths
 
 
 def test_the_threshold_table_goes_from_low_to_high_invasion(report, decided, client_for, analyst):

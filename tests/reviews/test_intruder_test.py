@@ -24,6 +24,7 @@ def record(assessment, user, **changes):
     fields = {
         "tester": "R. Tester",
         "tested_on": timezone.localdate(),
+        "sources": "The provincial voters list",
         "method": "Linked the release to the voters list.",
         "outcome": "No one re-identified.",
         "re_identified": 0,
@@ -40,6 +41,7 @@ def form(client, assessment, **changes):
     data = {
         "tester": "R. Tester",
         "tested_on": timezone.localdate().isoformat(),
+        "sources": "The provincial voters list",
         "method": "Linked the release to the voters list.",
         "outcome": "Two people found.",
         "re_identified": "2",

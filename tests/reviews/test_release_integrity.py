@@ -29,6 +29,7 @@ from apps.reports.models import Report
 from apps.reports.services import report_again, report_html
 from apps.reviews import services
 from apps.reviews.models import ReviewDecision
+from tests.assessments.conftest import WAIVER
 from tests.reviews.conftest import run
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,9 @@ API = "/api/v1"
 
 
 def approve(assessment, analyst, reviewer) -> ReviewDecision:  # type: ignore[no-untyped-def]
-    services.assessment_submit(assessment=assessment, user=analyst, note="Ready for review.")
+    services.assessment_submit(
+        assessment=assessment, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
+    )
     decision = services.review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets the target."
     )
@@ -260,7 +263,9 @@ def test_a_release_file_swapped_in_storage_is_refused_and_audited(
 def test_the_reviewer_reads_the_applied_alternative_and_labelled_charts(
     traded, analyst, reviewer, client_for
 ):
-    services.assessment_submit(assessment=traded, user=analyst, note="Ready for review.")
+    services.assessment_submit(
+        assessment=traded, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
+    )
     page = client_for(reviewer).get(
         reverse(
             "assessment-review",
@@ -280,7 +285,9 @@ def test_the_reviewer_reads_the_applied_alternative_and_labelled_charts(
 
 
 def test_comments_on_version_1_are_shown_on_version_2(traded, analyst, reviewer, client_for):
-    services.assessment_submit(assessment=traded, user=analyst, note="Ready for review.")
+    services.assessment_submit(
+        assessment=traded, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
+    )
     services.step_comment_add(
         assessment=traded, author=reviewer, step="deidentify", text="Keep five-year bands."
     )

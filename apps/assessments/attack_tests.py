@@ -1,0 +1,149 @@
+"""Attack tests on every applied release (issue 28): singling out, linkability and inference,
+run by the apply job on the released file against the original (``apps.engine.attacks``),
+kept in the applied result, and shown the same way in Step 8, the review and the report.
+
+The adversary is the threat model's (Step 5): they hold the known columns of the people they
+look for — the quasi-identifiers among them, seen through the applied generalization (the
+recipient can read it off the release), and any other known column released unchanged.
+Each attack is reported against a held-back control and a naive baseline, with 95 % Wilson
+intervals, the number of attacks, the seed and the method's version; the verdict compares
+the attack with the release's data-risk target (IPC 2016, step 6: the probability of
+re-identification given an attempt must not exceed it).  ISO/IEC 27559 §8.2.3 asks for this
+adversarial testing; the criteria are the Article 29 Working Party's (Opinion 05/2014).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CRITERION_LABELS = {
+    "singling_out": "Singling out",
+    "linkability": "Linkability",
+    "inference": "Inference",
+}
+
+
+def seed_of(key: Any) -> int:
+    """The seed of a release's attacks, from what identifies the release (the assessment
+    and the applied levels): applying the same solution again, or a re-delivered job,
+    draws the same people and gives the same figures."""
+    import hashlib
+
+    return int(hashlib.sha256(str(key).encode()).hexdigest()[:15], 16)
+
+
+def release_attacks(
+    data: Any,
+    released: Any,
+    *,
+    quasi: list[str],
+    hierarchies: dict[str, Any],
+    levels: dict[str, int],
+    sensitive: list[str],
+    known_columns: list[str],
+    masked: list[str],
+    data_risk_target: float,
+    seed_key: Any,
+    blanks: bool = False,
+) -> dict[str, Any]:
+    """Attack the release; never raises on the data: a release the attacks cannot read
+    is recorded as not tested, with the reason (Step 8 and the report say so)."""
+    from apps.assessments.hierarchies import hierarchy_of
+    from apps.engine.attacks import QuasiIdentifier, attack_release
+    from apps.engine.errors import EngineError
+
+    names = released.collect_schema().names()
+    known = [c for c in known_columns if c in quasi]
+    others = [c for c in known_columns if c not in quasi and c in names and c not in masked]
+    left_out = [c for c in known_columns if c not in known and c not in others]
+    attackers = [
+        QuasiIdentifier.from_hierarchy(hierarchy_of(hierarchies[q]), levels[q]) for q in known
+    ]
+    attackers += [QuasiIdentifier(c) for c in others]
+    guessed = [s for s in sensitive if s in names and s not in known_columns]
+    tolerance = min(float(data_risk_target), 1.0)
+    base = {
+        "known_columns": known_columns,
+        "attacked_on": [q.column for q in attackers],
+        "known_not_released": left_out,
+        "tolerance": tolerance,
+    }
+    if not attackers:
+        return {
+            **base,
+            "status": "not_run",
+            "reason": "The adversary is given no column the release shows (Step 5's known "
+            "columns): there is nothing to attack with.",
+        }
+    try:
+        report = attack_release(
+            data,
+            released,
+            quasi=attackers,
+            sensitive=guessed,
+            seed=seed_of(seed_key),
+            blank_is_wildcard=blanks,
+        )
+    except EngineError as exc:
+        return {**base, "status": "not_run", "reason": f"The attacks could not be run: {exc}"}
+    return {**base, "status": "done", **report.to_dict()}
+
+
+def _percent(value: float) -> str:
+    return f"{value * 100:.1f} %"
+
+
+def verdict(result: dict[str, Any], tolerance: float) -> dict[str, Any]:
+    """A plain-language verdict: linkability and singling out against the naive baseline,
+    inference against the control (what the release tells of anyone, in it or not)."""
+    attack = result["attack"]["rate"]
+    inference = result["criterion"] == "inference"
+    reference = result["control"]["rate"] if inference else result["baseline"]["rate"]
+    against = "people not in the data (control)" if inference else "a naive intruder (baseline)"
+    gap = attack - reference
+    within = gap <= tolerance + 1e-12
+    what = {
+        "singling_out": "isolates the person's record",
+        "linkability": "links the person to their own record",
+        "inference": f"guesses the person's {result['variant']}",
+    }[result["criterion"]]
+    text = (
+        f"The intruder {what} in {_percent(attack)} of the attacks, "
+        f"{gap * 100:+.1f} points against {against}: "
+        + (
+            f"within the data-risk target of {_percent(tolerance)}."
+            if within
+            else f"more than the data-risk target of {_percent(tolerance)} allows."
+        )
+    )
+    return {"within": within, "gap": gap, "text": text}
+
+
+def attack_rows(attacks: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per attack for the Step 8 table, the review page and the report."""
+    if not attacks or attacks.get("status") != "done":
+        return []
+    tolerance = float(attacks.get("tolerance") or 0)
+    rows = []
+    for result in attacks.get("results") or []:
+        label = CRITERION_LABELS.get(result["criterion"], result["criterion"])
+        variant = result["variant"]
+        rows.append(
+            {
+                "attack": f"{label} ({variant})"
+                if result["criterion"] != "inference"
+                else f"{label} of {variant}",
+                "question": result["question"],
+                "attack_rate": result["attack"],
+                "control": result["control"],
+                "baseline": result["baseline"],
+                "attacks": result["attacks"],
+                "seed": attacks["seed"],
+                "method_version": attacks["method_version"],
+                "verdict": verdict(result, tolerance),
+            }
+        )
+    return rows
+
+
+__all__ = ["attack_rows", "release_attacks", "verdict"]
