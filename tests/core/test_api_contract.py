@@ -72,8 +72,6 @@ STATUSES: dict[str, set[int]] = {}
 # its schema allows (``positive_data_acceptance``; issue 23: the questionnaires' answers and
 # the audit's dates were documented as any text, and are now enums and date formats).
 DATA_RULES: dict[tuple[str, str], str] = {
-    # a semi-public or non-public release names its recipient (required with those models)
-    ("PUT", "/api/v1/assessments/{id}/release/"): "recipient named for non-public models",
     # the column must be a released column in which something was found or measured
     ("POST", "/api/v1/assessments/{id}/deidentify/columns/"): "a released column's finding",
     ("POST", "/api/v1/assessments/{id}/deidentify/identifiers/"): "a column with detections",
