@@ -75,9 +75,12 @@ DATA_RULES: dict[tuple[str, str], str] = {
     # has none: Step 7 is not applied), and a reason must name what was found, in words
     ("POST", "/api/v1/assessments/{id}/deidentify/columns/"): "a released column's finding",
     ("POST", "/api/v1/assessments/{id}/deidentify/identifiers/"): "a column with detections",
-    # masking applies to the data set's direct identifiers, by name
-    ("PUT", "/api/v1/assessments/{id}/deidentify/config/"): "the data set's direct identifiers",
-    # a hierarchy's kind must fit the column's values (a date hierarchy of ages is refused)
+    # keys must be the data set's direct identifiers (masking), quasi-identifiers (levels up
+    # to each hierarchy's height) and sensitive variables (privacy models, whose spec must
+    # parse); a character mask keeps at most half a value's mean length
+    ("PUT", "/api/v1/assessments/{id}/deidentify/config/"): "the data set's columns",
+    # the params must fit the column's values (an interval's bounds, the categories, an
+    # ARX table's rows, a date format): only kind = suppress fits every column
     ("PUT", "/api/v1/assessments/{id}/hierarchies/{column}/"): "a kind the values fit",
     # the file must be a table the readers can open (an empty file is not; a schema can
     # state a binary's presence, not that it parses as CSV, Excel or Parquet)
