@@ -65,6 +65,7 @@ from apps.assessments.serializers import (
     PersonsSavedSerializer,
     PersonsSerializer,
     PreviewSerializer,
+    ReleaseRequestSerializer,
     ReleaseSavedSerializer,
     ReleaseSerializer,
     ReleaseStateSerializer,
@@ -551,7 +552,9 @@ class AssessmentViewSet(
     # ----------------------------------------------------------------------- Step 1
 
     @extend_schema(methods=["GET"], responses=ReleaseStateSerializer)
-    @extend_schema(methods=["PUT"], request=ReleaseSerializer, responses=ReleaseSavedSerializer)
+    @extend_schema(
+        methods=["PUT"], request=ReleaseRequestSerializer, responses=ReleaseSavedSerializer
+    )
     @action(detail=True, methods=["get", "put"])
     def release(self, request: Request, pk: str | None = None) -> Response:
         """Step 1: release model and recipient."""

@@ -396,6 +396,11 @@ SPECTACULAR_SETTINGS = {
         "YesUnclearNoEnum": ["yes", "unclear", "no"],
         "YesPartlyNoEnum": ["yes", "partly", "no"],
         "YesPartialNoEnum": ["yes", "partial", "no"],
+        # Step 1: the release models, and those that name a recipient (issue 23).
+        "ReleaseModelEnum": "apps.assessments.serializers.RELEASE_MODELS",
+        "PublicReleaseModelEnum": "apps.assessments.serializers.PUBLIC_RELEASE_MODELS",
+        "NamedReleaseModelEnum": "apps.assessments.serializers.NAMED_RELEASE_MODELS",
+        "AgreementKindEnum": "apps.assessments.models.AgreementKind",
     },
 }
 

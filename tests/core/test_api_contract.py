@@ -66,26 +66,24 @@ REAL: dict[str, str] = {}
 STATUSES: dict[str, set[int]] = {}
 
 
-# Operations whose well-formed bodies must also fit the data set, a rule no JSON Schema can
-# state: for these alone, a 400 answer to schema-valid data is the documented refusal (the
-# message names the rule), not a contract failure. Every other operation must accept what
-# its schema allows (``positive_data_acceptance``; issue 23: the questionnaires' answers and
-# the audit's dates were documented as any text, and are now enums and date formats).
+# Operations whose well-formed bodies must also fit the data set in a way neither the schema
+# nor `fit_body` can make them: for these alone, a 400 answer to schema-valid data is the
+# documented refusal (the message names the rule), not a contract failure. Every other
+# operation must accept what its schema allows (``positive_data_acceptance``; issue 23).
 DATA_RULES: dict[tuple[str, str], str] = {
-    # a semi-public or non-public release names its recipient (required with those models)
-    ("PUT", "/api/v1/assessments/{id}/release/"): "recipient named for non-public models",
-    # the column must be a released column in which something was found or measured
+    # the column must be one in which the applied release has findings (the seeded assessment
+    # has none: Step 7 is not applied), and a reason must name what was found, in words
     ("POST", "/api/v1/assessments/{id}/deidentify/columns/"): "a released column's finding",
     ("POST", "/api/v1/assessments/{id}/deidentify/identifiers/"): "a column with detections",
-    # masking applies to the data set's direct identifiers, by name
-    ("PUT", "/api/v1/assessments/{id}/deidentify/config/"): "the data set's direct identifiers",
-    # a hierarchy's kind must fit the column's values (a date hierarchy of ages is refused)
+    # keys must be the data set's direct identifiers (masking), quasi-identifiers (levels up
+    # to each hierarchy's height) and sensitive variables (privacy models, whose spec must
+    # parse); a character mask keeps at most half a value's mean length
+    ("PUT", "/api/v1/assessments/{id}/deidentify/config/"): "the data set's columns",
+    # the params must fit the column's values (an interval's bounds, the categories, an
+    # ARX table's rows, a date format): only kind = suppress fits every column
     ("PUT", "/api/v1/assessments/{id}/hierarchies/{column}/"): "a kind the values fit",
-    # each variable named must be a column of this data set
-    ("POST", "/api/v1/classification/{id}/decisions/"): "variables of the data set",
-    # a role other than the suggested one needs the analyst's reason
-    ("POST", "/api/v1/variables/{id}/classify/"): "a reason to override a suggestion",
-    # the file must be a table the readers can open (an empty file is not)
+    # the file must be a table the readers can open (an empty file is not; a schema can
+    # state a binary's presence, not that it parses as CSV, Excel or Parquet)
     ("POST", "/api/v1/datasets/"): "a readable table",
 }
 ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathesis' default
@@ -202,9 +200,70 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> An
     return st.sampled_from([path_parameters, real])
 
 
+def _decision_fitted(item: dict[str, Any], variable: Any) -> dict[str, Any]:
+    """A Step 2 decision on ``variable`` with a typed reason where the data set needs one:
+    a role other than the column's present (or suggested) one, or a suggestion too weak to
+    confirm without one (``variables_classify``). Other decisions are left as generated."""
+    from apps.classification.services import _typed_reason
+
+    current = variable.role or variable.suggested_role
+    confirmable = bool(variable.role) or variable.confident_suggestion
+    if item.get("role") == current and confirmable:
+        return item
+    if _typed_reason(str(item.get("reason", "")), variable):
+        return item
+    return {**item, "reason": f"Read by the analyst: {item.get('role')} fits this column."}
+
+
+def _fit_decisions(body: list[Any]) -> list[Any]:
+    """Each decision names a variable of the seeded data set (in turn)."""
+    from apps.classification.models import Variable
+
+    variables = list(Variable.objects.filter(dataset_id=REAL["dataset"]).order_by("position"))
+    return [
+        _decision_fitted(
+            {**item, "variable": str(variables[i % len(variables)].id)},
+            variables[i % len(variables)],
+        )
+        if isinstance(item, dict)
+        else item
+        for i, item in enumerate(body)
+    ]
+
+
+def _fit_classify(body: dict[str, Any]) -> dict[str, Any]:
+    from apps.classification.models import Variable
+
+    return _decision_fitted(body, Variable.objects.get(id=REAL["variable"]))
+
+
+# Operations whose bodies name the data set's own variables: a valid request on the seeded
+# data set names them (the schema states a UUID; which UUIDs exist is the data set's).
+FITTERS: dict[tuple[str, str], tuple[str, Any]] = {
+    ("POST", "/api/v1/classification/{id}/decisions/"): ("dataset", _fit_decisions),
+    ("POST", "/api/v1/variables/{id}/classify/"): ("variable", _fit_classify),
+}
+
+
+def map_case(context: Any, case: Any) -> Any:
+    """A valid request on a seeded object carries what that object's data make valid: its
+    variables' ids, and a typed reason where a decision needs one (`FITTERS`). Invalid
+    requests, and those on generated ids (404), are sent as generated."""
+    fitter = FITTERS.get((case.operation.method.upper(), case.operation.path))
+    if fitter is None or case.meta is None or not case.meta.generation.mode.is_positive:
+        return case
+    kind, fit = fitter
+    if not REAL or case.path_parameters.get("id") != REAL[kind]:
+        return case
+    if isinstance(case.body, (dict, list)):
+        case.body = fit(case.body)
+    return case
+
+
 schema = schemathesis.openapi.from_dict(_served_schema(), config=_config())
 schema.app = application
 schema.hook(flatmap_path_parameters)
+schema.hook(map_case)
 
 
 @pytest.fixture(params=[False, True], ids=["DEBUG off", "DEBUG on, as local settings"])
