@@ -40,6 +40,7 @@ from apps.accounts.selectors import membership_get
 from apps.assessments import deidentify, population, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
+    RELEASE_FIELDS,
     Assessment,
     AssessmentStatus,
     HierarchySpec,
@@ -95,16 +96,7 @@ def _job(job: Job | None) -> Job | None:
 
 
 def release_data(assessment: Assessment) -> dict[str, Any]:
-    fields = (
-        "release_model",
-        "recipient_organization",
-        "recipient_contact",
-        "purpose",
-        "agreement_kind",
-        "agreement_reference",
-        "agreement_date",
-        "effective_release_model",
-    )
+    fields = (*RELEASE_FIELDS, "effective_release_model")
     return ReleaseStateSerializer({f: getattr(assessment, f) for f in fields}).data
 
 

@@ -17,7 +17,12 @@ from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.selectors import overall_risk
-from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
+from apps.assessments.services import (
+    assessment_editable,
+    assessment_job_start,
+    assessment_lock_draft,
+    quasi_identifiers,
+)
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
@@ -30,7 +35,7 @@ from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.services import JobContext
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +194,7 @@ def deid_config_set(
     from apps.assessments.privacy_models import privacy_models_check
     from apps.assessments.services import sensitive_columns
 
-    _editable(assessment)
+    assessment_editable(assessment)
     masking_check(assessment, masking)
     if not 0 <= suppression_limit <= 1:
         raise ApplicationError(
@@ -272,23 +277,14 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
 
 @transaction.atomic
 def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     search_target(assessment)
     if not quasi_identifiers(assessment):
         raise ApplicationError(
             "No confirmed quasi-identifier: finish Step 2 first.", {"step": "classification"}
         )
     hierarchies_ensure(assessment=assessment)
-    job = job_create(
-        organization=assessment.organization,
-        kind="assessment-search",
-        subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id)},
-        created_by=user,
-    )
-    Assessment.objects.filter(id=assessment.id).update(search_job=job)
-    assessment.search_job = job
-    return job
+    return assessment_job_start(assessment=assessment, user=user, kind="search")
 
 
 def _node(node: Any, quasi: list[str]) -> dict[str, Any]:
@@ -552,7 +548,7 @@ def _levels_text(levels: dict[str, int], specs: dict[str, HierarchySpec]) -> str
 @transaction.atomic
 def assessment_choose_solution(*, assessment: Assessment, levels: dict[str, int]) -> None:
     """Pick the optimum or one of the Pareto alternatives (Step 8's trade-off)."""
-    _editable(assessment)
+    assessment_editable(assessment)
     search = assessment.search_result
     if not search:
         raise ApplicationError("Run the search first.", status=409)

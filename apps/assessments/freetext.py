@@ -30,7 +30,7 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import _editable
+from apps.assessments.services import assessment_editable
 from apps.classification.detectors import CLOSED_MAX_DISTINCT, CLOSED_MAX_UNIQUE_SHARE
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
@@ -207,7 +207,7 @@ def identifiers_reviewed_set(
             "Only analysts and administrators explain what was found in released text.",
             status=403,
         )
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
     findings = {
         f["column"]: f for f in identifier_findings(locked.apply_result, locked.deid_config)

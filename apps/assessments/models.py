@@ -47,6 +47,19 @@ class ThresholdMode(models.TextChoices):
 SECRETS_BUNDLE_PURPOSE = "release keys and linking tables"
 
 
+# Step 1's stored fields, in the order the page and the API show them: the one list the
+# service, the page, the API and the frozen record of a version read.
+RELEASE_FIELDS = (
+    "release_model",
+    "recipient_organization",
+    "recipient_contact",
+    "purpose",
+    "agreement_kind",
+    "agreement_reference",
+    "agreement_date",
+)
+
+
 class Assessment(OrganizationOwned):
     # Fields holding sealed values or wrapped keys: `rotate_master_key` re-wraps them.
     SEALED_FIELDS = ("secrets_wrapped_key",)

@@ -16,7 +16,12 @@ from apps.assessments.deidentify import deid_config, masking_check, search_targe
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.release_columns import release_columns_measure
-from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
+from apps.assessments.services import (
+    assessment_editable,
+    assessment_job_start,
+    assessment_lock_draft,
+    quasi_identifiers,
+)
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
@@ -24,7 +29,7 @@ from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.services import JobContext
 
 logger = logging.getLogger(__name__)
 
@@ -38,19 +43,12 @@ def suppression_share(rows: int, suppressed: int) -> float:
 
 @transaction.atomic
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.", status=409)
-    job = job_create(
-        organization=assessment.organization,
-        kind="assessment-apply",
-        subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id), "levels": assessment.chosen_levels},
-        created_by=user,
+    return assessment_job_start(
+        assessment=assessment, user=user, kind="apply", levels=assessment.chosen_levels
     )
-    Assessment.objects.filter(id=assessment.id).update(apply_job=job)
-    assessment.apply_job = job
-    return job
 
 
 def _mask_specs(config: dict[str, Any]) -> dict[str, Any]:

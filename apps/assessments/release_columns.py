@@ -34,7 +34,7 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import _editable
+from apps.assessments.services import assessment_editable
 from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters
 from apps.engine.released_columns import released_column_exposure
@@ -306,7 +306,7 @@ def columns_reviewed_set(
             "Only analysts and administrators explain what was found in released columns.",
             status=403,
         )
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
     findings = {f["column"]: f for f in column_findings(locked.apply_result, locked.deid_config)}
     finding = findings.get(column)

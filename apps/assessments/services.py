@@ -15,7 +15,13 @@ from django.db import transaction
 
 from apps.accounts.models import Organization
 from apps.assessments import steps
-from apps.assessments.models import AgreementKind, Assessment, AssessmentStatus, ThresholdMode
+from apps.assessments.models import (
+    RELEASE_FIELDS,
+    AgreementKind,
+    Assessment,
+    AssessmentStatus,
+    ThresholdMode,
+)
 from apps.core.errors import ApplicationError
 from apps.core.labels import invasion_explanation
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
@@ -35,7 +41,7 @@ def _frozen_error(status: str) -> ApplicationError:
     )
 
 
-def _editable(assessment: Assessment) -> None:
+def assessment_editable(assessment: Assessment) -> None:
     """The one check every write to an assessment goes through: only a draft changes.
 
     The status is read from the database, under a row lock when inside a transaction, so a
@@ -177,7 +183,7 @@ def assessment_set_release(
 ) -> list[str]:
     """Step 1. A non-public release without a data sharing agreement is accepted but handled
     as semi-public (``Assessment.effective_release_model``), and the page says so."""
-    _editable(assessment)
+    assessment_editable(assessment)
     if release_model not in ReleaseModel.values:
         raise ApplicationError(
             f"'{release_model}' is not a release model.", {"field": "release_model"}
@@ -203,15 +209,7 @@ def assessment_set_release(
     assessment.agreement_kind = agreement_kind
     assessment.agreement_reference = agreement_reference.strip()
     assessment.agreement_date = agreement_date
-    fields = [
-        "release_model",
-        "recipient_organization",
-        "recipient_contact",
-        "purpose",
-        "agreement_kind",
-        "agreement_reference",
-        "agreement_date",
-    ]
+    fields = list(RELEASE_FIELDS)
     # The context risk depends on the release model: recompute it when it can be.
     # The context risk depends on the release model: recompute it from the stored answers,
     # or drop it when those answers do not suffice for the new model.
@@ -242,7 +240,7 @@ def assessment_set_threshold(
     """Step 3: the invasion-of-privacy questionnaire scored into a level, the level into a
     threshold by the chosen profile — or a preset, or a custom value that needs a written
     justification (it goes into the report)."""
-    _editable(assessment)
+    assessment_editable(assessment)
     profile_data = _engine(engine_threshold.get_profile, profile)
     invasion = _engine(engine_threshold.invasion_of_privacy, answers)
     from_profile = engine_threshold.threshold_for(invasion.level, profile)
@@ -377,7 +375,7 @@ def assessment_set_context(
 ) -> list[str]:
     """Step 5: the context risk — 1 for public; max(T1, T2, T3) otherwise, T1 fixed at
     low controls × high motives for semi-public (IPC 2016, step 5)."""
-    _editable(assessment)
+    assessment_editable(assessment)
     assessment.context_result = _context_result(assessment, answers)
     assessment.context_answers = answers
     return _save(assessment, "context-risk", ["context_answers", "context_result"], user)
@@ -388,22 +386,29 @@ def assessment_set_context(
 
 @transaction.atomic
 def assessment_start_risk(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     quasi = quasi_identifiers(assessment)
     if not quasi:
         raise ApplicationError(
             "No confirmed quasi-identifier: finish Step 2 (classification) first.",
             {"step": "classification"},
         )
+    return assessment_job_start(assessment=assessment, user=user, kind="risk")
+
+
+def assessment_job_start(*, assessment: Assessment, user: User, kind: str, **params: Any) -> Job:
+    """Start one of an assessment's jobs (``risk``, ``search`` or ``apply``): the job of kind
+    ``assessment-<kind>`` on this assessment, recorded in its ``<kind>_job`` field (the
+    step's page and API show that one). The caller has checked the step may run."""
     job = job_create(
         organization=assessment.organization,
-        kind="assessment-risk",
+        kind=f"assessment-{kind}",
         subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id)},
+        params={"assessment_id": str(assessment.id), **params},
         created_by=user,
     )
-    Assessment.objects.filter(id=assessment.id).update(risk_job=job)
-    assessment.risk_job = job
+    Assessment.objects.filter(id=assessment.id).update(**{f"{kind}_job": job})
+    setattr(assessment, f"{kind}_job", job)
     return job
 
 
@@ -434,7 +439,7 @@ def sensitive_columns(assessment: Assessment) -> list[str]:
 def assessment_accept_utility(
     *, assessment: Assessment, note: str, user: User | None = None
 ) -> list[str]:
-    _editable(assessment)
+    assessment_editable(assessment)
     if assessment.apply_result is None:
         raise ApplicationError(
             "Apply a de-identification (Step 7) first.", {"step": "deidentify"}, status=409

@@ -296,10 +296,10 @@ def technique_columns(assessment: Assessment) -> dict[str, list[str]]:
 def techniques_set(*, assessment: Assessment, user: User, entries: list[dict[str, Any]]) -> None:
     """Replace the configured techniques (the file must be written again); audited."""
     from apps.assessments.deidentify import deid_config
-    from apps.assessments.services import _editable, quasi_identifiers
+    from apps.assessments.services import assessment_editable, quasi_identifiers
     from apps.audit.services import audit_record
 
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
     config = deid_config(locked)
     columns = technique_columns(locked)

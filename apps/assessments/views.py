@@ -23,7 +23,7 @@ from apps.assessments.forms import (
     ThresholdForm,
     UtilityForm,
 )
-from apps.assessments.models import Assessment
+from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.presenters import population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
 from apps.assessments.verdicts import loss_headline, missingness_figures
@@ -173,18 +173,7 @@ def _post_or_error(
 def release_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    initial = {
-        f: getattr(assessment, f)
-        for f in (
-            "release_model",
-            "recipient_organization",
-            "recipient_contact",
-            "purpose",
-            "agreement_kind",
-            "agreement_reference",
-            "agreement_date",
-        )
-    }
+    initial = {f: getattr(assessment, f) for f in RELEASE_FIELDS}
     form = ReleaseForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         stale = _post_or_error(

@@ -34,7 +34,12 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
-from apps.reviews.snapshot import AssessmentRecord, assessment_record, snapshot_take
+from apps.reviews.snapshot import (
+    FROZEN_FIELDS,
+    AssessmentRecord,
+    assessment_record,
+    snapshot_take,
+)
 
 
 def _notify(recipients: list[str], subject: str, body: str) -> None:
@@ -292,39 +297,13 @@ def report_again(*, assessment: Assessment, user: User) -> list[Any]:
     return jobs
 
 
-_COPIED = [
+# What a new version starts from: the frozen fields but its own number, with the data set it
+# reads and the key that opens its sealed secrets (neither is part of the decision's record).
+_COPIED = (
     "dataset_id",
-    "title",
-    "release_model",
-    "recipient_organization",
-    "recipient_contact",
-    "purpose",
-    "agreement_kind",
-    "agreement_reference",
-    "agreement_date",
-    "threshold_profile",
-    "threshold_mode",
-    "threshold_answers",
-    "threshold_preset",
-    "threshold_custom_value",
-    "threshold_justification",
-    "threshold_result",
-    "risk_result",
-    "population",
-    "context_answers",
-    "context_result",
-    "deid_config",
-    "search_result",
-    "chosen_levels",
-    "apply_result",
-    "output_parquet_path",
-    "output_csv_path",
-    "secrets_path",
+    *(name for name in FROZEN_FIELDS if name != "version"),
     "secrets_wrapped_key",
-    "utility_note",
-    "utility_accepted",
-    "step_state",
-]
+)
 
 
 @transaction.atomic

@@ -22,7 +22,7 @@ from django.core.files.storage import default_storage
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.dateparse import parse_datetime
 
-from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.models import RELEASE_FIELDS, Assessment, AssessmentStatus, HierarchySpec
 from apps.audit.models import canonical_dumps
 from apps.core.errors import ApplicationError
 from apps.reviews.models import AssessmentSnapshot
@@ -34,13 +34,7 @@ SCHEMA = 1
 FROZEN_FIELDS = (
     "title",
     "version",
-    "release_model",
-    "recipient_organization",
-    "recipient_contact",
-    "purpose",
-    "agreement_kind",
-    "agreement_reference",
-    "agreement_date",
+    *RELEASE_FIELDS,
     "threshold_profile",
     "threshold_mode",
     "threshold_answers",
