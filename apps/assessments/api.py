@@ -136,7 +136,7 @@ def context_data(assessment: Assessment) -> dict[str, Any]:
 
 
 def deid_config_data(assessment: Assessment) -> dict[str, Any]:
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     return DeidConfigSerializer(
         {**config, "direct_identifiers": deidentify.direct_identifiers(assessment)}
     ).data
@@ -622,20 +622,13 @@ class AssessmentViewSet(
         assessment = self.get_object()
         if request.method == "GET":
             return Response(deid_config_data(assessment))
-        data = self._payload(DeidConfigSerializer).validated_data
+        payload = self._payload(DeidConfigSerializer)
         stale = self._deidentify_step(
             assessment,
             "config",
-            lambda: deidentify.deid_config_set(
+            lambda: deidentify.deid_config_save(
                 assessment=assessment,
-                masking={c: dict(m) for c, m in data["masking"].items()},
-                suppression_limit=data["suppression_limit"],
-                metric=data["metric"],
-                max_levels=dict(data["max_levels"]),
-                privacy_models=[dict(m) for m in data["privacy_models"]]
-                if "privacy_models" in data
-                else None,
-                csv_formula_guard=data["csv_formula_guard"],
+                config=payload.config(base=deidentify.deid_config(assessment)),
             ),
         )
         return Response({**deid_config_data(assessment), "stale": stale})
@@ -747,7 +740,7 @@ class AssessmentViewSet(
                 ground=data.get("ground", ""),
             )
             assessment.refresh_from_db()
-        findings = identifier_findings(assessment.apply_result, assessment.deid_config)
+        findings = identifier_findings(assessment.apply_result, assessment.deid)
         return Response(IdentifierFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ColumnFindingSerializer(many=True))
@@ -781,7 +774,7 @@ class AssessmentViewSet(
                 ground=data.get("ground", ""),
             )
             assessment.refresh_from_db()
-        findings = column_findings(assessment.apply_result, assessment.deid_config)
+        findings = column_findings(assessment.apply_result, assessment.deid)
         return Response(ColumnFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ApplySerializer)

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from apps.assessments.configuration import DeidConfig
 from apps.core.labels import (
     AGREEMENT_KIND_LABELS,
     ASSESSMENT_STATUS_LABELS,
@@ -175,6 +176,12 @@ class Assessment(OrganizationOwned):
         ):
             return ReleaseModel.SEMI_PUBLIC
         return self.release_model
+
+    @property
+    def deid(self) -> DeidConfig:
+        """The stored Step 7 configuration, typed, as stored (``deidentify.deid_config``
+        completes it with the current direct identifiers)."""
+        return DeidConfig.from_json(self.deid_config)
 
 
 class HierarchySpec(OrganizationOwned):

@@ -6,12 +6,13 @@ The settings and the search that come before it are in `apps.assessments.deident
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
@@ -51,18 +52,18 @@ def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     )
 
 
-def _mask_specs(config: dict[str, Any]) -> dict[str, Any]:
-    from apps.engine.masking import MaskSpec
+def _mask_specs(config: DeidConfig) -> dict[str, Any]:
+    from apps.engine.masking import MaskMethod, MaskSpec
 
-    specs = {}
-    for column, spec in config["masking"].items():
-        specs[column] = MaskSpec(
-            method=spec["method"],
-            length=int(spec.get("length") or 32),
-            keep_leading=int(spec.get("keep_leading") or 0),
-            keep_trailing=int(spec.get("keep_trailing") or 0),
+    return {
+        column: MaskSpec(
+            method=cast("MaskMethod", masking.method),  # checked by masking_check
+            length=masking.pseudonym_length,
+            keep_leading=masking.leading,
+            keep_trailing=masking.trailing,
         )
-    return specs
+        for column, masking in config.masking.items()
+    }
 
 
 def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
@@ -96,7 +97,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     # Settings saved before a rule on masking existed are refused here, as on the page.
-    masking_check(assessment, config["masking"])
+    masking_check(assessment, config.masking)
+    masking_json = {c: m.to_json() for c, m in config.masking.items()}
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
@@ -106,10 +108,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         local_path(assessment.dataset.parquet_path) as path,
         tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
     ):
-        from apps.assessments.privacy_models import search_inputs
+        from apps.assessments.privacy_models import encode_for_search
 
         data = read_table(path)
-        inputs = search_inputs(data, quasi, specs, config)
+        inputs = encode_for_search(data, quasi, specs, config)
         problem, table = inputs.problem, inputs.sensitive
         try:
             criterion = criterion_for_release(
@@ -117,7 +119,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             )
             context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
             out = Path(scratch) / "release.parquet"
-            techniques = list(config.get("techniques") or [])
+            techniques = list(config.techniques or ())
             if techniques:
                 applied, technique_results = _apply_with_techniques(
                     data, inputs, levels, criterion, config, out, techniques, quasi
@@ -132,7 +134,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     levels=levels,
                     criterion=criterion,
                     out=out,
-                    suppression_limit=float(config["suppression_limit"]),
+                    suppression_limit=float(config.suppression_limit),
                     direct=_mask_specs(config),
                     sensitive=table,
                 )
@@ -143,7 +145,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         # batch by batch and every measure below streams (any number of rows).
         released = pl.scan_parquet(applied.path)
         csv_path = Path(scratch) / "release.csv"
-        guard = bool(config["csv_formula_guard"])
+        guard = bool(config.csv_formula_guard)
         csv_frame, guarded_cells = guard_formulas_lazy(released) if guard else (released, {})
         csv_frame.sink_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
@@ -173,7 +175,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             sensitive=sensitive_columns(assessment),
             levels=levels,
             tops={q: specs[q].height for q in quasi},
-            masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
+            masked=[c for c, m in config.masking.items() if m.method != "remove"],
         )
         from apps.assessments.freetext import free_text_columns, release_text_scan
         from apps.classification.models import Variable
@@ -187,7 +189,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             released,
             quasi=quasi,
             sensitive=sensitive_columns(assessment),
-            masking=config["masking"],
+            masking=masking_json,
             roles=roles,
             free_text=free_text_columns(assessment),
             release_size=k,
@@ -196,7 +198,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         context.progress(85, "Scanning released text for identifiers", force=True)
         text_scan = release_text_scan(
-            data, released, quasi=quasi, masking=config["masking"], roles=roles
+            data, released, quasi=quasi, masking=masking_json, roles=roles
         )
         measure = applied.measure
         try:
@@ -231,8 +233,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "levels": levels,
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
-                "masking": config["masking"],
-                "privacy_models": config.get("privacy_models") or [],
+                "masking": masking_json,
+                "privacy_models": [m.to_json() for m in config.privacy_models],
                 "techniques": technique_results,
                 "generalization_only": _generalization_only(assessment, levels),
                 "rows_in": measure.rows_in,
@@ -267,7 +269,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     # the quasi-identifier cells released as * (not counted as missing)
                     "starred": starred.to_dict(),
                     # the metric Step 7's search minimized: Step 8's headline
-                    "metric": config["metric"],
+                    "metric": config.metric,
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
                 **measured,
@@ -372,9 +374,9 @@ def _apply_with_techniques(
     inputs: Any,
     levels: dict[str, int],
     criterion: Any,
-    config: dict[str, Any],
+    config: DeidConfig,
     out: Any,
-    techniques: list[dict[str, Any]],
+    techniques: list[Technique],
     quasi: list[str],
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Write the release with Step 7's further techniques (apps.assessments.techniques).
@@ -393,7 +395,7 @@ def _apply_with_techniques(
     )
 
     k = criterion.release_size
-    local = any(t["technique"] == "local_suppression" for t in techniques)
+    local = any(t.technique == "local_suppression" for t in techniques)
     if local:
         frame, secret = apply_levels(
             data,
@@ -412,7 +414,7 @@ def _apply_with_techniques(
             levels=levels,
             criterion=criterion,
             out=out,
-            suppression_limit=float(config["suppression_limit"]),
+            suppression_limit=float(config.suppression_limit),
             direct=_mask_specs(config),
             sensitive=inputs.sensitive,
         )
@@ -427,7 +429,7 @@ def _apply_with_techniques(
         lookups=inputs.lookups,
         levels=levels,
         criterion=criterion,
-        suppression_limit=float(config["suppression_limit"]),
+        suppression_limit=float(config.suppression_limit),
         sensitive=inputs.sensitive if not local else None,
     )
     return ApplyResult(path=path, seed_used=False, measure=measure, secrets=secret), results

@@ -79,8 +79,8 @@ def submission_blockers(assessment: Assessment) -> list[str]:
             blockers.append(f"Step {step.number} ({step.title}) is not done.")
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
-    blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
-    blockers += column_blockers(assessment.apply_result, assessment.deid_config)
+    blockers += identifier_blockers(assessment.apply_result, assessment.deid)
+    blockers += column_blockers(assessment.apply_result, assessment.deid)
     return blockers
 
 

@@ -22,6 +22,7 @@ from django.core.files.storage import default_storage
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.dateparse import parse_datetime
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import RELEASE_FIELDS, Assessment, AssessmentStatus, HierarchySpec
 from apps.audit.models import canonical_dumps
 from apps.core.errors import ApplicationError
@@ -204,7 +205,7 @@ def snapshot_content(
         "schema": SCHEMA,
         "assessment": {name: getattr(assessment, name) for name in FROZEN_FIELDS},
         "effective_release_model": assessment.effective_release_model,
-        "deid_config": deid_config(assessment, directs=directs),
+        "deid_config": deid_config(assessment, directs=directs).to_json(),
         "overall": overall_risk(assessment),
         "dataset": _dataset(assessment, models),
         "variables": variables,
@@ -250,7 +251,7 @@ class AssessmentRecord:
     variables: list[dict[str, Any]]
     classification_changes: int
     hierarchies: list[dict[str, Any]]
-    deid_config: dict[str, Any]
+    deid_config: DeidConfig  # completed (``apps.assessments.deidentify.deid_config``)
     overall: dict[str, Any] | None
     dataset: dict[str, Any]
     files: dict[str, Any] = field(default_factory=dict)
@@ -320,7 +321,7 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
             variables=_with_datetimes(content["variables"]),
             classification_changes=int(content.get("classification_changes") or 0),
             hierarchies=content["hierarchies"],
-            deid_config=content["deid_config"],
+            deid_config=DeidConfig.from_json(content["deid_config"]),
             overall=content["overall"],
             dataset=content["dataset"],
             files=content["files"],
