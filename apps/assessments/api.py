@@ -41,6 +41,7 @@ from apps.accounts.selectors import membership_get
 from apps.assessments import deidentify, hooks, population, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_preview, hierarchy_set
 from apps.assessments.models import (
+    RELEASE_FIELDS,
     Assessment,
     AssessmentStatus,
     HierarchySpec,
@@ -102,16 +103,7 @@ def _job(job: Job | None) -> Job | None:
 
 
 def release_data(assessment: Assessment) -> dict[str, Any]:
-    fields = (
-        "release_model",
-        "recipient_organization",
-        "recipient_contact",
-        "purpose",
-        "agreement_kind",
-        "agreement_reference",
-        "agreement_date",
-        "effective_release_model",
-    )
+    fields = (*RELEASE_FIELDS, "effective_release_model")
     threat = assessment.threat_model or {}
     domain = threat.get("pseudonymisation") or {}
     return ReleaseStateSerializer(
@@ -171,7 +163,7 @@ def persons_data(assessment: Assessment, *, suggest: bool = True) -> dict[str, A
 
 
 def deid_config_data(assessment: Assessment) -> dict[str, Any]:
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     return DeidConfigSerializer(
         {**config, "direct_identifiers": deidentify.direct_identifiers(assessment)}
     ).data
@@ -691,20 +683,13 @@ class AssessmentViewSet(
         assessment = self.get_object()
         if request.method == "GET":
             return Response(deid_config_data(assessment))
-        data = self._payload(DeidConfigSerializer).validated_data
+        payload = self._payload(DeidConfigSerializer)
         stale = self._deidentify_step(
             assessment,
             "config",
-            lambda: deidentify.deid_config_set(
+            lambda: deidentify.deid_config_save(
                 assessment=assessment,
-                masking={c: dict(m) for c, m in data["masking"].items()},
-                suppression_limit=data["suppression_limit"],
-                metric=data["metric"],
-                max_levels=dict(data["max_levels"]),
-                privacy_models=[dict(m) for m in data["privacy_models"]]
-                if "privacy_models" in data
-                else None,
-                csv_formula_guard=data["csv_formula_guard"],
+                config=payload.config(base=deidentify.deid_config(assessment)),
             ),
         )
         return Response({**deid_config_data(assessment), "stale": stale})
@@ -816,7 +801,7 @@ class AssessmentViewSet(
                 ground=data.get("ground", ""),
             )
             assessment.refresh_from_db()
-        findings = identifier_findings(assessment.apply_result, assessment.deid_config)
+        findings = identifier_findings(assessment.apply_result, assessment.deid)
         return Response(IdentifierFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ColumnFindingSerializer(many=True))
@@ -850,7 +835,7 @@ class AssessmentViewSet(
                 ground=data.get("ground", ""),
             )
             assessment.refresh_from_db()
-        findings = column_findings(assessment.apply_result, assessment.deid_config)
+        findings = column_findings(assessment.apply_result, assessment.deid)
         return Response(ColumnFindingSerializer(findings, many=True).data)
 
     @extend_schema(methods=["GET"], responses=ApplySerializer)

@@ -20,7 +20,7 @@ MAX_VALUES = 20
 def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> dict[str, Any]:
     """The two alternatives (positions in the stored set) with their released distributions."""
     from apps.assessments.deidentify import deid_config, search_target
-    from apps.assessments.privacy_models import search_inputs
+    from apps.assessments.privacy_models import encode_for_search
     from apps.engine.criteria import criterion_for_release
     from apps.engine.errors import EngineError
     from apps.engine.frame import read_table
@@ -42,7 +42,7 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
         raise ApplicationError(f"No hierarchy for {', '.join(missing)}: run the search again.")
     target = search_target(assessment)
     with local_path(assessment.dataset.parquet_path) as path:
-        built = search_inputs(read_table(path), quasi, specs, deid_config(assessment))
+        built = encode_for_search(read_table(path), quasi, specs, deid_config(assessment))
     problem, table = built.problem, built.sensitive
     try:
         criterion = criterion_for_release(

@@ -6,19 +6,34 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.configuration import (
+    DeidConfig,
+    Masking,
+    PrivacyModel,
+    masking_method_check,
+    masking_numbers_check,
+    parse,
+)
 from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.selectors import overall_risk
-from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
+from apps.assessments.services import (
+    assessment_editable,
+    assessment_job_start,
+    assessment_lock_draft,
+    quasi_identifiers,
+)
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
@@ -31,13 +46,15 @@ from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.services import JobContext
+
+if TYPE_CHECKING:
+    from apps.assessments.privacy_models import EncodedSearch
+    from apps.engine.criteria import Criterion
+    from apps.engine.search import SearchProblem
+    from apps.engine.search.sensitive import SensitiveTable
 
 logger = logging.getLogger(__name__)
-
-METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
-MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
-DEFAULT_SUPPRESSION_LIMIT = 0.05
 
 
 def direct_identifiers(assessment: Assessment) -> list[str]:
@@ -48,61 +65,27 @@ def direct_identifiers(assessment: Assessment) -> list[str]:
     )
 
 
-def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> dict[str, Any]:
-    """The stored configuration completed with defaults: every direct identifier removed,
-    5% suppression, the `loss` metric, no maximum levels, the released CSV guarded against
-    spreadsheet formulas. ``directs`` overrides the data set's current direct identifiers
-    (a frozen record passes the roles it froze)."""
-    config = dict(assessment.deid_config or {})
-    masking = dict(config.get("masking") or {})
-    if directs is None:
-        directs = direct_identifiers(assessment)
-    for column in directs:
-        masking.setdefault(column, {"method": "remove"})
-    config["masking"] = {c: m for c, m in masking.items() if c in directs}
-    config.setdefault("suppression_limit", DEFAULT_SUPPRESSION_LIMIT)
-    config.setdefault("metric", "loss")
-    config.setdefault("max_levels", {})
-    config.setdefault("privacy_models", [])
-    if directs is None and config["privacy_models"]:
+def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> DeidConfig:
+    """The stored configuration completed: every direct identifier not listed is removed,
+    and one no longer a direct identifier is left out; with the defaults of ``DeidConfig``
+    for what was never set (5% suppression, the `loss` metric, no maximum levels, the
+    released CSV guarded against spreadsheet formulas). ``directs`` overrides the data
+    set's current direct identifiers (a frozen record passes the roles it froze)."""
+    config = DeidConfig.from_json(assessment.deid_config)
+    masking = dict(config.masking)
+    current = direct_identifiers(assessment) if directs is None else directs
+    for column in current:
+        masking.setdefault(column, Masking("remove"))
+    config = config.replace(masking={c: m for c, m in masking.items() if c in current})
+    if directs is None and config.privacy_models:
         from apps.assessments.services import sensitive_columns
 
         # a variable no longer classified as sensitive loses its model
         still = set(sensitive_columns(assessment))
-        config["privacy_models"] = [m for m in config["privacy_models"] if m["column"] in still]
-    config.setdefault("csv_formula_guard", True)
-    return config
-
-
-PSEUDONYM_LENGTHS = (8, 64)  # hex characters: 32 to 256 bits (apps.engine.masking)
-MAX_KEPT_CHARACTERS = 1000  # of character masking; keeping more than a value has keeps it all
-
-
-def _check_masking_numbers(column: str, spec: dict[str, Any]) -> None:
-    """Refused here, not when the file is written: a pseudonym of 3 hex characters has 4,096
-    values (collisions, and a table an intruder can enumerate); 10^9 is not a length."""
-    low, high = PSEUDONYM_LENGTHS
-    length = spec.get("length")
-    if length is not None and (
-        not isinstance(length, int) or isinstance(length, bool) or not low <= length <= high
-    ):
-        raise ApplicationError(
-            f"The pseudonym length of '{column}' must be {low} to {high} hex characters, "
-            f"not {length!r}.",
-            {"column": column, "field": "length"},
+        config = config.replace(
+            privacy_models=tuple(m for m in config.privacy_models if m.column in still)
         )
-    for field, label in (("keep_leading", "leading"), ("keep_trailing", "trailing")):
-        kept = spec.get(field, 0)
-        if (
-            not isinstance(kept, int)
-            or isinstance(kept, bool)
-            or not 0 <= kept <= MAX_KEPT_CHARACTERS
-        ):
-            raise ApplicationError(
-                f"The number of {label} characters kept of '{column}' must be a whole number "
-                f"from 0 to {MAX_KEPT_CHARACTERS}, not {kept!r}.",
-                {"column": column, "field": field},
-            )
+    return config
 
 
 def _profiled(assessment: Assessment, column: str) -> dict[str, Any]:
@@ -118,12 +101,12 @@ def _distinct_values(assessment: Assessment, column: str) -> int:
     return int(_profiled(assessment, column).get("distinct") or 0)
 
 
-def _check_character_mask(assessment: Assessment, column: str, spec: dict[str, Any]) -> None:
+def _check_character_mask(assessment: Assessment, column: str, masking: Masking) -> None:
     """A masking that keeps the value is not masking. It keeps something, at most half of a
     value of the column's typical length (the engine never keeps more than half of any
     value: `apps.engine.masking.kept_characters`), and it is not for free text, whose
     every word may name someone (scrub or remove it)."""
-    keep = int(spec.get("keep_leading", 0) or 0) + int(spec.get("keep_trailing", 0) or 0)
+    keep = masking.leading + masking.trailing
     if keep <= 0:
         raise ApplicationError(
             f"Character masking of '{column}' keeps nothing: say how many leading or "
@@ -149,7 +132,7 @@ def _check_character_mask(assessment: Assessment, column: str, spec: dict[str, A
         )
 
 
-def masking_check(assessment: Assessment, masking: dict[str, dict[str, Any]]) -> None:
+def masking_check(assessment: Assessment, masking: Mapping[str, Masking]) -> None:
     """Step 7.1's masking settings, refused with a message naming the column: the one check
     of the settings page, the API and the apply job (a stored setting from before a rule
     is refused when the file is written)."""
@@ -157,50 +140,16 @@ def masking_check(assessment: Assessment, masking: dict[str, dict[str, Any]]) ->
     for column, spec in masking.items():
         if column not in directs:
             raise ApplicationError(f"'{column}' is not a direct identifier.", {"column": column})
-        if spec.get("method") not in MASKING_METHODS:
-            raise ApplicationError(
-                f"'{spec.get('method')}' is not a masking method ({column}).", {"column": column}
-            )
-        _check_masking_numbers(column, spec)
-        refusal = mapped_values_refusal(
-            column, spec["method"], _distinct_values(assessment, column)
-        )
+        masking_method_check(column, spec)
+        masking_numbers_check(column, spec)
+        refusal = mapped_values_refusal(column, spec.method, _distinct_values(assessment, column))
         if refusal:
             raise ApplicationError(refusal, {"column": column})
-        if spec["method"] == "mask":
+        if spec.method == "mask":
             _check_character_mask(assessment, column, spec)
 
 
-@transaction.atomic
-def deid_config_set(
-    *,
-    assessment: Assessment,
-    masking: dict[str, dict[str, Any]],
-    suppression_limit: float,
-    metric: str,
-    max_levels: dict[str, int],
-    privacy_models: list[dict[str, Any]] | None = None,
-    csv_formula_guard: bool = True,
-) -> None:
-    """Step 7's settings. ``privacy_models`` (``[{"column", "spec"}]``, see
-    ``apps.assessments.privacy_models``) — None keeps the current ones.
-    ``csv_formula_guard``: prefix text cells of the released CSV that a spreadsheet would
-    run as a formula (``apps.engine.formula_guard``); off only for analysis pipelines that
-    need the raw values. The Parquet file is never altered."""
-    from apps.assessments.privacy_models import privacy_models_check
-    from apps.assessments.services import sensitive_columns
-
-    _editable(assessment)
-    masking_check(assessment, masking)
-    if not 0 <= suppression_limit <= 1:
-        raise ApplicationError(
-            "The suppression limit is a share between 0 and 1 (e.g. 0.05).",
-            {"field": "suppression_limit"},
-        )
-    if metric not in METRICS:
-        raise ApplicationError(
-            f"'{metric}' is not an information-loss metric.", {"field": "metric"}
-        )
+def _max_levels_check(assessment: Assessment, max_levels: Mapping[str, int]) -> None:
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     if any(column not in specs for column in max_levels):
         # A quasi-identifier without a saved hierarchy has its default one, which the page
@@ -214,11 +163,57 @@ def deid_config_set(
                 "generalization hierarchy of a quasi-identifier (Step 2).",
                 {"column": column},
             )
-        if not 0 <= int(level) <= hierarchy.height:
+        if not 0 <= level <= hierarchy.height:
             raise ApplicationError(
                 f"The maximum level of '{column}' must be between 0 and {hierarchy.height}.",
                 {"column": column},
             )
+
+
+@transaction.atomic
+def deid_config_set(
+    *,
+    assessment: Assessment,
+    masking: dict[str, dict[str, Any]],
+    suppression_limit: float,
+    metric: str,
+    max_levels: dict[str, int],
+    privacy_models: list[dict[str, Any]] | None = None,
+    csv_formula_guard: bool = True,
+) -> None:
+    """Step 7's settings given as JSON values (``apps.assessments.configuration.parse``
+    reads them); ``privacy_models`` None keeps the current ones."""
+    assessment_editable(assessment)
+    data: dict[str, Any] = {
+        "masking": masking,
+        "suppression_limit": suppression_limit,
+        "metric": metric,
+        "max_levels": max_levels,
+        "csv_formula_guard": csv_formula_guard,
+    }
+    if privacy_models is not None:
+        data["privacy_models"] = privacy_models
+    deid_config_save(assessment=assessment, config=parse(data, base=deid_config(assessment)))
+
+
+@transaction.atomic
+def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
+    """Step 7's settings, parsed (``apps.assessments.configuration.parse``), checked
+    against the assessment: the masked columns are its direct identifiers, the capped
+    ones quasi-identifiers with a hierarchy that high, the privacy models on its sensitive
+    variables. ``csv_formula_guard``: prefix text cells of the released CSV that a
+    spreadsheet would run as a formula (``apps.engine.formula_guard``); off only for
+    analysis pipelines that need the raw values. The Parquet file is never altered.
+
+    A change of what the search depends on drops its result; any change makes a written
+    file stale. The readings of findings are kept; the further techniques are set again
+    after the settings (``apps.assessments.techniques.techniques_set``)."""
+    from apps.assessments.privacy_models import privacy_models_check
+    from apps.assessments.services import sensitive_columns
+
+    assessment_editable(assessment)
+    masking_check(assessment, config.masking)
+    _max_levels_check(assessment, config.max_levels)
     old = deid_config(assessment)
     sensitive = sensitive_columns(assessment)
     numeric = set(
@@ -227,33 +222,23 @@ def deid_config_set(
         ).values_list("name", flat=True)
     )
     models = privacy_models_check(
-        old["privacy_models"] if privacy_models is None else privacy_models,
-        sensitive=sensitive,
-        numeric=sorted(numeric),
+        config.privacy_models, sensitive=sensitive, numeric=sorted(numeric)
     )
-    new = {
-        "masking": masking,
-        "suppression_limit": suppression_limit,
-        "metric": metric,
-        "max_levels": {c: int(v) for c, v in max_levels.items()},
-        "privacy_models": [{"column": m["column"], "spec": m["spec"]} for m in models],
-        "csv_formula_guard": bool(csv_formula_guard),
-    }
-    assessment.deid_config = {
-        **new,
-        # the analyst's reading of detections in released text (apps.assessments.freetext)
-        "identifiers_reviewed": old.get("identifiers_reviewed") or {},
-        # and of findings on other released columns (apps.assessments.release_columns)
-        "columns_reviewed": old.get("columns_reviewed") or {},
-    }
-    search_inputs_changed = any(
-        old.get(k) != new[k]
-        for k in ("suppression_limit", "metric", "max_levels", "privacy_models")
+    new = DeidConfig(
+        masking=config.masking,
+        suppression_limit=config.suppression_limit,
+        metric=config.metric,
+        max_levels=dict(config.max_levels),
+        privacy_models=tuple(PrivacyModel(m["column"], m["spec"]) for m in models),
+        csv_formula_guard=config.csv_formula_guard,
+        identifiers_reviewed=old.identifiers_reviewed,
+        columns_reviewed=old.columns_reviewed,
     )
-    if search_inputs_changed:
+    assessment.deid_config = new.to_json()
+    if old.search_settings() != new.search_settings():
         assessment.search_result = None
         assessment.chosen_levels = None
-    if assessment.apply_result is not None and old != {**old, **new}:
+    if assessment.apply_result is not None and old.settings() != new.settings():
         steps.mark_stale(assessment, "deidentify")
     assessment.save(
         update_fields=["deid_config", "search_result", "chosen_levels", "step_state", "updated_at"]
@@ -273,7 +258,7 @@ def search_target(assessment: Assessment) -> dict[str, Any]:
 
 @transaction.atomic
 def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     refuse_longitudinal_deidentify(assessment)
     search_target(assessment)
     if not quasi_identifiers(assessment):
@@ -281,16 +266,7 @@ def assessment_start_search(*, assessment: Assessment, user: User) -> Job:
             "No confirmed quasi-identifier: finish Step 2 first.", {"step": "classification"}
         )
     hierarchies_ensure(assessment=assessment)
-    job = job_create(
-        organization=assessment.organization,
-        kind="assessment-search",
-        subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id)},
-        created_by=user,
-    )
-    Assessment.objects.filter(id=assessment.id).update(search_job=job)
-    assessment.search_job = job
-    return job
+    return assessment_job_start(assessment=assessment, user=user, kind="search")
 
 
 def _node(node: Any, quasi: list[str]) -> dict[str, Any]:
@@ -306,21 +282,59 @@ def _node(node: Any, quasi: list[str]) -> dict[str, Any]:
     }
 
 
-def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
-    assessment = Assessment.objects.select_related("dataset").get(
-        id=job.params["assessment_id"], organization=job.organization
-    )
-    refuse_longitudinal_deidentify(assessment)
+@dataclass(frozen=True)
+class SearchInputs:
+    """The problem a search of this assessment solves, built once by ``search_inputs`` for
+    the search job and its pre-check: the quasi-identifiers, the completed configuration,
+    the risk target and its criterion, the hierarchies, and the data encoded on them."""
+
+    quasi: list[str]
+    config: DeidConfig
+    target: dict[str, Any]
+    specs: dict[str, HierarchySpec]
+    criterion: Criterion
+    encoded: EncodedSearch
+
+    @property
+    def problem(self) -> SearchProblem:
+        return self.encoded.problem
+
+    @property
+    def sensitive(self) -> SensitiveTable | None:
+        """The privacy models on sensitive variables (None without any)."""
+        return self.encoded.sensitive
+
+    @property
+    def rows(self) -> int:
+        return self.encoded.rows
+
+    @property
+    def distinct_tuples(self) -> int:
+        return self.encoded.distinct_tuples
+
+
+def search_inputs(
+    assessment: Assessment,
+    specs: dict[str, HierarchySpec] | None = None,
+    *,
+    reading: Callable[[], None] | None = None,
+    timing: dict[str, float] | None = None,
+) -> SearchInputs:
+    """The one builder of a search's inputs (``SearchInputs``). ``specs``: the hierarchies
+    (None: those saved, each missing one saved with its default first, as the search does;
+    the pre-check passes those it would get without saving). ``reading`` is called before
+    the data is read; ``timing`` receives the seconds spent reading and encoding."""
+    from apps.assessments.privacy_models import encode_for_search, models_of
+
     started = time.perf_counter()
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     target = search_target(assessment)
-    specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
-    context.progress(3, "Reading and encoding the quasi-identifiers", force=True)
-    from apps.assessments.privacy_models import models_of, search_inputs
-
+    if specs is None:
+        specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
+    if reading is not None:
+        reading()
     columns = list(dict.fromkeys([*quasi, *(m.column for m in models_of(config))]))
-    timing: dict[str, float] = {}
     with local_path(assessment.dataset.parquet_path) as path:
         lazy = read_table(path).select(columns)
         # (a table that fits is read first, then encoded in compiled passes; a larger one
@@ -329,16 +343,43 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         data: pl.LazyFrame | pl.DataFrame = (
             lazy.collect().rechunk() if assessment.dataset.rows <= IN_MEMORY_ROWS else lazy
         )
-        timing["read"] = time.perf_counter() - started
-        encoded = search_inputs(data, quasi, specs, config)
-    timing["encode"] = time.perf_counter() - started - timing["read"]
-    problem = encoded.problem
+        encoding = time.perf_counter()
+        encoded = encode_for_search(data, quasi, specs, config)
+    if timing is not None:
+        timing["read"] = encoding - started
+        timing["encode"] = time.perf_counter() - encoding
     try:
         criterion = criterion_for_release(
             target["release_model"], target["threshold"], target["context_risk"]
         )
     except EngineError as exc:
         raise ApplicationError(f"Step 7 cannot start: {exc}") from None
+    return SearchInputs(
+        quasi=quasi,
+        config=config,
+        target=target,
+        specs=specs,
+        criterion=criterion,
+        encoded=encoded,
+    )
+
+
+def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization
+    )
+    refuse_longitudinal_deidentify(assessment)
+    started = time.perf_counter()
+    timing: dict[str, float] = {}
+    inputs = search_inputs(
+        assessment,
+        reading=lambda: context.progress(
+            3, "Reading and encoding the quasi-identifiers", force=True
+        ),
+        timing=timing,
+    )
+    quasi, config, target, specs = inputs.quasi, inputs.config, inputs.target, inputs.specs
+    encoded, problem, criterion = inputs.encoded, inputs.problem, inputs.criterion
 
     def listen(progress: SearchProgress) -> None:
         best = (
@@ -351,7 +392,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
             f"{progress.nodes_evaluated:,} of {progress.nodes_total:,} generalizations evaluated{best}",
         )
 
-    tops = lattice_tops(problem, config["max_levels"] or None)
+    tops = lattice_tops(problem, dict(config.max_levels) or None)
     limit = max_nodes(len(tops))
     if math.prod(t + 1 for t in tops) > limit:
         if encoded.sensitive is not None:
@@ -370,9 +411,9 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         result = optimal_search(
             problem,
             criterion,
-            metric=config["metric"],
-            suppression_limit=float(config["suppression_limit"]),
-            max_levels=config["max_levels"] or None,
+            metric=config.metric,
+            suppression_limit=float(config.suppression_limit),
+            max_levels=dict(config.max_levels) or None,
             progress=listen,
             pareto=True,
             sensitive=encoded.sensitive,
@@ -385,10 +426,10 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "quasi_identifiers": quasi,
         "rows": encoded.rows,
         "distinct_tuples": encoded.distinct_tuples,
-        "metric": config["metric"],
-        "suppression_limit": float(config["suppression_limit"]),
-        "max_levels": config["max_levels"],
-        "privacy_models": config.get("privacy_models") or [],
+        "metric": config.metric,
+        "suppression_limit": float(config.suppression_limit),
+        "max_levels": dict(config.max_levels),
+        "privacy_models": [m.to_json() for m in config.privacy_models],
         "release_model": target["release_model"],
         "criterion": result.criterion,
         "data_risk_target": target["data_risk_target"],
@@ -404,7 +445,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "optimal": result.optimal,
         # (no time budget is given here: a search that is not optimal ran out of one)
         "outcome": "optimal" if result.optimal else "time_budget",
-        **_lattice_scope(quasi, specs, config["max_levels"]),
+        **_lattice_scope(quasi, specs, config.max_levels),
         "seconds": result.seconds,
         "timing": dict(timing),
     }
@@ -439,7 +480,7 @@ def _heuristic(
     context: JobContext,
     problem: Any,
     criterion: Any,
-    config: dict[str, Any],
+    config: DeidConfig,
     target: dict[str, Any],
     quasi: list[str],
     specs: dict[str, HierarchySpec],
@@ -460,9 +501,9 @@ def _heuristic(
         result = heuristic_search(
             problem,
             criterion,
-            metric=config["metric"],
-            suppression_limit=float(config["suppression_limit"]),
-            max_levels=config["max_levels"] or None,
+            metric=config.metric,
+            suppression_limit=float(config.suppression_limit),
+            max_levels=dict(config.max_levels) or None,
         )
     except EngineError as exc:
         raise ApplicationError(f"The search failed: {exc}") from None
@@ -473,9 +514,9 @@ def _heuristic(
         "quasi_identifiers": quasi,
         "rows": encoded.rows,
         "distinct_tuples": encoded.distinct_tuples,
-        "metric": config["metric"],
-        "suppression_limit": float(config["suppression_limit"]),
-        "max_levels": config["max_levels"],
+        "metric": config.metric,
+        "suppression_limit": float(config.suppression_limit),
+        "max_levels": dict(config.max_levels),
         "release_model": target["release_model"],
         "criterion": criterion.describe(),
         "data_risk_target": target["data_risk_target"],
@@ -490,7 +531,7 @@ def _heuristic(
         "nodes_evaluated": result.nodes_evaluated,
         "optimal": False,
         "outcome": "heuristic",
-        **_lattice_scope(quasi, specs, config["max_levels"]),
+        **_lattice_scope(quasi, specs, config.max_levels),
         "heuristic": {
             "method": result.method,
             "lower_bound": result.lower_bound,
@@ -522,7 +563,7 @@ def _heuristic(
 
 
 def _lattice_scope(
-    quasi: list[str], specs: dict[str, HierarchySpec], max_levels: dict[str, int]
+    quasi: list[str], specs: dict[str, HierarchySpec], max_levels: Mapping[str, int]
 ) -> dict[str, Any]:
     """What the search looked over, kept with its result (and so frozen with a submitted
     version): the levels the analyst capped (those below their hierarchy's top) and the
@@ -555,7 +596,7 @@ def _levels_text(levels: dict[str, int], specs: dict[str, HierarchySpec]) -> str
 @transaction.atomic
 def assessment_choose_solution(*, assessment: Assessment, levels: dict[str, int]) -> None:
     """Pick the optimum or one of the Pareto alternatives (Step 8's trade-off)."""
-    _editable(assessment)
+    assessment_editable(assessment)
     search = assessment.search_result
     if not search:
         raise ApplicationError("Run the search first.", status=409)

@@ -22,6 +22,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
     grounds_for,
@@ -30,7 +31,7 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import _editable
+from apps.assessments.services import assessment_editable
 from apps.classification.detectors import CLOSED_MAX_DISTINCT, CLOSED_MAX_UNIQUE_SHARE
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
@@ -134,14 +135,14 @@ def category_lists(released: pl.DataFrame | pl.LazyFrame, columns: list[str]) ->
 
 
 def identifier_findings(
-    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
+    apply_result: dict[str, Any] | None, config: DeidConfig | None
 ) -> list[dict[str, Any]]:
     """Released columns in which the detectors found something, each with the analyst's
     explanation if one answers every kind found (``reviewed``: what the reviewer reads, or
     "")."""
     if not apply_result:
         return []
-    reviewed = (deid_config or {}).get("identifiers_reviewed") or {}
+    reviewed = config.identifiers_reviewed if config is not None else {}
     out = []
     for entry in apply_result.get("identifier_scan") or []:
         if not entry.get("rows_with_spans"):
@@ -166,7 +167,7 @@ def identifier_findings(
 
 
 def identifier_blockers(
-    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
+    apply_result: dict[str, Any] | None, config: DeidConfig | None
 ) -> list[str]:
     """The submission blockers: one per released column with untreated detections."""
     if not apply_result:
@@ -177,7 +178,7 @@ def identifier_blockers(
             "identifiers: write it again (Step 7)."
         ]
     blockers = []
-    for finding in identifier_findings(apply_result, deid_config):
+    for finding in identifier_findings(apply_result, config):
         if finding["reviewed"]:
             continue
         column = finding["column"]
@@ -207,17 +208,15 @@ def identifiers_reviewed_set(
             "Only analysts and administrators explain what was found in released text.",
             status=403,
         )
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
-    findings = {
-        f["column"]: f for f in identifier_findings(locked.apply_result, locked.deid_config)
-    }
+    findings = {f["column"]: f for f in identifier_findings(locked.apply_result, locked.deid)}
     if column not in findings:
         raise ApplicationError(
             f"Nothing was detected in the released column '{column}'.", {"column": column}
         )
-    config = dict(locked.deid_config or {})
-    reviewed = dict(config.get("identifiers_reviewed") or {})
+    config = locked.deid
+    reviewed = dict(config.identifiers_reviewed)
     entry: dict[str, Any] | None = None
     if reason.strip() or ground:
         entry = review_entry(
@@ -230,10 +229,9 @@ def identifiers_reviewed_set(
         reviewed[column] = entry
     else:
         reviewed.pop(column, None)
-    config["identifiers_reviewed"] = reviewed
-    locked.deid_config = config
+    locked.deid_config = config.replace(identifiers_reviewed=reviewed).to_json()
     locked.save(update_fields=["deid_config", "updated_at"])
-    assessment.deid_config = config
+    assessment.deid_config = locked.deid_config
     audit_record(
         organization=assessment.organization,
         actor=user,

@@ -246,9 +246,9 @@ def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
 def hierarchy_set(
     *, assessment: Assessment, column: str, kind: str, params: dict[str, Any], arx_text: str = ""
 ) -> HierarchySpec:
-    from apps.assessments.services import _editable, forget_search, quasi_identifiers
+    from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
 
-    _editable(assessment)
+    assessment_editable(assessment)
     if column not in quasi_identifiers(assessment):
         raise ApplicationError(
             f"'{column}' is not a confirmed quasi-identifier.", {"column": column}
@@ -281,14 +281,14 @@ def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
     """A spec for every quasi-identifier: the default one where none was set yet; specs of
     columns no longer classified as quasi-identifiers are removed. Writes, so only for a
     draft and never on a GET (pages show ``hierarchies_proposed``)."""
-    from apps.assessments.services import _editable, quasi_identifiers
+    from apps.assessments.services import assessment_editable, quasi_identifiers
 
     quasi = quasi_identifiers(assessment)
     existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     if set(existing) == set(quasi):
         return [existing[c] for c in quasi]
     with transaction.atomic():
-        _editable(assessment)
+        assessment_editable(assessment)
         HierarchySpec.objects.filter(assessment=assessment).exclude(column__in=quasi).delete()
         for column, spec in hierarchies_proposed(assessment=assessment).items():
             if spec._state.adding:

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from apps.assessments.configuration import DeidConfig
 from apps.core.labels import (
     AGREEMENT_KIND_LABELS,
     ASSESSMENT_STATUS_LABELS,
@@ -45,6 +46,19 @@ class ThresholdMode(models.TextChoices):
 
 # What the sealed keys-and-linking-tables file of a release is bound to (apps.core.crypto).
 SECRETS_BUNDLE_PURPOSE = "release keys and linking tables"
+
+
+# Step 1's stored fields, in the order the page and the API show them: the one list the
+# service, the page, the API and the frozen record of a version read.
+RELEASE_FIELDS = (
+    "release_model",
+    "recipient_organization",
+    "recipient_contact",
+    "purpose",
+    "agreement_kind",
+    "agreement_reference",
+    "agreement_date",
+)
 
 
 class Assessment(OrganizationOwned):
@@ -175,6 +189,12 @@ class Assessment(OrganizationOwned):
         ):
             return ReleaseModel.SEMI_PUBLIC
         return self.release_model
+
+    @property
+    def deid(self) -> DeidConfig:
+        """The stored Step 7 configuration, typed, as stored (``deidentify.deid_config``
+        completes it with the current direct identifiers)."""
+        return DeidConfig.from_json(self.deid_config)
 
 
 class HierarchySpec(OrganizationOwned):

@@ -310,9 +310,9 @@ def assessment_set_persons(
     The key must be a column classified as a direct identifier (it is released only as a
     keyed pseudonym) with a value on every row; a person-level column must be constant
     within every person. Changing either makes the data risk stale."""
-    from apps.assessments.services import _editable, _save
+    from apps.assessments.services import _save, assessment_editable
 
-    _editable(assessment)
+    assessment_editable(assessment)
     person_key = person_key.strip()
     levels = dict(levels or {})
     if not person_key:
@@ -363,10 +363,10 @@ def assessment_set_power(
 ) -> list[str]:
     """Step 4: the adversary power (events of a person an adversary knows: 1–10 or all).
     A change makes the measured data risk stale."""
-    from apps.assessments.services import _editable
+    from apps.assessments.services import assessment_editable
     from apps.audit.services import audit_record
 
-    _editable(assessment)
+    assessment_editable(assessment)
     try:
         value = str(parse_power(power))
     except EngineError as exc:

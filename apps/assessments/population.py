@@ -20,7 +20,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.models import Assessment
-from apps.assessments.services import _editable
+from apps.assessments.services import assessment_editable
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
 from apps.engine.population import (
@@ -82,7 +82,7 @@ def assessment_set_population(
     or neither (the default). A measured data risk becomes stale; returns the stale steps."""
     from apps.audit.services import audit_record
 
-    _editable(assessment)
+    assessment_editable(assessment)
     if region:
         try:
             preset = get_region(region)

@@ -17,65 +17,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from django.core.cache import cache
 
 from apps.assessments.hierarchies import hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.core.errors import ApplicationError
-from apps.datasets.storage import local_path
-from apps.engine.criteria import Criterion, criterion_for_release
-from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
-from apps.engine.search import SearchProblem
 from apps.engine.search.feasibility import check_feasibility
-from apps.engine.search.sensitive import SensitiveTable
 
 CACHE_SECONDS = 3600
-
-
-@dataclass(frozen=True)
-class SearchInputs:
-    quasi: list[str]
-    problem: SearchProblem
-    criterion: Criterion
-    sensitive: SensitiveTable | None  # the privacy models on sensitive variables
-    config: dict[str, Any]
-    target: dict[str, Any]
-    rows: int
-    distinct_tuples: int
-
-
-def search_inputs(assessment: Assessment, specs: dict[str, HierarchySpec]) -> SearchInputs:
-    """The problem a search of this assessment solves: the data encoded on its
-    quasi-identifiers, the hierarchies' lookups, the criterion for the release's target."""
-    from apps.assessments.deidentify import deid_config, search_target
-    from apps.assessments.privacy_models import search_inputs as encode_for_search
-    from apps.assessments.services import quasi_identifiers
-
-    quasi = quasi_identifiers(assessment)
-    config = deid_config(assessment)
-    target = search_target(assessment)
-    with local_path(assessment.dataset.parquet_path) as path:
-        built = encode_for_search(read_table(path), quasi, specs, config)
-    try:
-        criterion = criterion_for_release(
-            target["release_model"], target["threshold"], target["context_risk"]
-        )
-    except EngineError as exc:
-        raise ApplicationError(f"Step 7 cannot start: {exc}") from None
-    return SearchInputs(
-        quasi=quasi,
-        problem=built.problem,
-        criterion=criterion,
-        sensitive=built.sensitive,
-        config=config,
-        target=target,
-        rows=built.rows,
-        distinct_tuples=built.distinct_tuples,
-    )
 
 
 def lattice_size(heights: list[int], caps: dict[str, int], quasi: list[str]) -> int:
@@ -93,10 +44,10 @@ def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
         "hierarchies": {
             c: hashlib.sha256(s.arx_csv.encode()).hexdigest() for c, s in specs.items()
         },
-        "caps": config["max_levels"],
-        "limit": config["suppression_limit"],
-        "metric": config["metric"],
-        "models": config["privacy_models"],
+        "caps": dict(config.max_levels),
+        "limit": config.suppression_limit,
+        "metric": config.metric,
+        "models": [m.to_json() for m in config.privacy_models],
         "target": [
             overall.get("release_model"),
             overall.get("threshold"),
@@ -137,16 +88,18 @@ def assessment_precheck(assessment: Assessment) -> dict[str, Any]:
     hit = cache.get(key)
     if hit is not None:
         return dict(hit)
+    from apps.assessments.deidentify import search_inputs
+
     inputs = search_inputs(assessment, specs)
     heights = list(inputs.problem.heights)
-    caps = inputs.config["max_levels"] or {}
+    caps = dict(inputs.config.max_levels)
     nodes = lattice_size(heights, caps, inputs.quasi)
     found = check_feasibility(
         inputs.problem,
         inputs.criterion,
-        suppression_limit=float(inputs.config["suppression_limit"]),
+        suppression_limit=float(inputs.config.suppression_limit),
         max_levels=caps,
-        metric=inputs.config["metric"],
+        metric=inputs.config.metric,
         sensitive=inputs.sensitive,
     )
     exact = nodes <= found.max_nodes

@@ -7,7 +7,7 @@ distinct, entropy or recursive-(c, l) l-diversity, t-closeness with equal or ord
 distance — which every released group must then meet as well; groups failing it are
 suppressed like groups too small for the target (``apps.engine.sensitive``).
 
-``deid_config["privacy_models"]`` holds them as ``[{"column": ..., "spec": ...}]`` with the
+``DeidConfig.privacy_models`` holds them (``apps.assessments.configuration``) with the
 engine's specifications (``distinct-l=2``, ``recursive-cl=3,2``, ``equal-t=0.2``).
 """
 
@@ -15,34 +15,41 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from apps.assessments.configuration import DeidConfig, PrivacyModel
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from apps.engine.search import SearchProblem
+    from apps.engine.search.sensitive import SensitiveTable
 
 # hierarchical-t needs a hierarchy of the sensitive variable, which Step 7 does not build yet.
 OFFERED_KINDS = ("distinct-l", "entropy-l", "recursive-cl", "equal-t", "ordered-t")
 
 
 @dataclass(frozen=True)
-class SearchInputs:
-    """What the search and the apply step need, built once from the data."""
+class EncodedSearch:
+    """The data encoded for the search and the apply step: the problem, the hierarchies'
+    lookups and dictionaries, the sensitive table of the privacy models. (The search and
+    its pre-check read it as part of ``apps.assessments.deidentify.SearchInputs``.)"""
 
-    problem: Any
+    problem: SearchProblem
     lookups: list[Any]
     dictionaries: list[pl.Series]  # the quasi-identifiers' dictionaries
-    sensitive: Any  # SensitiveTable or None
+    sensitive: SensitiveTable | None
     rows: int
     distinct_tuples: int
 
 
-def models_of(config: dict[str, Any]) -> list[Any]:
+def models_of(config: DeidConfig) -> list[Any]:
     """The configured models as engine objects (empty when none)."""
     from apps.engine.sensitive import parse_model
 
-    return [parse_model(m["column"], m["spec"]) for m in config.get("privacy_models") or []]
+    return [parse_model(m.column, m.spec) for m in config.privacy_models]
 
 
 def spec_from_form(kind: str, l_value: str, c_value: str, t_value: str) -> str:
@@ -57,17 +64,18 @@ def spec_from_form(kind: str, l_value: str, c_value: str, t_value: str) -> str:
 
 
 def privacy_models_check(
-    entries: Sequence[dict[str, Any]], *, sensitive: Sequence[str], numeric: Sequence[str]
+    entries: Sequence[PrivacyModel], *, sensitive: Sequence[str], numeric: Sequence[str]
 ) -> list[dict[str, str]]:
-    """Validate ``[{"column", "spec"}]`` and return them normalized; a clear message naming
-    the variable otherwise."""
+    """Check the models asked for against the assessment's sensitive variables and return
+    them normalized (``column``, ``spec``, ``describe``); a clear message naming the
+    variable otherwise."""
     from apps.engine.sensitive import parse_model
 
     out = []
     seen = set()
     for entry in entries:
-        column = str(entry.get("column", ""))
-        spec = str(entry.get("spec", "")).strip()
+        column = entry.column
+        spec = entry.spec.strip()
         if not spec:
             continue
         if column not in sensitive:
@@ -101,12 +109,12 @@ def privacy_models_check(
     return out
 
 
-def search_inputs(
+def encode_for_search(
     data: pl.LazyFrame | pl.DataFrame,
     quasi: list[str],
     hierarchies: dict[str, Any],
-    config: dict[str, Any],
-) -> SearchInputs:
+    config: DeidConfig,
+) -> EncodedSearch:
     """Encode the quasi-identifiers (and the sensitive variables under a model), build the
     hierarchies' lookups and the search problem (with its sensitive table)."""
     from apps.assessments.hierarchies import hierarchy_of
@@ -130,7 +138,7 @@ def search_inputs(
             problem, table = problem_from_encoded(encoded, lookups), None
     except EngineError as exc:
         raise ApplicationError(f"Step 7 cannot start: {exc}") from None
-    return SearchInputs(
+    return EncodedSearch(
         problem=problem,
         lookups=lookups,
         dictionaries=dictionaries,

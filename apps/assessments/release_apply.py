@@ -6,18 +6,24 @@ The settings and the search that come before it are in `apps.assessments.deident
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.release_columns import release_columns_measure
-from apps.assessments.services import _editable, assessment_lock_draft, quasi_identifiers
+from apps.assessments.services import (
+    assessment_editable,
+    assessment_job_start,
+    assessment_lock_draft,
+    quasi_identifiers,
+)
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
@@ -25,7 +31,7 @@ from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.services import JobContext
 
 logger = logging.getLogger(__name__)
 
@@ -39,34 +45,27 @@ def suppression_share(rows: int, suppressed: int) -> float:
 
 @transaction.atomic
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     refuse_longitudinal_deidentify(assessment)
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.", status=409)
-    job = job_create(
-        organization=assessment.organization,
-        kind="assessment-apply",
-        subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id), "levels": assessment.chosen_levels},
-        created_by=user,
+    return assessment_job_start(
+        assessment=assessment, user=user, kind="apply", levels=assessment.chosen_levels
     )
-    Assessment.objects.filter(id=assessment.id).update(apply_job=job)
-    assessment.apply_job = job
-    return job
 
 
-def _mask_specs(config: dict[str, Any]) -> dict[str, Any]:
-    from apps.engine.masking import MaskSpec
+def _mask_specs(config: DeidConfig) -> dict[str, Any]:
+    from apps.engine.masking import MaskMethod, MaskSpec
 
-    specs = {}
-    for column, spec in config["masking"].items():
-        specs[column] = MaskSpec(
-            method=spec["method"],
-            length=int(spec.get("length") or 32),
-            keep_leading=int(spec.get("keep_leading") or 0),
-            keep_trailing=int(spec.get("keep_trailing") or 0),
+    return {
+        column: MaskSpec(
+            method=cast("MaskMethod", masking.method),  # checked by masking_check
+            length=masking.pseudonym_length,
+            keep_leading=masking.leading,
+            keep_trailing=masking.trailing,
         )
-    return specs
+        for column, masking in config.masking.items()
+    }
 
 
 def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
@@ -101,7 +100,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     # Settings saved before a rule on masking existed are refused here, as on the page.
-    masking_check(assessment, config["masking"])
+    masking_check(assessment, config.masking)
+    masking_json = {c: m.to_json() for c, m in config.masking.items()}
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
@@ -111,10 +111,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         local_path(assessment.dataset.parquet_path) as path,
         tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
     ):
-        from apps.assessments.privacy_models import search_inputs
+        from apps.assessments.privacy_models import encode_for_search
 
         data = read_table(path)
-        inputs = search_inputs(data, quasi, specs, config)
+        inputs = encode_for_search(data, quasi, specs, config)
         problem, table = inputs.problem, inputs.sensitive
         try:
             criterion = criterion_for_release(
@@ -122,7 +122,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             )
             context.progress(20, "Masking, generalizing, suppressing and shuffling", force=True)
             out = Path(scratch) / "release.parquet"
-            techniques = list(config.get("techniques") or [])
+            techniques = list(config.techniques or ())
             if techniques:
                 applied, technique_results = _apply_with_techniques(
                     data, inputs, levels, criterion, config, out, techniques, quasi
@@ -137,7 +137,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     levels=levels,
                     criterion=criterion,
                     out=out,
-                    suppression_limit=float(config["suppression_limit"]),
+                    suppression_limit=float(config.suppression_limit),
                     direct=_mask_specs(config),
                     sensitive=table,
                 )
@@ -148,7 +148,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         # batch by batch and every measure below streams (any number of rows).
         released = pl.scan_parquet(applied.path)
         csv_path = Path(scratch) / "release.csv"
-        guard = bool(config["csv_formula_guard"])
+        guard = bool(config.csv_formula_guard)
         csv_frame, guarded_cells = guard_formulas_lazy(released) if guard else (released, {})
         csv_frame.sink_csv(csv_path)
         level_tuple = tuple(levels[q] for q in quasi)
@@ -178,7 +178,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             sensitive=sensitive_columns(assessment),
             levels=levels,
             tops={q: specs[q].height for q in quasi},
-            masked=[c for c, m in config["masking"].items() if m.get("method") != "remove"],
+            masked=[c for c, m in config.masking.items() if m.method != "remove"],
         )
         from apps.assessments.freetext import free_text_columns, release_text_scan
         from apps.classification.models import Variable
@@ -192,7 +192,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             released,
             quasi=quasi,
             sensitive=sensitive_columns(assessment),
-            masking=config["masking"],
+            masking=masking_json,
             roles=roles,
             free_text=free_text_columns(assessment),
             release_size=k,
@@ -201,7 +201,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         context.progress(85, "Scanning released text for identifiers", force=True)
         text_scan = release_text_scan(
-            data, released, quasi=quasi, masking=config["masking"], roles=roles
+            data, released, quasi=quasi, masking=masking_json, roles=roles
         )
         context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
         from apps.assessments.attack_tests import release_attacks
@@ -215,7 +215,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             levels=levels,
             sensitive=sensitive_columns(assessment),
             known_columns=current_threat_model(assessment)["known_columns"],
-            masked=list(config["masking"]),
+            masked=list(config.masking),
             data_risk_target=float(target["data_risk_target"]),
             seed_key=f"{assessment.id}:{sorted(levels.items())}",
             blanks=any(t["technique"] == "local_suppression" for t in technique_results),
@@ -253,8 +253,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "levels": levels,
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
-                "masking": config["masking"],
-                "privacy_models": config.get("privacy_models") or [],
+                "masking": masking_json,
+                "privacy_models": [m.to_json() for m in config.privacy_models],
                 "techniques": technique_results,
                 "generalization_only": _generalization_only(assessment, levels),
                 "rows_in": measure.rows_in,
@@ -289,7 +289,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     # the quasi-identifier cells released as * (not counted as missing)
                     "starred": starred.to_dict(),
                     # the metric Step 7's search minimized: Step 8's headline
-                    "metric": config["metric"],
+                    "metric": config.metric,
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
                 **measured,
@@ -396,9 +396,9 @@ def _apply_with_techniques(
     inputs: Any,
     levels: dict[str, int],
     criterion: Any,
-    config: dict[str, Any],
+    config: DeidConfig,
     out: Any,
-    techniques: list[dict[str, Any]],
+    techniques: list[Technique],
     quasi: list[str],
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Write the release with Step 7's further techniques (apps.assessments.techniques).
@@ -417,7 +417,7 @@ def _apply_with_techniques(
     )
 
     k = criterion.release_size
-    local = any(t["technique"] == "local_suppression" for t in techniques)
+    local = any(t.technique == "local_suppression" for t in techniques)
     if local:
         frame, secret = apply_levels(
             data,
@@ -436,7 +436,7 @@ def _apply_with_techniques(
             levels=levels,
             criterion=criterion,
             out=out,
-            suppression_limit=float(config["suppression_limit"]),
+            suppression_limit=float(config.suppression_limit),
             direct=_mask_specs(config),
             sensitive=inputs.sensitive,
         )
@@ -451,7 +451,7 @@ def _apply_with_techniques(
         lookups=inputs.lookups,
         levels=levels,
         criterion=criterion,
-        suppression_limit=float(config["suppression_limit"]),
+        suppression_limit=float(config.suppression_limit),
         sensitive=inputs.sensitive if not local else None,
     )
     return ApplyResult(path=path, seed_used=False, measure=measure, secrets=secret), results

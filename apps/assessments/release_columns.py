@@ -25,6 +25,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.freetext import OPAQUE_METHODS
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
@@ -34,7 +35,7 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import _editable
+from apps.assessments.services import assessment_editable
 from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters
 from apps.engine.released_columns import released_column_exposure
@@ -203,7 +204,7 @@ def _finding_lines(
 
 
 def column_findings(
-    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
+    apply_result: dict[str, Any] | None, config: DeidConfig | None
 ) -> list[dict[str, Any]]:
     """Measured released columns with findings, each with its kinds, the findings in words,
     whether it can be explained (``hard``: a masked identifier that singles people out
@@ -211,7 +212,7 @@ def column_findings(
     measured = (apply_result or {}).get("released_columns")
     if not measured:
         return []
-    reviewed = (deid_config or {}).get("columns_reviewed") or {}
+    reviewed = config.columns_reviewed if config is not None else {}
     k = int(measured["release_size"])
     out = []
     for entry in measured["columns"]:
@@ -254,9 +255,7 @@ def masked_columns(apply_result: dict[str, Any] | None) -> list[dict[str, Any]]:
     return [c for c in measured.get("columns") or [] if c.get("kept")]
 
 
-def column_blockers(
-    apply_result: dict[str, Any] | None, deid_config: dict[str, Any] | None
-) -> list[str]:
+def column_blockers(apply_result: dict[str, Any] | None, config: DeidConfig | None) -> list[str]:
     """The submission blockers: one per measured column with findings not treated or
     explained."""
     if not apply_result:
@@ -267,7 +266,7 @@ def column_blockers(
             "quasi-identifiers were measured: write it again (Step 7)."
         ]
     blockers = []
-    for finding in column_findings(apply_result, deid_config):
+    for finding in column_findings(apply_result, config):
         column = finding["column"]
         if finding["hard"]:
             blockers.append(
@@ -306,9 +305,9 @@ def columns_reviewed_set(
             "Only analysts and administrators explain what was found in released columns.",
             status=403,
         )
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
-    findings = {f["column"]: f for f in column_findings(locked.apply_result, locked.deid_config)}
+    findings = {f["column"]: f for f in column_findings(locked.apply_result, locked.deid)}
     finding = findings.get(column)
     if finding is None:
         raise ApplicationError(
@@ -322,8 +321,8 @@ def columns_reviewed_set(
             "explained away: pseudonymize or remove it (Step 7).",
             {"column": column},
         )
-    config = dict(locked.deid_config or {})
-    reviewed = dict(config.get("columns_reviewed") or {})
+    config = locked.deid
+    reviewed = dict(config.columns_reviewed)
     entry: dict[str, Any] | None = None
     if reason.strip() or ground:
         entry = review_entry(
@@ -336,10 +335,9 @@ def columns_reviewed_set(
         reviewed[column] = entry
     else:
         reviewed.pop(column, None)
-    config["columns_reviewed"] = reviewed
-    locked.deid_config = config
+    locked.deid_config = config.replace(columns_reviewed=reviewed).to_json()
     locked.save(update_fields=["deid_config", "updated_at"])
-    assessment.deid_config = config
+    assessment.deid_config = locked.deid_config
     audit_record(
         organization=assessment.organization,
         actor=user,

@@ -10,7 +10,15 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from apps.assessments import deidentify
+from apps.assessments.configuration import (
+    DEFAULT_SUPPRESSION_LIMIT,
+    MASKING_METHODS,
+    MAX_KEPT_CHARACTERS,
+    METRICS,
+    PSEUDONYM_LENGTHS,
+    DeidConfig,
+    parse,
+)
 from apps.assessments.models import (
     AgreementKind,
     HierarchySpec,
@@ -368,22 +376,22 @@ class ContextSerializer(serializers.Serializer[Any]):
 
 
 class MaskingSerializer(serializers.Serializer[Any]):
-    method = serializers.ChoiceField(choices=deidentify.MASKING_METHODS)
+    method = serializers.ChoiceField(choices=MASKING_METHODS)
     length = strict.IntegerField(
-        min_value=deidentify.PSEUDONYM_LENGTHS[0],
-        max_value=deidentify.PSEUDONYM_LENGTHS[1],
+        min_value=PSEUDONYM_LENGTHS[0],
+        max_value=PSEUDONYM_LENGTHS[1],
         required=False,
         help_text="Hex characters of a keyed (hmac) or random pseudonym (default 32).",
     )
     keep_leading = strict.IntegerField(
         min_value=0,
-        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        max_value=MAX_KEPT_CHARACTERS,
         default=0,
         help_text="For character masking.",
     )
     keep_trailing = strict.IntegerField(
         min_value=0,
-        max_value=deidentify.MAX_KEPT_CHARACTERS,
+        max_value=MAX_KEPT_CHARACTERS,
         default=0,
         help_text="For character masking.",
     )
@@ -409,10 +417,10 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
     suppression_limit = strict.FloatField(
         min_value=0,
         max_value=1,
-        default=deidentify.DEFAULT_SUPPRESSION_LIMIT,
+        default=DEFAULT_SUPPRESSION_LIMIT,
         help_text="Share of records that may be suppressed (0.05 = 5%).",
     )
-    metric = serializers.ChoiceField(choices=deidentify.METRICS, default="loss")
+    metric = serializers.ChoiceField(choices=METRICS, default="loss")
     max_levels = serializers.DictField(
         child=strict.IntegerField(min_value=0),
         default=dict,
@@ -433,6 +441,15 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         "pipelines that need the raw values.",
     )
     direct_identifiers = serializers.ListField(child=strict.CharField(), read_only=True)
+
+    def config(self, *, base: DeidConfig) -> DeidConfig:
+        """The settings sent, over ``base`` (privacy models left out keep its own), through
+        the one parser the page uses too."""
+        data = {**self.validated_data}
+        data["masking"] = {c: dict(m) for c, m in data["masking"].items()}
+        if "privacy_models" in data:
+            data["privacy_models"] = [dict(m) for m in data["privacy_models"]]
+        return parse(data, base=base)
 
 
 class UtilitySerializer(serializers.Serializer[Any]):

@@ -15,7 +15,13 @@ from django.db import transaction
 
 from apps.accounts.models import Organization
 from apps.assessments import steps
-from apps.assessments.models import AgreementKind, Assessment, AssessmentStatus, ThresholdMode
+from apps.assessments.models import (
+    RELEASE_FIELDS,
+    AgreementKind,
+    Assessment,
+    AssessmentStatus,
+    ThresholdMode,
+)
 from apps.core.errors import ApplicationError
 from apps.core.labels import invasion_explanation
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
@@ -35,7 +41,7 @@ def _frozen_error(status: str) -> ApplicationError:
     )
 
 
-def _editable(assessment: Assessment) -> None:
+def assessment_editable(assessment: Assessment) -> None:
     """The one check every write to an assessment goes through: only a draft changes.
 
     The status is read from the database, under a row lock when inside a transaction, so a
@@ -204,7 +210,7 @@ def assessment_set_release(
     by one (none given: the recipient organization) and the pseudonymisation domain."""
     from apps.assessments.threat_model import step1_part
 
-    _editable(assessment)
+    assessment_editable(assessment)
     if release_model not in ReleaseModel.values:
         raise ApplicationError(
             f"'{release_model}' is not a release model.", {"field": "release_model"}
@@ -234,16 +240,7 @@ def assessment_set_release(
     assessment.agreement_kind = agreement_kind
     assessment.agreement_reference = agreement_reference.strip()
     assessment.agreement_date = agreement_date
-    fields = [
-        "release_model",
-        "recipient_organization",
-        "recipient_contact",
-        "purpose",
-        "agreement_kind",
-        "agreement_reference",
-        "agreement_date",
-        "threat_model",
-    ]
+    fields = [*RELEASE_FIELDS, "threat_model"]
     # The threshold's profile values are read for the release model: recompute them from
     # the stored answers, or drop the result when the profile sets none for the new model.
     dropped: list[str] = []
@@ -375,7 +372,7 @@ def assessment_set_threshold(
     """Step 3: the invasion-of-privacy questionnaire scored into a level, the level into a
     threshold by the chosen profile's values for the release model — or a preset, or a
     custom value that needs a written justification (it goes into the report)."""
-    _editable(assessment)
+    assessment_editable(assessment)
     result = _threshold_result(
         assessment,
         profile=profile,
@@ -494,7 +491,7 @@ def assessment_set_context(
     from apps.assessments.threat_model import step5_part
     from apps.classification.models import Variable
 
-    _editable(assessment)
+    assessment_editable(assessment)
     columns = list(
         Variable.objects.filter(dataset=assessment.dataset)
         .order_by("position")
@@ -517,22 +514,29 @@ def assessment_set_context(
 
 @transaction.atomic
 def assessment_start_risk(*, assessment: Assessment, user: User) -> Job:
-    _editable(assessment)
+    assessment_editable(assessment)
     quasi = quasi_identifiers(assessment)
     if not quasi:
         raise ApplicationError(
             "No confirmed quasi-identifier: finish Step 2 (classification) first.",
             {"step": "classification"},
         )
+    return assessment_job_start(assessment=assessment, user=user, kind="risk")
+
+
+def assessment_job_start(*, assessment: Assessment, user: User, kind: str, **params: Any) -> Job:
+    """Start one of an assessment's jobs (``risk``, ``search`` or ``apply``): the job of kind
+    ``assessment-<kind>`` on this assessment, recorded in its ``<kind>_job`` field (the
+    step's page and API show that one). The caller has checked the step may run."""
     job = job_create(
         organization=assessment.organization,
-        kind="assessment-risk",
+        kind=f"assessment-{kind}",
         subject=f"assessments.assessment:{assessment.id}",
-        params={"assessment_id": str(assessment.id)},
+        params={"assessment_id": str(assessment.id), **params},
         created_by=user,
     )
-    Assessment.objects.filter(id=assessment.id).update(risk_job=job)
-    assessment.risk_job = job
+    Assessment.objects.filter(id=assessment.id).update(**{f"{kind}_job": job})
+    setattr(assessment, f"{kind}_job", job)
     return job
 
 
@@ -563,7 +567,7 @@ def sensitive_columns(assessment: Assessment) -> list[str]:
 def assessment_accept_utility(
     *, assessment: Assessment, note: str, user: User | None = None
 ) -> list[str]:
-    _editable(assessment)
+    assessment_editable(assessment)
     if assessment.apply_result is None:
         raise ApplicationError(
             "Apply a de-identification (Step 7) first.", {"step": "deidentify"}, status=409

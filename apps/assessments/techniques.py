@@ -2,7 +2,7 @@
 
 The search finds how far to generalize each quasi-identifier; records whose group stays too
 small are then suppressed whole. Two further kinds of treatment can be added, each one
-configured in ``deid_config["techniques"]`` and applied, in order, when the file is written:
+configured in ``DeidConfig.techniques`` and applied, in order, when the file is written:
 
 - **Local suppression** replaces that record suppression: single quasi-identifier values of
   the few records that stand out are blanked (fewest cells first, weighted by the importance
@@ -32,6 +32,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.models import Assessment
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
@@ -80,10 +81,10 @@ def techniques_check(
     numeric: Sequence[str],
     categorical: Sequence[str],
     has_privacy_models: bool,
-) -> list[dict[str, Any]]:
+) -> list[Technique]:
     """Validate the configured techniques and return them normalized (a clear message
     naming the technique and the variable otherwise)."""
-    out: list[dict[str, Any]] = []
+    out: list[Technique] = []
     used: set[str] = set()
     for raw in entries:
         entry = dict(raw)
@@ -94,7 +95,7 @@ def techniques_check(
                 {"field": "technique"},
             )
         if kind == "local_suppression":
-            if any(e["technique"] == kind for e in out):
+            if any(e.technique == kind for e in out):
                 raise ApplicationError("Local suppression is set once, for all quasi-identifiers.")
             if not quasi:
                 raise ApplicationError("Local suppression needs quasi-identifiers (Step 2).")
@@ -117,7 +118,7 @@ def techniques_check(
                         {"column": column},
                     )
                 importance[column] = value
-            out.append({"technique": kind, "importance": importance})
+            out.append(Technique(technique=kind, importance=importance))
             continue
         column = str(entry.get("column", ""))
         allowed = categorical if kind in CATEGORICAL else numeric
@@ -137,7 +138,7 @@ def techniques_check(
         if column in used:
             raise ApplicationError(f"'{column}' already has a technique: one per variable.")
         used.add(column)
-        normalized: dict[str, Any] = {"technique": kind, "column": column}
+        normalized: dict[str, Any] = {}
         if kind == "rounding":
             base = _number(entry, "base")
             if base is None or base <= 0:
@@ -177,12 +178,12 @@ def techniques_check(
                     f"PRAM on '{column}': the chance of keeping a category is between 0 and 1."
                 )
             normalized["retain"] = retain
-        out.append(normalized)
+        out.append(Technique(technique=kind, column=column, **normalized))
     # Local suppression first: it works on the generalized quasi-identifiers.
-    return sorted(out, key=lambda e: e["technique"] != "local_suppression")
+    return sorted(out, key=lambda e: e.technique != "local_suppression")
 
 
-def engine_params(entry: dict[str, Any], *, quasi: Sequence[str], k: int) -> Any:
+def engine_params(entry: Technique, *, quasi: Sequence[str], k: int) -> Any:
     """The engine's parameter object for one configured technique (a fresh seed each run)."""
     import secrets
 
@@ -193,29 +194,37 @@ def engine_params(entry: dict[str, Any], *, quasi: Sequence[str], k: int) -> Any
     from apps.engine.techniques.rank_swap import RankSwapParams
     from apps.engine.techniques.rounding import RoundingParams, TopBottomParams
 
-    kind = entry["technique"]
+    kind = entry.technique
     seed = secrets.randbits(63)
     if kind == "local_suppression":
-        return LocalSuppressionParams(
-            quasi=tuple(quasi), k=k, importance=dict(entry.get("importance") or {})
-        )
-    column = entry["column"]
+        return LocalSuppressionParams(quasi=tuple(quasi), k=k, importance=dict(entry.importance))
+    column = entry.column
     if kind == "rounding":
-        return RoundingParams(columns=(column,), base=float(entry["base"]))
+        return RoundingParams(columns=(column,), base=float(_given(entry.base)))
     if kind == "top_bottom_coding":
-        return TopBottomParams(column=column, top=entry.get("top"), bottom=entry.get("bottom"))
+        return TopBottomParams(column=column, top=entry.top, bottom=entry.bottom)
     if kind == "microaggregation":
-        return MicroaggregationParams(columns=(column,), k=int(entry["k"]))
+        return MicroaggregationParams(columns=(column,), k=int(_given(entry.k)))
     if kind == "noise":
         return NoiseParams(
-            columns=(column,), kind=entry["kind"], scale=float(entry["scale"]), seed=seed
+            columns=(column,),
+            kind="multiplicative" if entry.kind == "multiplicative" else "additive",
+            scale=float(_given(entry.scale)),
+            seed=seed,
         )
     if kind == "rank_swap":
-        return RankSwapParams(columns=(column,), percent=float(entry["percent"]), seed=seed)
-    return PramParams(column=column, retain=float(entry["retain"]), seed=seed)
+        return RankSwapParams(columns=(column,), percent=float(_given(entry.percent)), seed=seed)
+    return PramParams(column=column, retain=float(_given(entry.retain)), seed=seed)
 
 
-def _outcome_dict(outcome: Any, entry: dict[str, Any]) -> dict[str, Any]:
+def _given(value: float | None) -> float:
+    """A number ``techniques_check`` required (a stored technique always has it)."""
+    if value is None:
+        raise ApplicationError("A technique in Step 7's settings lacks a number: set it again.")
+    return value
+
+
+def _outcome_dict(outcome: Any, entry: Technique) -> dict[str, Any]:
     measure = outcome.measure
     detail = outcome.detail
     effects = []
@@ -237,7 +246,7 @@ def _outcome_dict(outcome: Any, entry: dict[str, Any]) -> dict[str, Any]:
         "linkage_share": measure.linkage.share if measure and measure.linkage else None,
         "utility": effects,
     }
-    if entry["technique"] == "local_suppression":
+    if entry.technique == "local_suppression":
         out.update(
             blanked_cells=int(detail.blanked_cells),
             blanked_by_column=dict(detail.blanked_by_column),
@@ -255,7 +264,7 @@ def _outcome_dict(outcome: Any, entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_techniques(
-    frame: pl.DataFrame, entries: Sequence[dict[str, Any]], *, quasi: Sequence[str], k: int
+    frame: pl.DataFrame, entries: Sequence[Technique], *, quasi: Sequence[str], k: int
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """Apply the configured techniques in order; return the data and, per technique, what it
     did and its measured effect."""
@@ -264,13 +273,11 @@ def run_techniques(
     outcomes = []
     for entry in entries:
         params = engine_params(entry, quasi=quasi, k=k)
-        measured_on = (
-            list(quasi) if entry["technique"] == "local_suppression" else [entry["column"]]
-        )
+        measured_on = list(quasi) if entry.technique == "local_suppression" else [entry.column]
         try:
             outcome = apply_technique(frame, params, quasi=measured_on)
         except EngineError as exc:
-            raise ApplicationError(f"{TITLES[entry['technique']]}: {exc}") from None
+            raise ApplicationError(f"{TITLES[entry.technique]}: {exc}") from None
         frame = outcome.data
         outcomes.append(_outcome_dict(outcome, entry))
     return frame, outcomes
@@ -296,10 +303,10 @@ def technique_columns(assessment: Assessment) -> dict[str, list[str]]:
 def techniques_set(*, assessment: Assessment, user: User, entries: list[dict[str, Any]]) -> None:
     """Replace the configured techniques (the file must be written again); audited."""
     from apps.assessments.deidentify import deid_config
-    from apps.assessments.services import _editable, quasi_identifiers
+    from apps.assessments.services import assessment_editable, quasi_identifiers
     from apps.audit.services import audit_record
 
-    _editable(assessment)
+    assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
     config = deid_config(locked)
     columns = technique_columns(locked)
@@ -308,12 +315,12 @@ def techniques_set(*, assessment: Assessment, user: User, entries: list[dict[str
         quasi=quasi_identifiers(locked),
         numeric=columns["numeric"],
         categorical=columns["categorical"],
-        has_privacy_models=bool(config.get("privacy_models")),
+        has_privacy_models=bool(config.privacy_models),
     )
-    stored = dict(locked.deid_config or {})
-    if stored.get("techniques", []) == checked:
+    current = DeidConfig.from_json(locked.deid_config)
+    if tuple(current.techniques or ()) == tuple(checked):
         return
-    stored["techniques"] = checked
+    stored = current.replace(techniques=tuple(checked)).to_json()
     locked.deid_config = stored
     if locked.apply_result is not None:
         steps.mark_stale(locked, "deidentify")
@@ -325,7 +332,7 @@ def techniques_set(*, assessment: Assessment, user: User, entries: list[dict[str
         actor=user,
         action="assessment.deidentify.techniques",
         obj=assessment,
-        details={"techniques": checked},
+        details={"techniques": [t.to_json() for t in checked]},
     )
 
 
@@ -339,7 +346,7 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
     of change, not the final number."""
     from apps.assessments.deidentify import deid_config, search_target
     from apps.assessments.hierarchies import hierarchies_ensure
-    from apps.assessments.privacy_models import search_inputs
+    from apps.assessments.privacy_models import encode_for_search
     from apps.assessments.services import quasi_identifiers
     from apps.datasets.storage import local_path
     from apps.engine.apply import apply_levels
@@ -347,7 +354,7 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
     from apps.engine.frame import read_table
 
     config = deid_config(assessment)
-    entries = list(config.get("techniques") or [])
+    entries = list(config.techniques or ())
     if not 0 <= index < len(entries):
         raise ApplicationError("No such technique in Step 7's settings.", status=404)
     levels = assessment.chosen_levels
@@ -358,7 +365,7 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     with local_path(assessment.dataset.parquet_path) as path:
         data = read_table(path)
-        inputs = search_inputs(data, quasi, specs, config)
+        inputs = encode_for_search(data, quasi, specs, config)
         frame, _ = apply_levels(
             data,
             lookups=inputs.lookups,

@@ -165,5 +165,5 @@ def current_threat_model(assessment: Any) -> dict[str, Any]:
     return threat_model_of(
         assessment,
         quasi=quasi_identifiers(assessment),
-        masking=deid_config(assessment).get("masking"),
+        masking=deid_config(assessment).to_json().get("masking"),
     )

@@ -25,7 +25,7 @@ from apps.assessments.forms import (
     ThresholdForm,
     UtilityForm,
 )
-from apps.assessments.models import Assessment
+from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.presenters import person_risk_chart, population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
 from apps.assessments.verdicts import loss_headline, missingness_figures
@@ -173,18 +173,7 @@ def _post_or_error(
 def release_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    initial = {
-        f: getattr(assessment, f)
-        for f in (
-            "release_model",
-            "recipient_organization",
-            "recipient_contact",
-            "purpose",
-            "agreement_kind",
-            "agreement_reference",
-            "agreement_date",
-        )
-    }
+    initial = {f: getattr(assessment, f) for f in RELEASE_FIELDS}
     threat = assessment.threat_model or {}
     initial["recipients"] = "\n".join(threat.get("recipients") or [])
     domain = threat.get("pseudonymisation") or {}

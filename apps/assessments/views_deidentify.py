@@ -16,6 +16,7 @@ from django.shortcuts import render
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import deidentify, hooks, release_apply
+from apps.assessments.configuration import MASKING_METHODS, METRICS, DeidConfig, parse
 from apps.assessments.freetext import (
     free_text_columns,
     identifier_findings,
@@ -143,10 +144,11 @@ def deidentify_step(
             assessment,
             "deidentify",
             config=config,
+            techniques=[t.to_json() for t in config.techniques or ()],
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),
-            findings=identifier_findings(assessment.apply_result, assessment.deid_config),
-            column_findings=column_findings(assessment.apply_result, assessment.deid_config),
+            findings=identifier_findings(assessment.apply_result, assessment.deid),
+            column_findings=column_findings(assessment.apply_result, assessment.deid),
             masked_columns=masked_columns(assessment.apply_result),
             privacy_rows=_privacy_rows(assessment, config),
             technique_titles=TECHNIQUE_TITLES,
@@ -154,15 +156,15 @@ def deidentify_step(
             technique_columns=technique_columns(assessment),
             quasi=quasi_identifiers(assessment),
             model_kinds=[(k, label_for("privacy_model", k)) for k in OFFERED_KINDS],
-            methods=deidentify.MASKING_METHODS,
-            metrics=deidentify.METRICS,
+            methods=MASKING_METHODS,
+            metrics=METRICS,
             hierarchies=[
                 {
                     "spec": s,
                     "preview": hierarchy_preview(
                         assessment, s, raw_values=membership_of(request).can_see_raw_values
                     ),
-                    "max_level": config["max_levels"].get(s.column, ""),
+                    "max_level": config.max_levels.get(s.column, ""),
                 }
                 for s in specs
             ],
@@ -269,13 +271,13 @@ def _technique_from_form(post: Any, assessment: Assessment) -> dict[str, Any]:
     return entry
 
 
-def _privacy_rows(assessment: Assessment, config: dict[str, Any]) -> list[dict[str, Any]]:
+def _privacy_rows(assessment: Assessment, config: DeidConfig) -> list[dict[str, Any]]:
     """Per sensitive variable: its model's form values and the Step 4 finding behind it."""
     from apps.assessments.services import sensitive_columns
     from apps.engine.sensitive import parse_model
 
     findings = step4_findings(assessment.risk_result)
-    current = {m["column"]: parse_model(m["column"], m["spec"]) for m in config["privacy_models"]}
+    current = {m.column: parse_model(m.column, m.spec) for m in config.privacy_models}
     rows = []
     for column in sensitive_columns(assessment):
         model = current.get(column)
@@ -359,54 +361,66 @@ def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
     return message
 
 
+def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
+    """Step 7's settings form: its text fields read as numbers (a message naming the field
+    otherwise), then parsed as the API's are (``apps.assessments.configuration.parse``)."""
+    from apps.assessments.privacy_models import spec_from_form
+    from apps.assessments.services import assessment_editable, sensitive_columns
+
+    assessment_editable(assessment)  # a frozen version is refused before its fields are read
+    masking = {
+        column: {
+            "method": post.get(f"mask-{column}", "remove"),
+            "keep_leading": _whole(
+                post.get(f"lead-{column}") or "0", f"Leading characters kept of '{column}'"
+            ),
+            "keep_trailing": _whole(
+                post.get(f"trail-{column}") or "0", f"Trailing characters kept of '{column}'"
+            ),
+        }
+        for column in deidentify.direct_identifiers(assessment)
+    }
+    max_levels = {
+        c.removeprefix("maxlevel-"): _whole(
+            v, f"The maximum level of '{c.removeprefix('maxlevel-')}'"
+        )
+        for c, v in post.dict().items()
+        if c.startswith("maxlevel-") and v.strip()
+    }
+    try:
+        limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
+    except ApplicationError:
+        raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+    privacy_models = [
+        {
+            "column": column,
+            "spec": spec_from_form(
+                post.get(f"pm-kind-{column}", ""),
+                post.get(f"pm-l-{column}", ""),
+                post.get(f"pm-c-{column}", ""),
+                post.get(f"pm-t-{column}", ""),
+            ),
+        }
+        for column in sensitive_columns(assessment)
+    ]
+    return parse(
+        {
+            "masking": masking,
+            "suppression_limit": limit,
+            "metric": post.get("metric", "loss"),
+            "max_levels": max_levels,
+            "privacy_models": privacy_models,
+            "csv_formula_guard": post.get("csv_formula_guard") == "on",
+        },
+        base=deidentify.deid_config(assessment),
+    )
+
+
 def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     post = request.POST
     if action == "config":
-        masking = {}
-        for column in deidentify.direct_identifiers(assessment):
-            masking[column] = {
-                "method": post.get(f"mask-{column}", "remove"),
-                "keep_leading": _whole(
-                    post.get(f"lead-{column}") or "0", f"Leading characters kept of '{column}'"
-                ),
-                "keep_trailing": _whole(
-                    post.get(f"trail-{column}") or "0", f"Trailing characters kept of '{column}'"
-                ),
-            }
-        max_levels = {
-            c.removeprefix("maxlevel-"): _whole(
-                v, f"The maximum level of '{c.removeprefix('maxlevel-')}'"
-            )
-            for c, v in post.dict().items()
-            if c.startswith("maxlevel-") and v.strip()
-        }
-        try:
-            limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
-        except ApplicationError:
-            raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
-        from apps.assessments.privacy_models import spec_from_form
-        from apps.assessments.services import sensitive_columns
-
-        privacy_models = [
-            {
-                "column": column,
-                "spec": spec_from_form(
-                    post.get(f"pm-kind-{column}", ""),
-                    post.get(f"pm-l-{column}", ""),
-                    post.get(f"pm-c-{column}", ""),
-                    post.get(f"pm-t-{column}", ""),
-                ),
-            }
-            for column in sensitive_columns(assessment)
-        ]
-        deidentify.deid_config_set(
-            assessment=assessment,
-            masking=masking,
-            suppression_limit=limit,
-            metric=post.get("metric", "loss"),
-            max_levels=max_levels,
-            privacy_models=privacy_models,
-            csv_formula_guard=post.get("csv_formula_guard") == "on",
+        deidentify.deid_config_save(
+            assessment=assessment, config=_config_from_form(post, assessment)
         )
         return "Settings saved."
     if action == "hierarchy":
@@ -437,7 +451,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     if action in ("technique_add", "technique_remove"):
         from apps.assessments.techniques import techniques_set
 
-        current = list(deidentify.deid_config(assessment).get("techniques") or [])
+        current = [t.to_json() for t in deidentify.deid_config(assessment).techniques or ()]
         if action == "technique_remove":
             try:
                 del current[int(post.get("index", ""))]

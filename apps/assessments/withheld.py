@@ -67,7 +67,7 @@ def protected_columns(assessment: Assessment, variables: Iterable[dict[str, Any]
     for v in variables:
         if v.get("role") == "direct" or v.get("type") == "free_text":
             protected.add(str(v.get("name", "")))
-    protected |= set((assessment.deid_config or {}).get("masking") or {})
+    protected |= set(assessment.deid.masking)
     return protected
 
 

@@ -1,7 +1,7 @@
 """Database triggers that keep decided things decided, whatever client writes.
 
 The services refuse to change a submitted or decided version (``assessments.services.
-_editable``) and the job handlers check again under a row lock; these triggers are the last
+assessment_editable``) and the job handlers check again under a row lock; these triggers are the last
 guard, for every path — a handler bug, a shell, raw SQL:
 
 * ``assessments_assessment``: once a version is no longer a draft, nothing but its status

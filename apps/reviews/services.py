@@ -38,7 +38,12 @@ from apps.reviews.models import (
     Submission,
 )
 from apps.reviews.selectors import INTRUDER_TESTED_MODELS, intruder_test_status
-from apps.reviews.snapshot import AssessmentRecord, assessment_record, snapshot_take
+from apps.reviews.snapshot import (
+    FROZEN_FIELDS,
+    AssessmentRecord,
+    assessment_record,
+    snapshot_take,
+)
 
 
 def _notify(recipients: list[str], subject: str, body: str) -> None:
@@ -79,8 +84,8 @@ def submission_blockers(assessment: Assessment) -> list[str]:
     if assessment.apply_result is not None and not assessment.apply_result.get("passes"):
         blockers.append("The de-identified file does not meet the risk target (Step 7).")
     blockers += threat_model_blockers(current_threat_model(assessment))
-    blockers += identifier_blockers(assessment.apply_result, assessment.deid_config)
-    blockers += column_blockers(assessment.apply_result, assessment.deid_config)
+    blockers += identifier_blockers(assessment.apply_result, assessment.deid)
+    blockers += column_blockers(assessment.apply_result, assessment.deid)
     return blockers
 
 
@@ -298,43 +303,13 @@ def step_comment_add(*, assessment: Assessment, author: User, step: str, text: s
     return comment
 
 
-_COPIED = [
+# What a new version starts from: the frozen fields but its own number, with the data set it
+# reads and the key that opens its sealed secrets (neither is part of the decision's record).
+_COPIED = (
     "dataset_id",
-    "title",
-    "release_model",
-    "recipient_organization",
-    "recipient_contact",
-    "purpose",
-    "agreement_kind",
-    "agreement_reference",
-    "agreement_date",
-    "person_key",
-    "person_levels",
-    "adversary_power",
-    "threat_model",
-    "threshold_profile",
-    "threshold_mode",
-    "threshold_answers",
-    "threshold_preset",
-    "threshold_custom_value",
-    "threshold_justification",
-    "threshold_result",
-    "risk_result",
-    "population",
-    "context_answers",
-    "context_result",
-    "deid_config",
-    "search_result",
-    "chosen_levels",
-    "apply_result",
-    "output_parquet_path",
-    "output_csv_path",
-    "secrets_path",
+    *(name for name in FROZEN_FIELDS if name != "version"),
     "secrets_wrapped_key",
-    "utility_note",
-    "utility_accepted",
-    "step_state",
-]
+)
 
 
 @transaction.atomic

@@ -22,8 +22,9 @@ from django.core.files.storage import default_storage
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.dateparse import parse_datetime
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.deidentify import deid_config
-from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.models import RELEASE_FIELDS, Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.selectors import overall_risk
 from apps.assessments.threat_model import threat_model_of
 from apps.audit.models import canonical_dumps
@@ -39,13 +40,7 @@ SCHEMA = 1
 FROZEN_FIELDS = (
     "title",
     "version",
-    "release_model",
-    "recipient_organization",
-    "recipient_contact",
-    "purpose",
-    "agreement_kind",
-    "agreement_reference",
-    "agreement_date",
+    *RELEASE_FIELDS,
     "person_key",
     "person_levels",
     "adversary_power",
@@ -214,13 +209,13 @@ def snapshot_content(
         "schema": SCHEMA,
         "assessment": {name: getattr(assessment, name) for name in FROZEN_FIELDS},
         "effective_release_model": assessment.effective_release_model,
-        "deid_config": config,
+        "deid_config": config.to_json(),
         # The threat model as it stood, its defaults resolved (known columns = the
         # quasi-identifiers of the frozen classification unless edited).
         "threat_model": threat_model_of(
             assessment,
             quasi=[v["name"] for v in variables if v["role"] == "quasi"],
-            masking=config.get("masking"),
+            masking=config.to_json().get("masking"),
         ),
         "overall": overall_risk(assessment),
         "dataset": _dataset(assessment, models),
@@ -267,7 +262,7 @@ class AssessmentRecord:
     variables: list[dict[str, Any]]
     classification_changes: int
     hierarchies: list[dict[str, Any]]
-    deid_config: dict[str, Any]
+    deid_config: DeidConfig  # completed (``apps.assessments.deidentify.deid_config``)
     overall: dict[str, Any] | None
     dataset: dict[str, Any]
     files: dict[str, Any] = field(default_factory=dict)
@@ -341,7 +336,7 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
             variables=_with_datetimes(content["variables"]),
             classification_changes=int(content.get("classification_changes") or 0),
             hierarchies=content["hierarchies"],
-            deid_config=content["deid_config"],
+            deid_config=DeidConfig.from_json(content["deid_config"]),
             overall=content["overall"],
             dataset=content["dataset"],
             files=content["files"],
@@ -365,7 +360,7 @@ def assessment_record(assessment: Assessment) -> AssessmentRecord:
         threat_model=threat_model_of(
             assessment,
             quasi=[v["name"] for v in variables if v["role"] == "quasi"],
-            masking=config.get("masking"),
+            masking=config.to_json().get("masking"),
         ),
         overall=overall_risk(assessment),
         dataset=_dataset(assessment),

@@ -109,7 +109,7 @@ def test_a_release_for_a_pipeline_keeps_the_raw_values(assessment, analyst, clie
     assert response.status_code == 200, response.json()
     assert response.json()["csv_formula_guard"] is False
     assessment.refresh_from_db()
-    assert deidentify.deid_config(assessment)["csv_formula_guard"] is False
+    assert deidentify.deid_config(assessment).csv_formula_guard is False
     compute(assessment, analyst)
     assessment.refresh_from_db()
     rows, _parquet = _released(assessment)
@@ -146,11 +146,11 @@ def test_step_7_page_switches_the_guard_and_the_report_says_what_it_did(
     assert 'name="csv_formula_guard" checked' in shown  # on by default
     assert page.post(url, form).status_code == 302  # the box left unticked: off
     assessment.refresh_from_db()
-    assert deidentify.deid_config(assessment)["csv_formula_guard"] is False
+    assert deidentify.deid_config(assessment).csv_formula_guard is False
     assert 'name="csv_formula_guard" checked' not in page.get(url).content.decode()
     assert page.post(url, {**form, "csv_formula_guard": "on"}).status_code == 302
     assessment.refresh_from_db()
-    assert deidentify.deid_config(assessment)["csv_formula_guard"] is True
+    assert deidentify.deid_config(assessment).csv_formula_guard is True
 
     compute(assessment, analyst, release_model="public")
     shown = page.get(url).content.decode()

@@ -58,7 +58,7 @@ def _dataset(custodian, analyst, frame: pl.DataFrame, tmp_path):  # type: ignore
 def _through_step_7(custodian, analyst, dataset, masking=None):  # type: ignore[no-untyped-def]
     assessment = through_risk(custodian, analyst, dataset)
     if masking:
-        config = deidentify.deid_config(assessment)
+        config = deidentify.deid_config(assessment).to_json()
         deidentify.deid_config_set(
             assessment=assessment,
             masking={**config["masking"], **masking},
@@ -113,7 +113,7 @@ def test_accepting_the_suggestions_releases_no_name_or_phone(
     released = _released(assessment)
     assert "clinical_note" not in released.columns
     assert _people_in(released, register) == []
-    assert identifier_findings(assessment.apply_result, assessment.deid_config) == []
+    assert identifier_findings(assessment.apply_result, assessment.deid) == []
     assert submission_blockers(assessment) == []
 
 
@@ -153,7 +153,7 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
         decisions=[RoleDecision(str(note.id), "other", "The analysts need the notes.")],
     )
     assessment = _through_step_7(custodian, analyst, dataset)
-    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid)
     assert finding["column"] == "clinical_note"
     assert finding["role"] == "other"
     kept = _released(assessment).get_column("clinical_note").drop_nulls().len()
@@ -244,7 +244,7 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     )
     assessment.refresh_from_db()
     assert submission_blockers(assessment) == []
-    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid)
     assert finding["reviewed"].startswith("A clinician read every note")
     assert finding["reviewed_by"] == analyst.username
     from apps.audit.models import AuditEvent
@@ -252,7 +252,7 @@ def test_notes_left_in_as_other_block_the_submission_until_explained(
     assert AuditEvent.objects.filter(action="assessment.identifiers_reviewed").count() == 1
     assert AuditEvent.objects.filter(action="assessment.columns_reviewed").count() == 1
     # Saving the Step 7 settings again keeps the explanation.
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     deidentify.deid_config_set(
         assessment=assessment,
         masking=config["masking"],
@@ -315,7 +315,7 @@ def test_category_lists_whose_words_are_names_are_not_read_as_text(custodian, an
         ],
     )
     assessment = _through_step_7(custodian, analyst, dataset)
-    flagged = {f["column"] for f in identifier_findings(assessment.apply_result, {})}
+    flagged = {f["column"] for f in identifier_findings(assessment.apply_result, None)}
     assert flagged == {"remarks"}
     blockers = " ".join(submission_blockers(assessment))
     assert "'site' is released with identifiers" not in blockers

@@ -3,19 +3,12 @@
 import pytest
 from django.urls import reverse
 
-from apps.assessments import deidentify, release_apply, services
+from apps.assessments import deidentify, release_apply, services, steps
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import LOW_ANSWERS, WAIVER
 
-SLUGS = (
-    "release",
-    "threshold",
-    "data-risk",
-    "context-risk",
-    "overall-risk",
-    "deidentify",
-    "utility",
-)
+# Every step's page but Step 2's, which is the data set's classification page.
+SLUGS = tuple(step.slug for step in steps.STEPS if step.slug != "classification")
 
 
 def url(assessment, slug=None):

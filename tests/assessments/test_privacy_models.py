@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _set(assessment, models):  # type: ignore[no-untyped-def]
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     deidentify.deid_config_set(
         assessment=assessment,
         masking=config["masking"],

@@ -117,7 +117,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
         assessment.refresh_from_db()
     from apps.assessments.freetext import identifier_findings, identifiers_reviewed_set
 
-    for finding in identifier_findings(assessment.apply_result, assessment.deid_config):
+    for finding in identifier_findings(assessment.apply_result, assessment.deid):
         identifiers_reviewed_set(
             assessment=assessment,
             user=analyst,

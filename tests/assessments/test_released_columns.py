@@ -74,7 +74,7 @@ def _classify(dataset, analyst, roles: dict[str, str]) -> None:  # type: ignore[
 def _applied(custodian, analyst, dataset, masking=None):  # type: ignore[no-untyped-def]
     assessment = through_risk(custodian, analyst, dataset)
     if masking:
-        config = deidentify.deid_config(assessment)
+        config = deidentify.deid_config(assessment).to_json()
         deidentify.deid_config_set(
             assessment=assessment,
             masking={**config["masking"], **masking},
@@ -155,7 +155,7 @@ def test_an_other_column_that_predicts_the_sensitive_variable_blocks_the_submiss
     assert 0 < rare < 10 and origin["small_values"] == 1 and origin["small_records"] == rare
     assert source["small_values"] == 0 and source["with_column"] == measured["without"]
 
-    (finding,) = column_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = column_findings(assessment.apply_result, assessment.deid)
     assert finding["column"] == "origin"
     assert finding["kinds"] == ["small_cells", "uniques", "risk", "predicts:injury"]
     assert not finding["hard"] and finding["reviewed"] == ""
@@ -361,7 +361,7 @@ def test_masked_values_that_single_people_out_block_and_cannot_be_explained(
     letter of the given name: with age and sex, records stand alone. The masked column is
     measured and re-scanned like any released column; no explanation lifts the block."""
     assessment = masked_ready
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     deidentify.deid_config_set(
         assessment=assessment,
         masking={**config["masking"], "full_name": {"method": "mask", "keep_leading": 9}},
@@ -396,7 +396,7 @@ def test_masked_values_that_single_people_out_block_and_cannot_be_explained(
     sizes = frame.group_by(["age", "sex", "full_name"]).len().get_column("len")
     assert entry["with_column"]["uniques"] == int((sizes == 1).sum()) > 0
 
-    (finding,) = column_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = column_findings(assessment.apply_result, assessment.deid)
     assert finding["hard"] and finding["grounds"] == []
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
     assessment.refresh_from_db()
@@ -428,7 +428,7 @@ def test_the_reviewer_sees_what_a_masking_kept(masked_ready, analyst, reviewer, 
     nothing singles anyone out, the release is submitted, and the reviewer and the report
     read what was kept (not only "character masking")."""
     assessment = masked_ready
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     deidentify.deid_config_set(
         assessment=assessment,
         masking={**config["masking"], "phone": {"method": "mask", "keep_leading": 3}},
@@ -443,7 +443,7 @@ def test_the_reviewer_sees_what_a_masking_kept(masked_ready, analyst, reviewer, 
     assert set(_released(assessment).get_column("phone").to_list()) == {"613*********"}
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
     assessment.refresh_from_db()
-    assert column_findings(assessment.apply_result, assessment.deid_config) == []
+    assert column_findings(assessment.apply_result, assessment.deid) == []
     assert submission_blockers(assessment) == []
     assessment_submit(
         assessment=assessment, user=analyst, note="Please review.", intruder_waiver=WAIVER
@@ -488,7 +488,7 @@ def test_a_scrubbed_column_that_is_not_free_text_is_measured(masked_ready, analy
     nothing, so the values leave as they were. Free text is re-scanned instead; any other
     scrubbed column is measured like the rest."""
     assessment = masked_ready
-    config = deidentify.deid_config(assessment)
+    config = deidentify.deid_config(assessment).to_json()
     deidentify.deid_config_set(
         assessment=assessment,
         masking={**config["masking"], "badge": {"method": "scrub"}, "notes": {"method": "scrub"}},
@@ -503,7 +503,7 @@ def test_a_scrubbed_column_that_is_not_free_text_is_measured(masked_ready, analy
     released = _released(assessment)
     assert set(released.get_column("badge").to_list()) <= set(patients().get_column("badge"))
     assert assessment.apply_result["released_columns"]["measured"] == ["badge"]
-    (finding,) = column_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = column_findings(assessment.apply_result, assessment.deid)
     assert finding["column"] == "badge" and finding["role_words"] == "direct identifier"
     assert "uniques" in finding["kinds"] and finding["hard"]
     sizes = released.group_by(["age", "sex", "badge"]).len().get_column("len")

@@ -7,6 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import Page, expect
 
+from apps.assessments import steps
 from apps.assessments.models import Assessment
 from apps.datasets.demo import generate_register
 from tests.conftest import wait_for_job
@@ -133,16 +134,7 @@ def test_steps_1_to_8_reach_a_passing_release(
         "Age bands, regions and admission periods suffice for the readmission model."
     )
     page.get_by_test_id("accept-utility").click()
-    for slug in (
-        "release",
-        "classification",
-        "threshold",
-        "data-risk",
-        "context-risk",
-        "overall-risk",
-        "deidentify",
-        "utility",
-    ):
+    for slug in (step.slug for step in steps.STEPS):
         expect(page.get_by_test_id(f"state-{slug}")).to_have_text("✓ done")
 
     assessment = Assessment.objects.get(dataset=dataset)

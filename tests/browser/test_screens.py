@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import Browser, expect
 
-from apps.assessments import deidentify, release_apply, services
+from apps.assessments import deidentify, release_apply, services, steps
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
 from apps.classification.services import (
@@ -33,16 +33,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(t
 
 KEEP_QUASI = {"age", "sex", "city"}
 WIDTHS = (1280, 1920)
-STEPS = (
-    "release",
-    "classification",
-    "threshold",
-    "data-risk",
-    "context-risk",
-    "overall-risk",
-    "deidentify",
-    "utility",
-)
+STEPS = tuple(step.slug for step in steps.STEPS)
 
 
 def _ok(job_id: object) -> None:

@@ -65,7 +65,7 @@ def _all_subclasses(cls: type) -> Iterable[type]:
 def registry_families() -> dict[str, set[str]]:
     """``{label family: keys}``: the registries whose keys must each have a label in
     ``apps.core.labels.LABELS[family]``."""
-    from apps.assessments import deidentify
+    from apps.assessments import configuration
     from apps.datasets.profiling import INFERRED_TYPES
     from apps.engine import context, threshold
     from apps.engine.freetext import SPAN_TYPES
@@ -81,9 +81,9 @@ def registry_families() -> dict[str, set[str]]:
         "motive": {key for key, _, _ in context.MOTIVES},
         "threshold_profile": set(threshold.PROFILES),
         "threshold_preset": set(threshold.PRESETS),
-        "masking_method": set(deidentify.MASKING_METHODS),
-        "masking_method_detail": set(deidentify.MASKING_METHODS),
-        "metric": set(deidentify.METRICS),
+        "masking_method": set(configuration.MASKING_METHODS),
+        "masking_method_detail": set(configuration.MASKING_METHODS),
+        "metric": set(configuration.METRICS),
         "privacy_model": set(MODEL_KINDS),
         "inferred_type": set(INFERRED_TYPES),
         "technique": {t.key for t in TECHNIQUES.values()},

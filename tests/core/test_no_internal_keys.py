@@ -15,7 +15,7 @@ from django.core import mail
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from pypdf import PdfReader
 
-from apps.assessments import deidentify, release_apply
+from apps.assessments import configuration, deidentify, release_apply
 from apps.assessments import services as assessment_services
 from apps.assessments.techniques import techniques_set
 from apps.classification.services import variables_accept_suggestions
@@ -225,7 +225,7 @@ def test_every_key_of_the_code_has_its_label_in_the_one_table():
 def test_a_key_added_to_a_registry_or_to_a_choice_list_without_a_label_fails(monkeypatch):
     from apps.classification.models import Variable
 
-    monkeypatch.setattr(deidentify, "MASKING_METHODS", (*deidentify.MASKING_METHODS, "blur"))
+    monkeypatch.setattr(configuration, "MASKING_METHODS", (*configuration.MASKING_METHODS, "blur"))
     field = Variable._meta.get_field("role")
     monkeypatch.setattr(field, "choices", [*field.choices, ("proxy", "Proxy")])
     problems = internal_keys.unlabelled()

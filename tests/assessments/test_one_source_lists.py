@@ -1,0 +1,49 @@
+"""Lists that must agree are read from one source (issue 24): the fields a version freezes
+and a revision copies, Step 1's fields, and every field of an assessment placed in one or
+the other on purpose."""
+
+from apps.assessments.forms import ReleaseForm
+from apps.assessments.models import RELEASE_FIELDS, Assessment
+from apps.assessments.serializers import ReleaseSerializer, ReleaseStateSerializer
+from apps.reviews import services as review_services
+from apps.reviews.snapshot import FROZEN_FIELDS
+
+# What a version's frozen record leaves out on purpose: what identifies the row and the
+# review's own doing (status, dates, jobs), and the key of the sealed secrets, which a
+# revision copies but no decision shows.
+LIVE = {
+    "id",
+    "organization",
+    "dataset",
+    "status",
+    "previous",
+    "submitted_at",
+    "decided_at",
+    "created_by",
+    "created_at",
+    "updated_at",
+    "risk_job",
+    "search_job",
+    "apply_job",
+    "secrets_wrapped_key",
+}
+
+
+def test_every_field_of_an_assessment_is_frozen_or_live_on_purpose():
+    fields = {f.name for f in Assessment._meta.concrete_fields}
+    assert set(FROZEN_FIELDS) <= fields
+    assert fields - set(FROZEN_FIELDS) == LIVE
+
+
+def test_a_revision_copies_the_frozen_fields_but_the_number_with_its_data_and_key():
+    copied = set(review_services._COPIED)
+    assert copied == (set(FROZEN_FIELDS) - {"version"}) | {"dataset_id", "secrets_wrapped_key"}
+
+
+def test_step_1_fields_are_one_list_the_page_the_api_and_the_record_read():
+    assert len(RELEASE_FIELDS) == 7
+    assert list(ReleaseForm.base_fields) == list(RELEASE_FIELDS)
+    written = [n for n, f in ReleaseSerializer().fields.items() if not f.read_only]
+    assert written == list(RELEASE_FIELDS)
+    assert list(ReleaseStateSerializer().fields) == [*RELEASE_FIELDS, "effective_release_model"]
+    assert set(RELEASE_FIELDS) <= set(FROZEN_FIELDS)
