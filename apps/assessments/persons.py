@@ -30,10 +30,13 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from apps.assessments import steps
 from apps.assessments.models import Assessment
+from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
+from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
 from apps.engine.errors import EngineError
+from apps.engine.frame import read_table
 from apps.engine.longitudinal import (
     ALL,
     REPORTED_POWERS,
@@ -132,7 +135,6 @@ def repeated_identifiers(columns: Sequence[IdentifierColumn]) -> list[dict[str, 
 def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
     """The data set's columns that look like a repeated person identifier (from the
     profiles Step 2 already holds: the data is not read)."""
-    from apps.classification.models import Variable
 
     rows = int(assessment.dataset.rows or 0)
     columns = [
@@ -152,7 +154,6 @@ def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
 
 
 def _columns(assessment: Assessment) -> list[str]:
-    from apps.classification.models import Variable
 
     return list(
         Variable.objects.filter(dataset=assessment.dataset)
@@ -162,8 +163,6 @@ def _columns(assessment: Assessment) -> list[str]:
 
 
 def _read(assessment: Assessment, columns: Sequence[str]) -> pl.DataFrame:
-    from apps.datasets.storage import local_path
-    from apps.engine.frame import read_table
 
     with local_path(assessment.dataset.parquet_path) as path:
         return read_table(path).select(list(dict.fromkeys(columns))).collect()
@@ -228,13 +227,11 @@ def check_person_level(frame: pl.DataFrame, person_key: str, levels: Mapping[str
 
 
 def _quasi(assessment: Assessment) -> list[str]:
-    from apps.assessments.services import quasi_identifiers
 
     return quasi_identifiers(assessment)
 
 
 def key_candidates(assessment: Assessment) -> list[str]:
-    from apps.classification.models import Variable
 
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="direct")
@@ -310,7 +307,6 @@ def assessment_set_persons(
     The key must be a column classified as a direct identifier (it is released only as a
     keyed pseudonym) with a value on every row; a person-level column must be constant
     within every person. Changing either makes the data risk stale."""
-    from apps.assessments.services import _save, assessment_editable
 
     assessment_editable(assessment)
     person_key = person_key.strip()
@@ -363,8 +359,6 @@ def assessment_set_power(
 ) -> list[str]:
     """Step 4: the adversary power (events of a person an adversary knows: 1–10 or all).
     A change makes the measured data risk stale."""
-    from apps.assessments.services import assessment_editable
-    from apps.audit.services import audit_record
 
     assessment_editable(assessment)
     try:
@@ -375,20 +369,13 @@ def assessment_set_power(
         ) from None
     if value == assessment.adversary_power:
         return []
-    assessment.adversary_power = value
-    stale = []
-    if assessment.risk_result is not None:
-        steps.mark_stale(assessment, "data-risk")
-        stale.append("data-risk")
-    assessment.save(update_fields=["adversary_power", "step_state", "updated_at"])
-    audit_record(
-        organization=assessment.organization,
-        actor=user,
+    return risk_input_save(
+        assessment,
+        field="adversary_power",
+        value=value,
         action="assessment.adversary_power",
-        obj=assessment,
-        details={"version": assessment.version, "adversary_power": value, "stale": stale},
+        user=user,
     )
-    return stale
 
 
 # --------------------------------------------------------------------------- Step 4

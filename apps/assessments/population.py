@@ -18,9 +18,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from apps.assessments import steps
 from apps.assessments.models import Assessment
-from apps.assessments.services import assessment_editable
+from apps.assessments.services import assessment_editable, risk_input_save
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
 from apps.engine.population import (
@@ -80,7 +79,6 @@ def assessment_set_population(
 ) -> list[str]:
     """Step 4: state the population the release is a sample of (a preset region or a size),
     or neither (the default). A measured data risk becomes stale; returns the stale steps."""
-    from apps.audit.services import audit_record
 
     assessment_editable(assessment)
     if region:
@@ -104,20 +102,9 @@ def assessment_set_population(
         )
     if value == (assessment.population or {}):
         return []
-    assessment.population = value
-    stale = []
-    if assessment.risk_result is not None:
-        steps.mark_stale(assessment, "data-risk")
-        stale.append("data-risk")
-    assessment.save(update_fields=["population", "step_state", "updated_at"])
-    audit_record(
-        organization=assessment.organization,
-        actor=user,
-        action="assessment.population",
-        obj=assessment,
-        details={"version": assessment.version, "population": value, "stale": stale},
+    return risk_input_save(
+        assessment, field="population", value=value, action="assessment.population", user=user
     )
-    return stale
 
 
 def population_figures(

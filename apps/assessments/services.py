@@ -126,6 +126,29 @@ def assessments_roles_changed(*, dataset: Dataset) -> None:
         assessment.save(update_fields=["step_state", *fields, "updated_at"])
 
 
+def risk_input_save(
+    assessment: Assessment, *, field: str, value: Any, action: str, user: User | None
+) -> list[str]:
+    """Save one of Step 4's inputs (the population, the adversary power): a measured data
+    risk becomes stale, and the change is audited. Returns the stale steps."""
+    from apps.audit.services import audit_record
+
+    setattr(assessment, field, value)
+    stale = []
+    if assessment.risk_result is not None:
+        steps.mark_stale(assessment, "data-risk")
+        stale.append("data-risk")
+    assessment.save(update_fields=[field, "step_state", "updated_at"])
+    audit_record(
+        organization=assessment.organization,
+        actor=user,
+        action=action,
+        obj=assessment,
+        details={"version": assessment.version, field: value, "stale": stale},
+    )
+    return stale
+
+
 def _save(
     assessment: Assessment,
     slug: str,
