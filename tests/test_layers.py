@@ -116,3 +116,18 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     assert assessments_hooks.release_file_open.function is release_file_open
     assert reviews_hooks.decision_final.subscribers == (report_request,)
     assert reviews_hooks.report_prepare_again.function is report_again
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle between modules, counting the imports inside functions too (issue 24
+    found two: jobs.services ↔ jobs.tasks, assessments.deidentify ↔ assessments.precheck)."""
+    import grimp
+
+    graph = grimp.build_graph("apps", "deidweb", include_external_packages=False)
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if imported != module and graph.chain_exists(importer=imported, imported=module):
+                chain = graph.find_shortest_chain(importer=imported, imported=module)
+                cycles.append(" → ".join([module, *(chain or ())]))
+    assert cycles == []

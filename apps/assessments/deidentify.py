@@ -25,6 +25,7 @@ from apps.assessments.configuration import (
 )
 from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
+from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.selectors import overall_risk
@@ -490,7 +491,6 @@ def _heuristic(
 ) -> dict[str, Any]:
     """More quasi-identifiers than the exact search can settle: a heuristic solution, with
     its bound on optimality, clearly labelled (``apps.engine.search.heuristic``)."""
-    from apps.assessments.precheck import suggestions_to_drop
     from apps.engine.search.heuristic import heuristic_search
 
     context.progress(

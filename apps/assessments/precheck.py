@@ -22,7 +22,9 @@ from typing import Any
 
 from django.core.cache import cache
 
+from apps.assessments.deidentify import deid_config, search_inputs
 from apps.assessments.hierarchies import hierarchies_proposed
+from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.engine.search.feasibility import check_feasibility
 
@@ -34,7 +36,6 @@ def lattice_size(heights: list[int], caps: dict[str, int], quasi: list[str]) -> 
 
 
 def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
-    from apps.assessments.deidentify import deid_config
     from apps.assessments.selectors import overall_risk
 
     config = deid_config(assessment)
@@ -58,26 +59,6 @@ def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
     return f"deidweb:precheck:{digest}"
 
 
-def suggestions_to_drop(assessment: Assessment, quasi: list[str], heights: list[int]) -> list[str]:
-    """Which quasi-identifiers to drop or merge first: those whose removal lowers the data
-    risk the most (Step 4's drivers), and the deepest hierarchies (the lattice's size)."""
-    risk = assessment.risk_result or {}
-    out = []
-    for driver in (risk.get("drivers") or [])[:3]:
-        if driver.get("reduction", 0) > 0 and driver["left_out"] in quasi:
-            out.append(
-                f"Without {driver['left_out']} the {risk['risk_measure']} would be "
-                f"{driver['data_risk']:.4g} instead of {risk['data_risk']:.4g} (Step 4)."
-            )
-    deepest = sorted(zip(quasi, heights, strict=True), key=lambda p: -p[1])[:2]
-    for column, height in deepest:
-        out.append(
-            f"{column} has {height + 1} levels: merging its values into fewer groups, or "
-            "capping its level, shrinks the lattice the most."
-        )
-    return out
-
-
 def assessment_precheck(assessment: Assessment) -> dict[str, Any]:
     """The guidance shown before a search (module docstring)."""
     if assessment.status == "draft":
@@ -88,8 +69,6 @@ def assessment_precheck(assessment: Assessment) -> dict[str, Any]:
     hit = cache.get(key)
     if hit is not None:
         return dict(hit)
-    from apps.assessments.deidentify import search_inputs
-
     inputs = search_inputs(assessment, specs)
     heights = list(inputs.problem.heights)
     caps = dict(inputs.config.max_levels)

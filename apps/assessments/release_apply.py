@@ -205,7 +205,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
         from apps.assessments.attack_tests import release_attacks
-        from apps.assessments.threat_model import current_threat_model
+        from apps.assessments.threat_model_live import current_threat_model
 
         attacks = release_attacks(
             data,

@@ -155,15 +155,3 @@ def threat_model_blockers(model: dict[str, Any]) -> list[str]:
             "link the pseudonyms back, and where the key is kept)."
         )
     return blockers
-
-
-def current_threat_model(assessment: Any) -> dict[str, Any]:
-    """A draft's threat model from the live rows (Step 2's roles, Step 7's masking)."""
-    from apps.assessments.deidentify import deid_config
-    from apps.assessments.services import quasi_identifiers
-
-    return threat_model_of(
-        assessment,
-        quasi=quasi_identifiers(assessment),
-        masking=deid_config(assessment).to_json().get("masking"),
-    )

@@ -382,7 +382,7 @@ def risk_step(
 def context_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    from apps.assessments.threat_model import current_threat_model
+    from apps.assessments.threat_model_live import current_threat_model
     from apps.classification.models import Variable
 
     model = assessment.effective_release_model

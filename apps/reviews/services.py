@@ -24,7 +24,8 @@ from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
 from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
-from apps.assessments.threat_model import current_threat_model, threat_model_blockers
+from apps.assessments.threat_model import threat_model_blockers
+from apps.assessments.threat_model_live import current_threat_model
 from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import deidentify, services
-from apps.assessments.threat_model import current_threat_model, threat_model_blockers
+from apps.assessments.threat_model import threat_model_blockers
+from apps.assessments.threat_model_live import current_threat_model
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
 from apps.reviews.services import submission_blockers
