@@ -355,7 +355,7 @@ def test_record_numbers_left_in_notes_block_the_submission(custodian, analyst, r
         decisions=[RoleDecision(str(note.id), "other", "The analysts need the notes.")],
     )
     assessment = _through_step_7(custodian, analyst, dataset)
-    (finding,) = identifier_findings(assessment.apply_result, assessment.deid_config)
+    (finding,) = identifier_findings(assessment.apply_result, assessment.deid)
     assert finding["column"] == "clinical_note"
     assert finding["kinds"] == ["ID"]
     kept = _released(assessment).get_column("clinical_note").drop_nulls().len()
@@ -391,4 +391,4 @@ def test_record_numbers_are_scrubbed_from_notes(custodian, analyst, register, tm
     (scrubbed,) = assessment.apply_result["scrubbed"]
     assert scrubbed["spans_replaced"] == {"ID": ROWS}
     assert scrubbed["spans_after"] == {}
-    assert identifier_findings(assessment.apply_result, assessment.deid_config) == []
+    assert identifier_findings(assessment.apply_result, assessment.deid) == []
