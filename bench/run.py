@@ -2,7 +2,10 @@
 
 Each benchmark writes its own fragment (docs/bench/<name>.md, with the machine and date);
 this script runs them in turn and joins the fragments under one heading.
-Pass --big to include the 30M-row measure case (a few minutes).
+Pass --big to include the 30M-row measure case (a few minutes). The longitudinal case runs
+at the issue's size, 1 M persons and about 10 M events (generate, measure at p = 1, 3 and
+all, search; half an hour or more on a shared 2-core machine); `--only longitudinal` runs it
+alone, and `python bench/bench_longitudinal.py --persons N` a smaller one.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
     from apps.datasets.models import Dataset
 
     settings.VAR_DIR = tmp_path
-    call_command("seed_demo", rows=300)
-    call_command("seed_demo", rows=300)
+    call_command("seed_demo", rows=300, patients=50)
+    call_command("seed_demo", rows=300, patients=50)
     out = capsys.readouterr().out
     logins = json.loads((tmp_path / "demo-logins.json").read_text())
     assert set(logins) == {"demo-analyst", "demo-reviewer", "demo-admin"}
@@ -70,11 +70,11 @@ def test_seed_demo_is_idempotent_and_prints_logins(db, settings, tmp_path, capsy
         Membership.objects.filter(organization__slug="demo").values_list("user__username", "role")
     )
     assert roles == {"demo-analyst": "analyst", "demo-reviewer": "reviewer", "demo-admin": "admin"}
-    dataset = Dataset.objects.get(organization__slug="demo")
+    dataset = Dataset.objects.get(organization__slug="demo", name="Demo patient register")
     assert (dataset.status, dataset.original_filename) == ("converting", "demo_register.csv")
     assert dataset.profile_job.kind == "ingest"  # the worker reads its 300 rows
     assert (tmp_path / "demo" / "demo_register.csv").exists()
-    assert not Variable.objects.exists()  # profiling is the worker's job
+    assert not Variable.objects.filter(dataset=dataset).exists()  # the worker profiles it
     from django.contrib.auth import authenticate
     from django.test import RequestFactory
 
@@ -95,7 +95,7 @@ def test_demo_users_have_names_people_have(db, settings, tmp_path):
     get_user_model().objects.create_user(
         username="demo-reviewer", password="x" * 20, first_name="Rev", last_name="Iewer"
     )
-    call_command("seed_demo", rows=50)
+    call_command("seed_demo", rows=50, patients=30)
     users = get_user_model().objects.filter(username__startswith="demo-")
     assert users.count() == 3
     for user in users:
