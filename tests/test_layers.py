@@ -102,7 +102,7 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     from apps.datasets import hooks as datasets_hooks
     from apps.jobs import services as jobs_services
     from apps.jobs.tasks import run_job_send
-    from apps.reports.services import report_again, report_request
+    from apps.reports.jobs import report_again, report_request
     from apps.reviews import hooks as reviews_hooks
     from apps.reviews.release import release_file_open
     from apps.reviews.services import submission_blockers

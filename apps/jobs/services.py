@@ -64,7 +64,7 @@ JOB_HANDLERS: dict[str, str] = {
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
-    "report": "apps.reports.services.report_generate_handler",
+    "report": "apps.reports.jobs.report_generate_handler",
 }
 
 
@@ -76,7 +76,7 @@ JOB_GUARDS: dict[str, str] = {
     "assessment-risk": "apps.assessments.services.assessment_job_guard",
     "assessment-search": "apps.assessments.services.assessment_job_guard",
     "assessment-apply": "apps.assessments.services.assessment_job_guard",
-    "report": "apps.reports.services.report_job_guard",
+    "report": "apps.reports.jobs.report_job_guard",
 }
 
 

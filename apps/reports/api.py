@@ -28,9 +28,10 @@ from apps.core.downloads import file_download
 from apps.core.schema import ORGANIZATION_FILTER
 from apps.jobs.api import JobSerializer
 from apps.reports.forms import MAX_REPORT_BYTES
+from apps.reports.jobs import report_again
 from apps.reports.models import Report
 from apps.reports.selectors import report_filename
-from apps.reports.services import report_again, report_file_open, report_verify
+from apps.reports.verification import report_file_open, report_verify
 from apps.reviews.api import ERRORS
 
 

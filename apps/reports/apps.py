@@ -6,7 +6,7 @@ class ReportsConfig(AppConfig):
     label = "reports"
 
     def ready(self) -> None:
-        from apps.reports.services import report_again, report_request
+        from apps.reports.jobs import report_again, report_request
         from apps.reviews import hooks as review_hooks
 
         # A final decision gets its signed report; the review page's button asks again.

@@ -15,17 +15,16 @@ from apps.audit.services import audit_record
 from apps.core.downloads import file_download
 from apps.core.errors import ApplicationError
 from apps.reports import signing
+from apps.reports.content import report_html
 from apps.reports.forms import ReportVerifyForm
-from apps.reports.selectors import report_filename, report_get, reports_of
-from apps.reports.services import (
+from apps.reports.identity import (
     organization_signing_ensure,
     organization_signing_import,
     organization_timestamp_url_set,
-    report_file_open,
-    report_html,
-    report_verify,
     timestamp_url,
 )
+from apps.reports.selectors import report_filename, report_get, reports_of
+from apps.reports.verification import report_file_open, report_verify
 
 
 @org_view()

@@ -123,7 +123,7 @@ def test_step_7_page_switches_the_guard_and_the_report_says_what_it_did(
     from django.urls import reverse
 
     from apps.assessments import services
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
     from tests.assessments.conftest import LOW_ANSWERS
     from tests.reports.helpers import decide
 

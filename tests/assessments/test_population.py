@@ -242,7 +242,7 @@ def test_api_sets_the_population_and_reports_it(client_for, prepared, analyst):
 
 
 def test_report_carries_attacker_models_and_population(prepared, analyst, reviewer):
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
     from tests.reports.helpers import compute, decide
 
     population.assessment_set_population(assessment=prepared, region="ontario")
@@ -261,7 +261,7 @@ def test_report_carries_attacker_models_and_population(prepared, analyst, review
 
 
 def test_report_without_population_says_so(prepared, analyst, reviewer):
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
     from tests.reports.helpers import compute, decide
 
     decision = decide(compute(prepared, analyst), analyst, reviewer)

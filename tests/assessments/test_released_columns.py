@@ -224,7 +224,7 @@ def test_an_other_column_that_predicts_the_sensitive_variable_blocks_the_submiss
     assert 'data-testid="review-diversity-with-columns"' in page
 
     # The signed report lists the finding, the explanation and l-diversity with the columns.
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
 
     decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Explained."
@@ -462,7 +462,7 @@ def test_the_reviewer_sees_what_a_masking_kept(masked_ready, analyst, reviewer, 
     assert "at most 3 characters of a value kept, 25% of its characters on average" in kept
     assert "1 distinct masked value;" in kept
     assert "“613*********” (" in kept
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
 
     decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine."

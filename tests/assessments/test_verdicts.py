@@ -23,7 +23,7 @@ from pypdf import PdfReader
 from apps.assessments import deidentify
 from apps.engine import lattice
 from apps.reports.models import Report
-from apps.reports.services import report_pdf
+from apps.reports.verification import report_pdf
 from tests.assessments.conftest import _run, through_risk, uploaded_register
 from tests.reports.helpers import compute, decide, run_report_job
 

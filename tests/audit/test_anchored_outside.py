@@ -166,7 +166,7 @@ def test_the_development_audit_key_is_announced(
 def test_the_report_footer_says_when_the_key_is_the_development_one(
     complete_assessment, analyst, reviewer, settings
 ):
-    from apps.reports.services import report_html
+    from apps.reports.content import report_html
     from apps.reviews import services
 
     services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")

@@ -82,7 +82,7 @@ def sign_in(browser, base: str, username: str) -> Page:
 def test_reject_revise_approve_and_download(
     celery_worker_process, live_server, browser, analyst, reviewer, custodian, tmp_path
 ):
-    from apps.reports.services import organization_certificate, organization_signing_ensure
+    from apps.reports.identity import organization_certificate, organization_signing_ensure
     from apps.reports.signing import verify_pdf
 
     organization_signing_ensure(organization=custodian)

@@ -23,7 +23,7 @@ from apps.core.help import HELP_TOPICS
 from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.reports.models import Report
-from apps.reports.services import report_pdf
+from apps.reports.verification import report_pdf
 from apps.reviews import services as review_services
 from tests.assessments.conftest import (
     CONTROLS_ALL_YES,

@@ -99,7 +99,7 @@ def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignor
 
 def run_report_job(monkeypatch, decision):  # type: ignore[no-untyped-def]
     monkeypatch.setitem(
-        job_services.JOB_HANDLERS, "report", "apps.reports.services.report_generate_handler"
+        job_services.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
     )
     job = job_create(
         organization=decision.organization,

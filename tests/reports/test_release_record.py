@@ -10,7 +10,8 @@ import re
 
 from pypdf import PdfReader
 
-from apps.reports.services import report_html, report_pdf
+from apps.reports.content import report_html
+from apps.reports.verification import report_pdf
 from apps.reviews.models import AssessmentSnapshot
 
 

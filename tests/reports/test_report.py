@@ -15,7 +15,7 @@ from pypdf import PdfReader
 from apps.assessments.selectors import overall_risk
 from apps.core.templatetags.deid import significant as sig
 from apps.reports.models import Report
-from apps.reports.services import report_pdf, report_verify
+from apps.reports.verification import report_pdf, report_verify
 from apps.reviews.models import ReviewDecision
 from tests.assessments.conftest import PEOPLE
 from tests.reports.helpers import REASONS, compute, decide, run_report_job

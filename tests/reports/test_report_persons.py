@@ -5,7 +5,7 @@ from django.template.loader import render_to_string
 
 from apps.assessments import persons
 from apps.assessments.presenters import person_risk_chart
-from apps.reports.services import _assumptions
+from apps.reports.content import _assumptions
 from tests.assessments.test_persons import TC1, TC1_ROLES, assessment_of, measured, upload
 
 

@@ -18,7 +18,7 @@ from apps.accounts.models import signing_passphrase_purpose
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.reports import signing
-from apps.reports.services import organization_certificate, organization_signing_ensure
+from apps.reports.identity import organization_certificate, organization_signing_ensure
 
 
 @pytest.fixture(scope="module")

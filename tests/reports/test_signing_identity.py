@@ -20,13 +20,9 @@ from django.urls import reverse
 
 from apps.audit.models import AuditEvent
 from apps.reports import signing
+from apps.reports.identity import organization_certificates, organization_signing_import
 from apps.reports.models import Report
-from apps.reports.services import (
-    organization_certificates,
-    organization_signing_import,
-    report_pdf,
-    report_verify,
-)
+from apps.reports.verification import report_pdf, report_verify
 from tests.reports.helpers import run_report_job
 
 pytestmark = pytest.mark.django_db

@@ -24,7 +24,7 @@ from django.urls import reverse
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
 from apps.reports import signing
-from apps.reports.services import organization_signing_import
+from apps.reports.identity import organization_signing_import
 
 pytestmark = pytest.mark.django_db
 NOW = dt.datetime.now(dt.UTC)

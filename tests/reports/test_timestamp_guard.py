@@ -21,8 +21,8 @@ from django.urls import reverse
 from apps.audit.models import AuditEvent
 from apps.core import outbound
 from apps.core.errors import ApplicationError
-from apps.reports import services, signing
-from apps.reports.services import organization_timestamp_url_set
+from apps.reports import identity, signing
+from apps.reports.identity import organization_timestamp_url_set
 
 pytestmark = pytest.mark.django_db
 
@@ -211,7 +211,7 @@ def _sign(url: str) -> bytes:
         location="here",
         signer_name="Custodian",
         timestamp_url=url,
-        timestamp_policy=services.timestamp_policy(),
+        timestamp_policy=identity.timestamp_policy(),
     )
 
 
@@ -259,7 +259,7 @@ def test_an_address_stored_earlier_is_checked_again_when_called(listener, settin
 def test_dns_rebinding_finds_the_internal_address_when_called(monkeypatch, settings):
     """Public when saved, the loopback when the worker calls: refused before connecting."""
     monkeypatch.setattr(socket, "getaddrinfo", fake_dns({"tsa.example.net": [PUBLIC]}))
-    outbound.check_url("https://tsa.example.net/tsr", services.timestamp_policy())
+    outbound.check_url("https://tsa.example.net/tsr", identity.timestamp_policy())
     monkeypatch.setattr(socket, "getaddrinfo", fake_dns({"tsa.example.net": ["127.0.0.1"]}))
     connected: list[object] = []
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: connected.append(a))
@@ -352,7 +352,7 @@ def test_the_report_job_fails_with_the_reason(decided, monkeypatch, custodian):
     custodian.signing_timestamp_url = "https://169.254.169.254/latest/"
     custodian.save(update_fields=["signing_timestamp_url"])
     monkeypatch.setitem(
-        job_services.JOB_HANDLERS, "report", "apps.reports.services.report_generate_handler"
+        job_services.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
     )
     job = job_create(
         organization=custodian,

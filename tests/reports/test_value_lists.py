@@ -22,8 +22,9 @@ from apps.assessments.hierarchies import class_threshold, hierarchy_set, value_c
 from apps.assessments.services import assessment_create
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
+from apps.reports.content import report_html
 from apps.reports.models import Report
-from apps.reports.services import report_html, report_pdf
+from apps.reports.verification import report_pdf
 from apps.reviews.models import ReviewDecision
 from tests.assessments.conftest import LOW_ANSWERS, _run, uploaded_register
 from tests.reports.helpers import decide, run_report_job

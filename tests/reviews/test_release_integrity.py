@@ -25,8 +25,9 @@ from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext, job_create, job_execute
+from apps.reports.content import report_html
+from apps.reports.jobs import report_again
 from apps.reports.models import Report
-from apps.reports.services import report_again, report_html
 from apps.reviews import services
 from apps.reviews.models import ReviewDecision
 from tests.assessments.conftest import WAIVER
@@ -187,7 +188,7 @@ def test_the_report_ignores_role_changes_made_after_the_decision(
     decision.refresh_from_db()
     from pypdf import PdfReader
 
-    from apps.reports.services import report_pdf
+    from apps.reports.verification import report_pdf
 
     text = " ".join(
         page.extract_text()

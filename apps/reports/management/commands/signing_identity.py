@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.models import Organization
-from apps.reports.services import organization_signing_ensure
+from apps.reports.identity import organization_signing_ensure
 from apps.reports.signing import describe_certificate
 
 

@@ -1,0 +1,519 @@
+"""What the Step 9 report (IPC 2016, step 9) says: the version's frozen record and the review
+rows up to the decision gathered into the template's context, rendered to HTML and, by
+WeasyPrint, to an unsigned PDF.
+
+Nothing here recomputes a figure: every number comes from the JSON results the steps stored,
+so the report says exactly what the pages and the API said when the reviewer decided.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from apps.assessments.attack_tests import attack_rows
+from apps.assessments.freetext import identifier_findings
+from apps.assessments.hierarchies import class_threshold, value_lists
+from apps.assessments.models import Assessment
+from apps.assessments.presenters import (
+    class_size_before_after,
+    distribution_charts,
+    pareto_chart,
+    person_risk_chart,
+    population_chart,
+    record_risk_rows,
+    risk_charts,
+)
+from apps.assessments.release_columns import column_findings, masked_columns
+from apps.assessments.steps import BY_SLUG, STEPS
+from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
+from apps.audit.services import audit_key_is_public
+from apps.core.errors import ApplicationError
+from apps.core.labels import label_for
+from apps.engine import context as engine_context
+from apps.reports import signing
+from apps.reports.identity import organization_certificate, timestamp_url
+from apps.reviews.models import (
+    MotivatedIntruderTest,
+    ReleaseRecord,
+    ReviewDecision,
+    StepComment,
+    Submission,
+)
+from apps.reviews.selectors import intruder_test_status, version_chain
+from apps.reviews.snapshot import AssessmentRecord, assessment_record
+
+STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
+STEP_TITLES["general"] = "General"
+
+
+def person_name(user: User | None) -> str:
+    if user is None:
+        return "(a deleted user)"
+    return user.get_full_name() or user.get_username()
+
+
+def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
+    from apps.assessments.presenters import alternatives_rows
+
+    return alternatives_rows(search or None, levels)
+
+
+def _masking_rows(
+    masking: dict[str, Any], measured: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, str]]:
+    """How each direct identifier was masked: the method and its public parameters only, and
+    for character masking what was kept of the values (measured on the release). Keys and
+    linking tables never come near the report."""
+    rows = []
+    for column, spec in masking.items():
+        method = str(spec.get("method", ""))
+        detail = label_for("masking_method_detail", method)
+        if method == "mask":
+            lead, trail = int(spec.get("keep_leading") or 0), int(spec.get("keep_trailing") or 0)
+            detail += f": keeps {lead} leading and {trail} trailing characters, never more "
+            detail += "than half of a value"
+            kept = (measured or {}).get(column)
+            if kept and kept.get("kept"):
+                figures = kept["kept"]
+                detail += (
+                    f"; at most {figures['most_kept']} characters of a value were kept, "
+                    f"{100 * float(figures['mean_share']):.0f} % of its characters on average; "
+                    f"{int(kept['values']):,} distinct masked values, "
+                    f"{int(kept['with_column']['uniques']):,} records alone in their class "
+                    "with the quasi-identifiers"
+                )
+        elif method in {"hmac", "random"} and spec.get("length"):
+            detail += f"; pseudonyms of {int(spec['length'])} characters"
+        rows.append({"column": column, "method": method, "detail": detail})
+    return rows
+
+
+def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
+    """Each frozen hierarchy with its levels, the applied one marked."""
+    applied = record.assessment.apply_result or {}
+    levels = applied.get("levels") or record.assessment.chosen_levels or {}
+    rows = []
+    for spec in record.hierarchies:
+        chosen = levels.get(spec["column"])
+        labels = list(spec.get("level_labels") or [])
+        rows.append(
+            {
+                "column": spec["column"],
+                "kind": label_for("hierarchy_kind", spec["kind"]),
+                "height": spec["height"],
+                "labels": [
+                    {"level": i, "label": label, "chosen": i == chosen}
+                    for i, label in enumerate(labels)
+                ],
+                "chosen_level": chosen,
+                "chosen_label": (applied.get("level_labels") or {}).get(spec["column"])
+                or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
+            }
+        )
+    return rows
+
+
+def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[str, Any] | None:
+    from apps.engine.threshold import get_profile
+
+    if not context_result or not context_result.get("insider"):
+        return None
+    try:
+        data = get_profile(profile)
+    except Exception:
+        return None
+    insider = context_result["insider"]
+    motives = list(next(iter(data.insider_attack.values())).keys()) if data.insider_attack else []
+    return {
+        "name": data.name,
+        "source": data.insider_attack_source,
+        "motives": motives,
+        "rows": [
+            {
+                "controls": controls,
+                "cells": [
+                    {
+                        "value": row.get(m),
+                        "used": controls == insider.get("controls") and m == insider.get("motives"),
+                    }
+                    for m in motives
+                ],
+            }
+            for controls, row in data.insider_attack.items()
+        ],
+    }
+
+
+def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list[str]:
+    """The method's standing assumptions, stated so a reader can challenge them."""
+    risk = assessment.risk_result or {}
+    context = assessment.context_result or {}
+    search = assessment.search_result or {}
+    knows = (assessment.threat_model or {}).get("target_in_sample", "known") == "known"
+    items = [
+        "An adversary is assumed to know that the person they look for is in the data set "
+        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope)."
+        if knows
+        else "The threat model records an adversary who cannot tell whether the person they "
+        "look for is in the data set; the data risk is still measured as if they could "
+        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope).",
+        "Equivalence classes are formed on the confirmed quasi-identifiers only; a missing value "
+        "counts as a value of its own (IPC 2016, step 4).",
+        "Every quasi-identifier is assumed to be knowable by an adversary from other sources; "
+        "the sensitive and other variables are assumed not to be (IPC 2016, step 2).",
+    ]
+    if risk.get("unit") == "person":
+        items.append(
+            "The data holds several rows per person: risk is counted in persons, never rows. "
+            f"An adversary is assumed to know a person's person-level values and at most "
+            f"{risk.get('power')} of their events; a person's count is the number of persons "
+            "sharing those values and holding every event of the worst such set (El Emam & "
+            "Arbuckle 2013, ch. 6; k^m-anonymity, Terrovitis et al. 2008)."
+        )
+    if risk.get("profile", {}).get("strict_average_cap") is not None and (
+        assessment.effective_release_model == "non_public"
+    ):
+        items.append(
+            "Strict average risk uses the cap of "
+            f"{risk['profile']['strict_average_cap']}: above it the max risk applies "
+            "(IPC 2016, step 4)."
+        )
+    if assessment.effective_release_model == "public":
+        items.append(
+            "A public release is assumed to be attacked: the context risk is 1 (IPC 2016, step 5)."
+        )
+    elif context:
+        acquaintance = context.get("acquaintance") or {}
+        breach = context.get("breach") or {}
+        if acquaintance:
+            items.append(
+                f"Each person is assumed to know {acquaintance.get('acquaintances')} people "
+                f"(effective {acquaintance.get('effective_acquaintances')}); prevalence "
+                f"{acquaintance.get('prevalence')} — source: "
+                f"{context.get('prevalence_source') or 'not given'} (IPC 2016, step 5)."
+            )
+        if breach:
+            items.append(
+                f"The recipient's sector is assumed to suffer a breach with probability "
+                f"{breach.get('rate')} — source: {breach.get('source')} (IPC 2016, step 5)."
+            )
+        if context.get("release_model") != context.get("declared_release_model"):
+            items.append(
+                "The release was declared non-public but no data sharing agreement is recorded, "
+                "so it is handled as semi-public (IPC 2016, step 1)."
+            )
+    if search:
+        items.append(
+            f"At most {float(search.get('suppression_limit', 0)) * 100:.1f}% of the records may be "
+            "suppressed (IPC 2016, step 7.2 and step 8)."
+        )
+    return items
+
+
+def _justifications(
+    assessment: Assessment, variables: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    items = []
+    threshold = assessment.threshold_result or {}
+    if threshold.get("origin") and threshold.get("origin") != "profile":
+        items.append(
+            {
+                "topic": "Step 3: threshold override",
+                "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
+                f"instead of {threshold.get('profile_threshold')} from the questionnaire"
+                + (
+                    f", outside the profile's range {threshold['profile_range'][0]} to "
+                    f"{threshold['profile_range'][1]}"
+                    if threshold.get("outside_profile_range")
+                    else ""
+                )
+                + f". Justification: {threshold.get('justification') or '(none recorded)'}",
+            }
+        )
+    for v in variables:
+        if v["overridden"]:
+            items.append(
+                {
+                    "topic": f"Step 2: {v['name']}",
+                    "text": f"Classified as {v['role_label'].lower()} although the suggestion was "
+                    f"{v['suggested_label'].lower()}. Reason: {v['reason'] or '(none)'}",
+                }
+            )
+        if v["keep_for_analysis"]:
+            items.append(
+                {
+                    "topic": f"Step 2: {v['name']}",
+                    "text": "Kept for the analysis and therefore generalized rather than removed "
+                    f"(IPC 2016, step 2). Reason: {v['reason'] or '(none)'}",
+                }
+            )
+    if assessment.purpose:
+        items.append({"topic": "Step 1: purpose of the release", "text": assessment.purpose})
+    if assessment.utility_note:
+        items.append(
+            {"topic": "Step 8: utility accepted for the purpose", "text": assessment.utility_note}
+        )
+    return items
+
+
+def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str, Any]:
+    return {
+        "id": decision.id,
+        "reviewer": person_name(decision.reviewer),
+        "decision": decision.decision,
+        "decision_label": label_for("decision_outcome", decision.decision),
+        "reasons": decision.reasons,
+        "version": decision.version,
+        "final": decision.final,
+        "at": decision.created_at,
+        "this": decision.id == current.id,
+    }
+
+
+def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[str, Any]:
+    """Everything the Step 9 template shows, read from the version's frozen record and the
+    review rows up to the decision: rendering it again later gives the same report."""
+    if decision.assessment_id != assessment.id:
+        raise ApplicationError("The decision is about another assessment.")
+    organization = assessment.organization
+    dataset = assessment.dataset
+    record = assessment_record(assessment)
+    assessment = record.assessment
+    decided_at = decision.created_at
+    threshold = assessment.threshold_result or {}
+    risk = assessment.risk_result or {}
+    context = assessment.context_result or {}
+    search = assessment.search_result or {}
+    applied = assessment.apply_result or {}
+    utility = applied.get("utility") or {}
+    overall = record.overall
+    variables, change_count = record.variables, record.classification_changes
+
+    risk_after = applied.get("risk_after") or {}
+    context_value = context.get("value")
+    threshold_value = threshold.get("value")
+    overall_after = (
+        float(risk_after["data_risk"]) * float(context_value)
+        if risk_after.get("data_risk") is not None and context_value is not None
+        else None
+    )
+    passes_after = (
+        overall_after <= float(threshold_value) + 1e-12
+        if overall_after is not None and threshold_value is not None
+        else None
+    )
+    if applied.get("passes") is not None and passes_after is not None:
+        passes_after = bool(passes_after and applied["passes"])
+
+    # JSONB stores object keys sorted by length, so "20+" comes back before "3-4": put the
+    # class-size buckets back in order of size before drawing or tabulating them.
+    risk = _with_ordered_buckets(risk)
+    risk_after = _with_ordered_buckets({"profile": risk_after})["profile"] if risk_after else {}
+    charts: dict[str, Any] = {}
+    if risk.get("profile"):
+        charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
+    charts["population"] = _for_print(population_chart(risk.get("population")))
+    charts["persons"] = _for_print(person_risk_chart(risk))
+    if search:
+        charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
+    charts["class_sizes"] = _for_print(
+        class_size_before_after(applied.get("risk_before"), applied.get("risk_after"))
+    )
+    charts["distributions"] = [
+        _for_print(c)
+        for c in distribution_charts(
+            applied.get("distributions") or [], hide_below=class_threshold(assessment)
+        )
+    ]
+
+    # Only what existed when the decision was taken, so the report never changes after it.
+    decisions = list(
+        ReviewDecision.objects.filter(assessment_id=assessment.id, created_at__lte=decided_at)
+        .select_related("reviewer")
+        .order_by("created_at")
+    )
+    submissions = list(
+        Submission.objects.filter(assessment_id=assessment.id, created_at__lte=decided_at)
+        .select_related("submitted_by")
+        .order_by("created_at")
+    )
+    comments = [
+        {
+            "step": STEP_TITLES.get(c.step, c.step),
+            "author": person_name(c.author),
+            "at": c.created_at,
+            "text": c.text,
+            "version": c.assessment.version,
+        }
+        for c in StepComment.objects.filter(
+            assessment_id__in=version_chain(assessment), created_at__lte=decided_at
+        )
+        .select_related("author", "assessment")
+        .order_by("created_at")
+    ]
+    release_record = ReleaseRecord.objects.filter(assessment_id=assessment.id).first()
+    intruder_tests = list(
+        MotivatedIntruderTest.objects.filter(
+            assessment_id=assessment.id, created_at__lte=decided_at
+        ).order_by("tested_on")
+    )
+    pem = organization_certificate(organization)
+
+    small = risk.get("small_cells") or {}
+    small_by_column: dict[str, int] = {}
+    for cell in small.get("univariate") or []:
+        for column in cell.get("columns") or []:
+            small_by_column[column] = small_by_column.get(column, 0) + 1
+
+    model = assessment.effective_release_model
+    return {
+        "organization": organization,
+        "assessment": assessment,
+        "dataset": dataset,
+        "decision": decision,
+        "decision_row": _decision_row(decision, decision),
+        "generated_at": decided_at,
+        "audit_anchor": {"sequence": decision.audit_sequence, "hash": decision.audit_hash},
+        "audit_key_public": audit_key_is_public(),
+        "snapshot": record.snapshot,
+        "steps": STEPS,
+        "step_refs": {s.slug: s.guideline for s in STEPS},
+        "release_model": model,
+        "release_model_label": label_for("release_model", model),
+        "declared_release_model_label": label_for("release_model", assessment.release_model),
+        "handled_as_semi_public": model != assessment.release_model,
+        "threshold": threshold,
+        "threshold_value": threshold_value,
+        "risk": risk,
+        "risk_before": applied.get("risk_before") or {},
+        "risk_after": risk_after,
+        "context": context,
+        "context_value": context_value,
+        "insider_table": _insider_table(context, assessment.threshold_profile),
+        "threat_model": record.threat_model,
+        "attack_rows": attack_rows(applied.get("attacks")),
+        "overall": overall,
+        "overall_after": overall_after,
+        "passes_after": passes_after,
+        "search": search,
+        "alternatives": _alternatives(search, applied.get("levels")),
+        "search_metric_label": label_for("metric", search.get("metric", ""), empty=""),
+        # what the search may claim (its caps and lattice), the loss headline, and what
+        # the missingness counts: the same words as Step 7, Step 8 and the review page
+        "search_verdict": search_verdict(search),
+        "loss_headline": loss_headline(applied, search),
+        "missingness": missingness_figures(applied),
+        "applied": applied,
+        "utility": utility,
+        "masking": _masking_rows(
+            applied.get("masking") or {},
+            {m["column"]: m for m in masked_columns(applied)},
+        ),
+        "text_findings": identifier_findings(applied, record.deid_config),
+        "column_findings": column_findings(applied, record.deid_config),
+        "hierarchies": _hierarchy_rows(record),
+        "value_lists": value_lists(record.assessment, record.hierarchies),
+        "control_questions": dict(engine_context.CONTROLS),
+        "motive_questions": {key: question for key, question, _ in engine_context.MOTIVES},
+        "record_risks": record_risk_rows(applied.get("risk_before"), applied.get("risk_after")),
+        "variables": variables,
+        "variable_counts": {
+            role: sum(1 for v in variables if v["role"] == role)
+            for role in ("direct", "quasi", "sensitive", "other", "")
+        },
+        "classification_changes": change_count,
+        "small_cells": small,
+        "small_cells_by_column": sorted(small_by_column.items()),
+        "attribute_disclosure": risk.get("attribute_disclosure") or [],
+        "charts": charts,
+        "assumptions": _assumptions(assessment, overall),
+        "justifications": _justifications(assessment, variables),
+        "decisions": [_decision_row(d, decision) for d in decisions],
+        "submissions": [
+            {"by": person_name(s.submitted_by), "at": s.created_at, "note": s.note}
+            for s in submissions
+        ],
+        "comments": comments,
+        "release_record": release_record,
+        "intruder_tests": intruder_tests,
+        "intruder": intruder_test_status(assessment, until=decided_at),
+        "digests": {**record.digests(), **(decision.digests or {})},
+        "certificate": signing.describe_certificate(pem),
+        "timestamp_url": timestamp_url(organization),
+        "people": {
+            "created_by": person_name(assessment.created_by) if assessment.created_by_id else "—",
+            "submitted_by": ", ".join(
+                sorted({person_name(s.submitted_by) for s in submissions if s.submitted_by_id})
+            )
+            or "—",
+            "reviewers": ", ".join(dict.fromkeys(person_name(d.reviewer) for d in decisions))
+            or "—",
+        },
+        "step_title": STEP_TITLES,
+        "by_slug": BY_SLUG,
+    }
+
+
+# The charts' inline style (max-width with height:auto) makes WeasyPrint draw every chart as
+# a square; without it the print stylesheet scales them by their own aspect ratio.
+_SCREEN_SVG_STYLE = ' style="max-width:100%;height:auto"'
+
+
+def _for_print(chart: SafeString | None) -> SafeString | None:
+    if chart is None:
+        return None
+    return mark_safe(str(chart).replace(_SCREEN_SVG_STYLE, ""))  # noqa: S308  # already escaped
+
+
+def _bucket_low(label: str) -> int:
+    digits = ""
+    for char in label:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits) if digits else 0
+
+
+def _with_ordered_buckets(result: dict[str, Any]) -> dict[str, Any]:
+    profile = result.get("profile") or {}
+    histogram = profile.get("class_size_histogram")
+    if not histogram:
+        return result
+    ordered = dict(sorted(histogram.items(), key=lambda item: _bucket_low(item[0])))
+    return {**result, "profile": {**profile, "class_size_histogram": ordered}}
+
+
+# --------------------------------------------------------------------------- render and sign
+
+
+def _url_fetcher() -> Any:
+    """WeasyPrint may read nothing from outside: only inline data: URIs are allowed."""
+    from weasyprint.urls import URLFetcher
+
+    return URLFetcher(allowed_protocols={"data"}, timeout=1)
+
+
+def report_html(
+    *, assessment: Assessment, decision: ReviewDecision, viewer: dict[str, str] | None = None
+) -> str:
+    """The report's HTML: what the PDF is made of. ``viewer`` (links to the signed PDF and
+    the verify page) adds a banner for reading it in the browser; the PDF never has one."""
+    context = report_context(assessment=assessment, decision=decision)
+    return render_to_string("reports/step9.html", {**context, "viewer": viewer})
+
+
+def report_render(*, assessment: Assessment, decision: ReviewDecision) -> bytes:
+    """The report as PDF bytes (unsigned)."""
+    from weasyprint import HTML
+
+    html = report_html(assessment=assessment, decision=decision)
+    base_url = str(settings.BASE_DIR / "templates" / "reports") + "/"
+    document = HTML(string=html, base_url=base_url, url_fetcher=_url_fetcher())
+    pdf = document.write_pdf()
+    assert pdf is not None
+    return bytes(pdf)
