@@ -37,6 +37,11 @@ MAX_DOMAIN_TEXT = 500
 REVERSIBLE_MASKING = ("hmac", "random", "encrypt")
 
 
+#: Step 1's threat-model fields, after the release fields (``models.RELEASE_FIELDS``) on the
+#: page, in the API and in its answer.
+STEP1_FIELDS = ("recipients", "pseudonym_linkers", "pseudonym_key_kept")
+
+
 def clean_recipients(names: list[str] | str | None) -> list[str]:
     """One name per entry (or per line of a text), blanks dropped, duplicates dropped."""
     if names is None:

@@ -5,6 +5,7 @@ the other on purpose."""
 from apps.assessments.forms import ReleaseForm
 from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.serializers import ReleaseSerializer, ReleaseStateSerializer
+from apps.assessments.threat_model import STEP1_FIELDS
 from apps.reviews import services as review_services
 from apps.reviews.snapshot import FROZEN_FIELDS
 
@@ -42,8 +43,9 @@ def test_a_revision_copies_the_frozen_fields_but_the_number_with_its_data_and_ke
 
 def test_step_1_fields_are_one_list_the_page_the_api_and_the_record_read():
     assert len(RELEASE_FIELDS) == 7
-    assert list(ReleaseForm.base_fields) == list(RELEASE_FIELDS)
+    step1 = [*RELEASE_FIELDS, *STEP1_FIELDS]  # (with the threat model's Step 1 part)
+    assert list(ReleaseForm.base_fields) == step1
     written = [n for n, f in ReleaseSerializer().fields.items() if not f.read_only]
-    assert written == list(RELEASE_FIELDS)
-    assert list(ReleaseStateSerializer().fields) == [*RELEASE_FIELDS, "effective_release_model"]
+    assert written == step1
+    assert list(ReleaseStateSerializer().fields) == [*step1, "effective_release_model"]
     assert set(RELEASE_FIELDS) <= set(FROZEN_FIELDS)

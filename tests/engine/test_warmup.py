@@ -93,14 +93,16 @@ def test_a_worker_never_waits_for_the_compiler(tmp_path: Path, monkeypatch) -> N
     loads nothing; on a warm one each worker process loads the compiled code in a thread
     of its own (a handler that blocked would hold the process's start)."""
     from apps.engine import cli_warmup
+    from apps.jobs import isolation
     from deidweb import celery
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     started: list[list[str]] = []
     monkeypatch.setattr(celery.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
     threads: list[str] = []
+    monkeypatch.setattr(isolation, "_PRELOAD", [])  # (the first job waits for this loading)
     monkeypatch.setattr(
-        celery.threading,
+        isolation.threading,
         "Thread",
         lambda target, name, daemon: type("T", (), {"start": lambda self: threads.append(name)})(),
     )
