@@ -159,7 +159,7 @@ def load_kernels() -> None:
     loaded by the process that first uses them."""
     for values in _WIDTHS:
         _searches_of_width(values)
-        _sensitive_of_width(values)
+    load_sensitive_code()
 
 
 @functools.cache
