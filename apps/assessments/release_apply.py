@@ -12,21 +12,31 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.attack_tests import release_attacks
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
+from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.population import population_figures
+from apps.assessments.privacy_models import encode_for_search
 from apps.assessments.release_columns import release_columns_measure
+from apps.assessments.release_measures import release_measures
 from apps.assessments.services import (
     assessment_editable,
     assessment_job_start,
     assessment_lock_draft,
     quasi_identifiers,
+    sensitive_columns,
 )
+from apps.assessments.techniques import run_techniques
+from apps.assessments.threat_model_live import current_threat_model
+from apps.classification.models import Variable
 from apps.core import crypto
 from apps.core.errors import ApplicationError
-from apps.datasets.storage import local_path
+from apps.datasets import storage
+from apps.datasets.storage import delete_quietly, local_path, sha256_of
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
@@ -77,8 +87,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
 
     import polars as pl
 
-    from apps.assessments.population import population_figures
-    from apps.datasets.storage import delete_quietly, sha256_of, store
     from apps.engine.apply import apply_solution
     from apps.engine.formula_guard import guard_formulas_lazy
     from apps.engine.loss import EntropyMetric, entropy_percent
@@ -111,8 +119,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         local_path(assessment.dataset.parquet_path) as path,
         tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch,
     ):
-        from apps.assessments.privacy_models import encode_for_search
-
         data = read_table(path)
         inputs = encode_for_search(data, quasi, specs, config)
         problem, table = inputs.problem, inputs.sensitive
@@ -168,8 +174,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         maximum = EntropyMetric(problem).maximum()
         before = risk_profile(problem.counts)
         context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
-        from apps.assessments.release_measures import release_measures
-        from apps.assessments.services import sensitive_columns
 
         measured = release_measures(
             data,
@@ -180,8 +184,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             tops={q: specs[q].height for q in quasi},
             masked=[c for c, m in config.masking.items() if m.method != "remove"],
         )
-        from apps.assessments.freetext import free_text_columns, release_text_scan
-        from apps.classification.models import Variable
 
         roles = dict(
             Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
@@ -204,8 +206,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             data, released, quasi=quasi, masking=masking_json, roles=roles
         )
         context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
-        from apps.assessments.attack_tests import release_attacks
-        from apps.assessments.threat_model_live import current_threat_model
 
         attacks = release_attacks(
             data,
@@ -222,9 +222,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         )
         measure = applied.measure
         try:
-            parquet_name = store(applied.path, f"{release_folder}/deidentified.parquet")
+            parquet_name = storage.store(applied.path, f"{release_folder}/deidentified.parquet")
             stored.append(parquet_name)
-            csv_name = store(csv_path, f"{release_folder}/deidentified.csv")
+            csv_name = storage.store(csv_path, f"{release_folder}/deidentified.csv")
             stored.append(csv_name)
             secrets_name = wrapped_key = ""
             if applied.secrets.keys or applied.secrets.linking_tables:
@@ -246,7 +246,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 )
                 bundle = Path(scratch) / "secrets.sealed"
                 bundle.write_bytes(sealed)
-                secrets_name = store(bundle, f"{secrets_folder}/keys-and-linking-tables.sealed")
+                secrets_name = storage.store(
+                    bundle, f"{secrets_folder}/keys-and-linking-tables.sealed"
+                )
                 stored.append(secrets_name)
             result = {
                 "job": str(job.id),
@@ -359,8 +361,6 @@ def _discard_unreferenced(assessment: Assessment, job: Job) -> list[str]:
     attempt whose worker died, or by a job that failed); returns their names."""
     from django.core.files.storage import default_storage
 
-    from apps.datasets.storage import delete_quietly
-
     discarded = []
     for folder in _apply_folders(assessment, job):
         try:
@@ -407,7 +407,6 @@ def _apply_with_techniques(
     record and single values are blanked until every group reaches the release size. The
     other techniques then change the variables they were set on. The file is measured
     like any release (a blank counts as a value of its own)."""
-    from apps.assessments.techniques import run_techniques
     from apps.engine.apply import (
         ApplyResult,
         apply_levels,

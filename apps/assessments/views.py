@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import hooks, persons, population, services, steps
+from apps.assessments.attack_tests import attack_rows
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
@@ -25,10 +26,21 @@ from apps.assessments.forms import (
     ThresholdForm,
     UtilityForm,
 )
+from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import RELEASE_FIELDS, Assessment
-from apps.assessments.presenters import person_risk_chart, population_chart, risk_charts
+from apps.assessments.persons import assessment_set_persons, persons_state
+from apps.assessments.presenters import (
+    person_risk_chart,
+    population_chart,
+    risk_charts,
+    utility_charts,
+)
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
+from apps.assessments.threat_model_live import current_threat_model
+from apps.assessments.threshold_profiles import not_offered, offered_profiles
 from apps.assessments.verdicts import loss_headline, missingness_figures
+from apps.classification.models import Variable
+from apps.classification.selectors import classification_status
 from apps.core.errors import ApplicationError
 from apps.core.pagination import list_page
 from apps.datasets.selectors import dataset_get
@@ -205,8 +217,6 @@ def classification_step(
 ) -> HttpResponse:
     """Step 2: the columns' roles (kept with the data set, on its own page) and, for this
     assessment, whether the data holds several rows per person."""
-    from apps.assessments.persons import assessment_set_persons, persons_state
-    from apps.classification.selectors import classification_status
 
     quasi = services.quasi_identifiers(assessment)
     state_for = request.GET.get("person_key") if request.method == "GET" else None
@@ -303,7 +313,6 @@ def threshold_step(
         if stale is not None:
             _saved(request, stale)
             return _go(organization, assessment, "threshold")
-    from apps.assessments.threshold_profiles import not_offered, offered_profiles
 
     return render(
         request,
@@ -382,8 +391,6 @@ def risk_step(
 def context_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    from apps.assessments.threat_model_live import current_threat_model
-    from apps.classification.models import Variable
 
     model = assessment.effective_release_model
     threat = current_threat_model(assessment)
@@ -454,9 +461,6 @@ def overall_step(
 def utility_step(
     request: HttpRequest, organization: Organization, assessment: Assessment
 ) -> HttpResponse:
-    from apps.assessments.attack_tests import attack_rows
-    from apps.assessments.hierarchies import class_threshold
-    from apps.assessments.presenters import utility_charts
 
     form = UtilityForm(request.POST or None, initial={"note": assessment.utility_note})
     if request.method == "POST" and form.is_valid():
