@@ -160,6 +160,11 @@ class Assessment(OrganizationOwned):
     utility_note = models.TextField(blank=True)
     utility_accepted = models.BooleanField(default=False)
 
+    # Step 7 — why each altered variable was altered as it was (issue 28; the EMA Policy 0070
+    # anonymisation report asks for one per variable): column → text
+    # (apps.assessments.justifications).
+    variable_justifications = models.JSONField(default=dict, blank=True)
+
     # slug → {"done": bool, "stale": bool, "at": iso time}; see steps.py
     step_state = models.JSONField(default=dict, blank=True)
 

@@ -20,6 +20,7 @@ from apps.accounts.models import Membership, Role
 from apps.accounts.selectors import membership_get
 from apps.assessments import steps
 from apps.assessments.freetext import identifier_blockers
+from apps.assessments.justifications import justification_blockers
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
@@ -87,6 +88,7 @@ def submission_blockers(assessment: Assessment) -> list[str]:
     blockers += threat_model_blockers(current_threat_model(assessment))
     blockers += identifier_blockers(assessment.apply_result, assessment.deid)
     blockers += column_blockers(assessment.apply_result, assessment.deid)
+    blockers += justification_blockers(assessment)
     return blockers
 
 

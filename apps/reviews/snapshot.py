@@ -65,6 +65,7 @@ FROZEN_FIELDS = (
     "secrets_path",
     "utility_note",
     "utility_accepted",
+    "variable_justifications",
     "step_state",
 )
 FILES = (

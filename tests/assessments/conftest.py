@@ -8,6 +8,7 @@ from apps.assessments.services import assessment_create
 from apps.classification.services import variables_accept_suggestions
 from apps.engine.context import CONTROLS
 from tests.conftest import read_now
+from tests.justify import justify_all
 
 # 10 people; quasi-identifiers age and sex; classes: (30,F)×3, (30,M)×2, (40,F)×4, (50,M)×1.
 PEOPLE = pl.DataFrame(
@@ -151,6 +152,7 @@ def traded(custodian, analyst, tmp_path):  # type: ignore[no-untyped-def]
     _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
     assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Sex and diagnosis suffice.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     return assessment
 

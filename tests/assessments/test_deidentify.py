@@ -12,6 +12,7 @@ from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, 
 from apps.core.errors import ApplicationError
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import LOW_ANSWERS
+from tests.justify import justify_all
 
 
 def run(job):
@@ -98,6 +99,7 @@ def test_search_choose_apply_and_utility(ready, analyst):
     with pytest.raises(ApplicationError, match="Say why"):
         services.assessment_accept_utility(assessment=ready, note="  ")
     services.assessment_accept_utility(assessment=ready, note="Counts by diagnosis only.")
+    justify_all(ready)
     states = {s["step"].slug: s["state"] for s in steps.step_states(ready)}
     assert states["utility"] == "done"
 

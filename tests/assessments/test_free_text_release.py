@@ -25,6 +25,7 @@ from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.reviews.services import assessment_submit, submission_blockers
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
+from tests.justify import justify_all
 
 pytestmark = pytest.mark.django_db
 
@@ -72,6 +73,7 @@ def _through_step_7(custodian, analyst, dataset, masking=None):  # type: ignore[
     assessment.refresh_from_db()
     assert assessment.apply_result["passes"]
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     return assessment
 

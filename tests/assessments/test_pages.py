@@ -6,6 +6,7 @@ from django.urls import reverse
 from apps.assessments import deidentify, release_apply, services, steps
 from apps.jobs.services import job_execute
 from tests.assessments.conftest import LOW_ANSWERS, WAIVER
+from tests.justify import justify_all
 
 # Every step's page but Step 2's, which is the data set's classification page.
 SLUGS = tuple(step.slug for step in steps.STEPS if step.slug != "classification")
@@ -77,6 +78,7 @@ def test_release_download_locked_until_approval_and_secrets_for_admins(
     from apps.reviews.services import assessment_submit, review_decide
 
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment_submit(
         assessment=assessment, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
     )

@@ -30,6 +30,7 @@ from apps.classification.models import Variable
 from apps.classification.services import variables_accept_suggestions
 from tests.assessments.conftest import LOW_ANSWERS, _run
 from tests.conftest import read_now
+from tests.justify import justify_all
 
 pytestmark = pytest.mark.django_db
 
@@ -126,6 +127,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
         )
     assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Fit for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     reviews.assessment_submit(
         assessment=assessment,

@@ -33,6 +33,7 @@ from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.jobs.services import job_execute
 from apps.reviews.services import assessment_submit, review_decide, submission_blockers
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
+from tests.justify import justify_all
 from tests.streaming_plan import in_memory_fallbacks
 
 pytestmark = pytest.mark.django_db
@@ -88,6 +89,7 @@ def _applied(custodian, analyst, dataset, masking=None):  # type: ignore[no-unty
     assessment.refresh_from_db()
     assert assessment.apply_result["passes"]
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     return assessment
 
@@ -399,6 +401,7 @@ def test_masked_values_that_single_people_out_block_and_cannot_be_explained(
     (finding,) = column_findings(assessment.apply_result, assessment.deid)
     assert finding["hard"] and finding["grounds"] == []
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     blockers = submission_blockers(assessment)
     assert any(
@@ -442,6 +445,7 @@ def test_the_reviewer_sees_what_a_masking_kept(masked_ready, analyst, reviewer, 
     assessment.refresh_from_db()
     assert set(_released(assessment).get_column("phone").to_list()) == {"613*********"}
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     assert column_findings(assessment.apply_result, assessment.deid) == []
     assert submission_blockers(assessment) == []
@@ -509,6 +513,7 @@ def test_a_scrubbed_column_that_is_not_free_text_is_measured(masked_ready, analy
     sizes = released.group_by(["age", "sex", "badge"]).len().get_column("len")
     assert f"leaves {int((sizes == 1).sum()):,} records alone" in finding["in_words"]
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     (blocker,) = submission_blockers(assessment)
     assert blocker.startswith("The direct identifier 'badge' is released scrubbed")

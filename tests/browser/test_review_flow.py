@@ -19,6 +19,7 @@ from apps.datasets.demo import generate_register
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.browser.prepared import reload_when_settled
 from tests.conftest import wait_for_job
+from tests.justify import justify_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 TIMEOUT = 120_000
@@ -65,6 +66,7 @@ def prepared_assessment(organization, analyst) -> Assessment:
         assert wait_for_job(job.id, timeout=120).status == "succeeded"
         assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Bands suffice.")
+    justify_all(assessment)
     return assessment
 
 

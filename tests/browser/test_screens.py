@@ -28,6 +28,7 @@ from apps.datasets.demo import generate_register
 from apps.reviews.services import assessment_submit, review_decide
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.conftest import wait_for_job
+from tests.justify import justify_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -77,6 +78,7 @@ def _decided_release(custodian, analyst, reviewer) -> Assessment:  # type: ignor
     services.assessment_accept_utility(
         assessment=assessment, note="Age bands, sex and city suffice for the open-data users."
     )
+    justify_all(assessment)
     assessment.refresh_from_db()
     assessment_submit(
         assessment=assessment,

@@ -18,6 +18,7 @@ from apps.reviews.services import assessment_submit, review_decide
 from tests.browser.prepared import reload_when_settled, trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
+from tests.justify import justify_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 TIMEOUT = 120_000
@@ -66,7 +67,7 @@ def test_local_suppression_and_pram_through_step_7(
     page.get_by_test_id("accept-utility").click()
     page.context.close()
 
-    assessment.refresh_from_db()
+    justify_all(assessment)
     assessment_submit(
         assessment=assessment,
         user=analyst,

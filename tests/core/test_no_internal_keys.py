@@ -35,6 +35,7 @@ from tests.assessments.conftest import (
 )
 from tests.core import internal_keys
 from tests.core.internal_keys import display_strings, found, key_finder, read_text
+from tests.justify import justify_all
 
 pytestmark = pytest.mark.django_db
 
@@ -106,6 +107,7 @@ def _walk(analyst, reviewer, custodian):  # type: ignore[no-untyped-def]
             _run(start(assessment=assessment, user=analyst))
             assessment.refresh_from_db()
     assessment_services.assessment_accept_utility(assessment=assessment, note="Fit for use.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     review_services.assessment_submit(assessment=assessment, user=analyst, note="Ready.")
     review_services.step_comment_add(

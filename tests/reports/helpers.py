@@ -10,6 +10,7 @@ from apps.jobs import services as job_services
 from apps.jobs.services import job_create, job_execute
 from apps.reviews.models import ReviewDecision, StepComment, Submission
 from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
+from tests.justify import justify_all
 
 REASONS = "Strict average risk is under the target; utility is adequate for the asthma study."
 
@@ -51,6 +52,7 @@ def compute(assessment, analyst, *, release_model="non_public"):  # type: ignore
     services.assessment_accept_utility(
         assessment=assessment, note="Ten-year age bands suffice for the prevalence study."
     )
+    justify_all(assessment)
     assessment.refresh_from_db()
     return assessment
 

@@ -27,6 +27,7 @@ from apps.reports.models import Report
 from apps.reports.verification import report_pdf
 from apps.reviews.models import ReviewDecision
 from tests.assessments.conftest import LOW_ANSWERS, _run, uploaded_register
+from tests.justify import justify_all
 from tests.reports.helpers import decide, run_report_job
 
 pytestmark = pytest.mark.django_db
@@ -99,6 +100,7 @@ def _released_and_reported(custodian, analyst, reviewer, monkeypatch):  # type: 
         _run(start(assessment=assessment, user=analyst))
         assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Bands suffice.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     decision = decide(assessment, analyst, reviewer)
     job = run_report_job(monkeypatch, decision)
@@ -234,6 +236,7 @@ def test_no_rare_value_of_a_kept_or_suppressed_quasi_identifier_in_the_charts(
     levels = assessment.apply_result["levels"]
     assert (levels["area"], levels["gender"], levels["unit"]) == (0, 0, 1), levels
     services.assessment_accept_utility(assessment=assessment, note="Areas suffice.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     k = class_threshold(assessment)
     rare = {

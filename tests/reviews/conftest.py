@@ -12,6 +12,7 @@ from tests.assessments.conftest import (  # noqa: F401  (fixtures)
     trade_off_people,
     traded,
 )
+from tests.justify import justify_all
 
 
 def run(job):
@@ -50,6 +51,7 @@ def complete(assessment, analyst, *, release_model="non_public", recipient="Univ
         run(start(assessment=assessment, user=analyst))
         assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Fit for the study.")
+    justify_all(assessment)
     assessment.refresh_from_db()
     return assessment
 
