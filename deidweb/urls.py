@@ -13,7 +13,8 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
-from apps.assessments import views_deidentify
+from apps.assessments import views_deidentify, views_justifications
+from apps.assessments.api_justifications import JustificationActions
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -30,7 +31,9 @@ from apps.reviews.api import ReviewActions
 from deidweb import views as deidweb_views
 
 
-class AssessmentViewSet(ReportActions, ReviewActions, assessments_api.AssessmentViewSet):
+class AssessmentViewSet(
+    ReportActions, ReviewActions, JustificationActions, assessments_api.AssessmentViewSet
+):
     # The assessment's API gathers the actions of the apps above it (the review's, the
     # report's): assembled here, at the top, so that no app imports a higher one.
     __doc__ = assessments_api.AssessmentViewSet.__doc__
@@ -116,6 +119,11 @@ org_patterns = [
         "assessments/<uuid:assessment_id>/release/secrets/",
         views_deidentify.secrets_download,
         name="assessment-secrets",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/justifications/",
+        views_justifications.justifications_save,
+        name="assessment-justifications",
     ),
     path("reviews/", review_views.review_queue, name="review-queue"),
     path("releases/", review_views.release_registry, name="release-registry"),
