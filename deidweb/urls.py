@@ -25,7 +25,9 @@ from apps.datasets.api import DatasetViewSet
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
 from apps.reports import views as report_views
+from apps.reports import views_summary
 from apps.reports.api import ReportActions, ReportViewSet
+from apps.reports.api_summary import RecipientSummaryViewSet
 from apps.reviews import views as review_views
 from apps.reviews.api import ReviewActions
 from deidweb import views as deidweb_views
@@ -48,6 +50,7 @@ router.register("jobs", JobViewSet, basename="job")
 router.register("assessments", AssessmentViewSet, basename="assessment")
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
+router.register("summaries", RecipientSummaryViewSet, basename="summary")
 
 org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
@@ -160,6 +163,11 @@ org_patterns = [
         name="report-download",
     ),
     path("reports/<uuid:report_id>/", report_views.report_view, name="report-view"),
+    path(
+        "reports/summaries/<uuid:summary_id>/<slug:kind>/",
+        views_summary.summary_download,
+        name="summary-download",
+    ),
 ]
 
 urlpatterns = [

@@ -29,9 +29,11 @@ from apps.core.schema import ORGANIZATION_FILTER
 from apps.jobs.api import JobSerializer
 from apps.reports.forms import MAX_REPORT_BYTES
 from apps.reports.jobs import report_again
-from apps.reports.models import Report
+from apps.reports.models import RecipientSummary, Report
 from apps.reports.selectors import report_filename
-from apps.reports.verification import report_file_open, report_verify
+from apps.reports.summary_jobs import summary_row
+from apps.reports.summary_verification import copy_verify
+from apps.reports.verification import report_file_open
 from apps.reviews.api import ERRORS
 
 
@@ -64,11 +66,20 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 
 class ReportVerifyRequestSerializer(serializers.Serializer[dict[str, object]]):
     organization = strict.SlugField(help_text="Short name (slug) of the organization.")
-    file = serializers.FileField(help_text="The signed report (PDF) to check.")
+    file = serializers.FileField(help_text="The signed report or recipient summary (PDF).")
+    json = serializers.FileField(
+        required=False,
+        help_text="A recipient summary's JSON twin, checked against the digest the PDF carries.",
+    )
 
     def validate_file(self, value):  # type: ignore[no-untyped-def]
         if value.size > MAX_REPORT_BYTES:
             raise serializers.ValidationError("That file is far larger than any report.")
+        return value
+
+    def validate_json(self, value):  # type: ignore[no-untyped-def]
+        if value.size > MAX_REPORT_BYTES:
+            raise serializers.ValidationError("That file is far larger than any JSON twin.")
         return value
 
 
@@ -102,6 +113,11 @@ class ReportVerifyResultSerializer(serializers.Serializer[dict[str, object]]):
         help_text="The organization's release decision whose report has exactly this content.",
     )
     summary = strict.CharField()
+    recipient_summary = serializers.DictField(
+        allow_null=True,
+        help_text="For a recipient summary: the JSON twin's digest as carried and as "
+        "uploaded, whether they match, and the stored summary with this PDF.",
+    )
 
 
 class AnyAcceptNegotiation(DefaultContentNegotiation):
@@ -165,12 +181,21 @@ class ReportViewSet(
         if organization is None:
             raise NotFound("No such organization.")
         membership_get(user=request.user, organization=organization)  # 404 for outsiders
-        result = report_verify(organization=organization, pdf=payload.validated_data["file"].read())
+        twin = payload.validated_data.get("json")
+        result = copy_verify(
+            organization=organization,
+            pdf=payload.validated_data["file"].read(),
+            twin=twin.read() if twin is not None else None,
+        )
         return Response(ReportVerifyResultSerializer(result).data)
 
 
 class ReportStateSerializer(serializers.Serializer[Any]):
     reports = serializers.ListField(child=serializers.DictField())
+    summaries = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The recipient summaries of approved decisions, with their PDF and JSON.",
+    )
     jobs = JobSerializer(many=True)
 
 
@@ -204,6 +229,12 @@ class ReportActions:
                     "created_at": r.created_at.isoformat(),
                 }
                 for r in reports
+            ],
+            "summaries": [
+                summary_row(s)
+                for s in RecipientSummary.objects.filter(assessment=assessment).order_by(
+                    "created_at"
+                )
             ],
             "jobs": jobs,
         }

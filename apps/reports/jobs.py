@@ -27,6 +27,7 @@ from apps.reports.identity import (
     timestamp_url,
 )
 from apps.reports.models import Report
+from apps.reports.summary_jobs import summary_generate, summary_missing
 from apps.reports.verification import report_intact, sha256_hex
 from apps.reviews.models import ReviewDecision
 
@@ -63,7 +64,7 @@ def report_request(*, decision: ReviewDecision, user: User | None) -> Job | None
     if not decision.final:
         raise ApplicationError("Only a final decision has a signed report.")
     report = Report.objects.filter(decision=decision).first()
-    if report is not None and report_intact(report):
+    if report is not None and report_intact(report) and not summary_missing(decision):
         return None
     pending = Job.objects.filter(
         organization_id=decision.organization_id,
@@ -96,7 +97,11 @@ def report_again(*, assessment: Assessment, user: User) -> list[Any]:
         if job is not None:
             jobs.append(job)
     if not jobs:
-        raise ApplicationError("Every decision of this version has its signed report.", status=409)
+        raise ApplicationError(
+            "Every decision of this version has its signed report (and an approved one its "
+            "recipient summary).",
+            status=409,
+        )
     return jobs
 
 
@@ -118,15 +123,16 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     organization = assessment.organization
     if not decision.final:
         raise ApplicationError("Only a final decision has a signed report.")
-    existing = Report.objects.filter(decision=decision).first()
-    if existing is not None and report_intact(existing):
-        return _job_result(existing)
-
     context.progress(5, "Preparing the signing certificate", force=True)
     organization_signing_ensure(organization=organization)
     identity = signing_identity(organization)
     if identity is None:
         raise ApplicationError("The organization's signing certificate could not be read.")
+    existing = Report.objects.filter(decision=decision).first()
+    if existing is not None and report_intact(existing):
+        # an approved release's recipient summary, if it is the part missing
+        summary_generate(job=job, decision=decision, identity=identity)
+        return _job_result(existing)
     context.progress(15, "Rendering the report", force=True)
     pdf = report_render(assessment=assessment, decision=decision)
     context.progress(75, "Signing the report", force=True)
@@ -186,6 +192,8 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     except Exception:
         delete_quietly(name)
         raise
+    context.progress(95, "Signing the recipient summary", force=True)
+    summary_generate(job=job, decision=decision, identity=identity)
     return _job_result(report)
 
 

@@ -30,3 +30,32 @@ class Report(OrganizationOwned):
 
     def __str__(self) -> str:
         return f"Report for {self.assessment} v{self.decision.version}"
+
+
+class RecipientSummary(OrganizationOwned):
+    """The signed recipient summary of an approved release and its JSON twin (issue 28;
+    ``apps.reports.summary``), stored beside the report. ``sha256`` is the signed PDF's
+    digest, ``json_sha256`` the twin's, which the PDF prints and carries."""
+
+    assessment = models.ForeignKey(
+        "assessments.Assessment", on_delete=models.CASCADE, related_name="recipient_summaries"
+    )
+    decision = models.OneToOneField(
+        "reviews.ReviewDecision", on_delete=models.CASCADE, related_name="recipient_summary"
+    )
+    pdf_path = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64, db_index=True)
+    size_bytes = models.BigIntegerField()
+    json_path = models.CharField(max_length=300)
+    json_sha256 = models.CharField(max_length=64, db_index=True)
+    json_size_bytes = models.BigIntegerField()
+    signer = models.CharField(max_length=200)
+    job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Recipient summary for {self.assessment} v{self.decision.version}"

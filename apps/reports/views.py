@@ -24,7 +24,8 @@ from apps.reports.identity import (
     timestamp_url,
 )
 from apps.reports.selectors import report_filename, report_get, reports_of
-from apps.reports.verification import report_file_open, report_verify
+from apps.reports.summary_verification import copy_verify
+from apps.reports.verification import report_file_open
 
 
 @org_view()
@@ -38,8 +39,13 @@ def report_verify_view(request: HttpRequest, organization: Organization) -> Http
         form = ReportVerifyForm(request.POST, request.FILES)
         if form.is_valid():
             upload = form.cleaned_data["file"]
+            twin = form.cleaned_data.get("twin")
             try:
-                result = report_verify(organization=organization, pdf=upload.read())
+                result = copy_verify(
+                    organization=organization,
+                    pdf=upload.read(),
+                    twin=twin.read() if twin is not None else None,
+                )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = 503
