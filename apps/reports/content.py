@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from apps.assessments.attack_tests import attack_rows
 from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
+from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
@@ -417,6 +418,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "text_findings": identifier_findings(applied, record.deid_config),
         "column_findings": column_findings(applied, record.deid_config),
         "hierarchies": _hierarchy_rows(record),
+        "altered_variables": justification_rows(applied, assessment.variable_justifications),
+        "release_transformations": release_transformations(applied),
         "value_lists": value_lists(record.assessment, record.hierarchies),
         "control_questions": dict(engine_context.CONTROLS),
         "motive_questions": {key: question for key, question, _ in engine_context.MOTIVES},

@@ -45,6 +45,7 @@ INTERNAL_ONLY = (
     "Motivated-intruder tests",
     "Release registry",
     "About this report",
+    "7.5 What was altered, its ISO/IEC 20889 class, and why",
 )
 
 
@@ -190,3 +191,12 @@ def test_everyone_with_access_downloads_both_files_audited(
     assert verify.status_code == 200
     assert verify.json()["valid"] is False
     assert "does not match the signed summary" in verify.json()["summary"]
+
+
+def test_internal_report_prints_each_iso_class_and_justification(summary, decided):
+    from apps.reports.models import Report
+
+    internal = _text(report_pdf(Report.objects.get(decision=decided)))
+    assert "7.5 What was altered, its ISO/IEC 20889 class, and why" in internal
+    assert justification_text("email") in internal
+    assert "Suppression techniques — Masking" in internal
