@@ -29,7 +29,9 @@ from apps.reports import views_summary
 from apps.reports.api import ReportActions, ReportViewSet
 from apps.reports.api_summary import RecipientSummaryViewSet
 from apps.reviews import views as review_views
+from apps.reviews import views_reassessment
 from apps.reviews.api import ReviewActions
+from apps.reviews.api_reassessment import ReleaseViewSet
 from deidweb import views as deidweb_views
 
 
@@ -51,6 +53,7 @@ router.register("assessments", AssessmentViewSet, basename="assessment")
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
 router.register("summaries", RecipientSummaryViewSet, basename="summary")
+router.register("releases", ReleaseViewSet, basename="release")
 
 org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
@@ -129,7 +132,12 @@ org_patterns = [
         name="assessment-justifications",
     ),
     path("reviews/", review_views.review_queue, name="review-queue"),
-    path("releases/", review_views.release_registry, name="release-registry"),
+    path("releases/", views_reassessment.release_registry, name="release-registry"),
+    path(
+        "releases/<uuid:release_id>/reassessment/",
+        views_reassessment.release_reassessment,
+        name="release-reassessment",
+    ),
     path(
         "assessments/<uuid:assessment_id>/review/",
         review_views.assessment_review,

@@ -166,6 +166,11 @@ class ReleaseRecord(OrganizationOwned):
     quasi_identifiers = models.JSONField(default=list)
     decided_at = models.DateTimeField()
     reassess_on = models.DateField(help_text="When the release must be re-assessed.")
+    reassess_months = models.PositiveSmallIntegerField(
+        default=12,
+        help_text="Months between approval and re-assessment; the default comes from the "
+        "release model (apps.reviews.reassessment).",
+    )
     reminder_sent_at = models.DateTimeField(null=True, blank=True)
     overlaps = models.JSONField(
         default=list,
@@ -175,6 +180,33 @@ class ReleaseRecord(OrganizationOwned):
 
     class Meta:
         ordering = ["-decided_at"]
+
+
+class ReassessmentTrigger(OrganizationOwned):
+    """Why a released assessment must be re-assessed before its interval ends (ISO/IEC 27559
+    §8.3.4, §9.3.2; UK ICO 2025): open until someone records what was done about it."""
+
+    class Kind(models.TextChoices):
+        NEW_PUBLIC_DATA = "new_public_data", "New public data"
+        NEW_RECIPIENT = "new_recipient", "New recipient"
+        INCIDENT = "incident", "Incident"
+        SCHEDULED_REVIEW = "scheduled_review", "Scheduled review"
+
+    release = models.ForeignKey(ReleaseRecord, on_delete=models.PROTECT, related_name="triggers")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    occurred_on = models.DateField()
+    note = models.TextField()
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolution = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-occurred_on"]
 
 
 class MotivatedIntruderTest(OrganizationOwned):

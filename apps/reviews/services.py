@@ -39,6 +39,7 @@ from apps.reviews.models import (
     StepComment,
     Submission,
 )
+from apps.reviews.reassessment import default_interval, reassess_on
 from apps.reviews.selectors import INTRUDER_TESTED_MODELS, intruder_test_status
 from apps.reviews.snapshot import (
     FROZEN_FIELDS,
@@ -389,17 +390,6 @@ def _live_roles(assessment: Assessment) -> dict[str, tuple[str, bool]]:
     }
 
 
-def _add_months(day: dt.date, months: int) -> dt.date:
-    month = day.month - 1 + months
-    year, month = day.year + month // 12, month % 12 + 1
-    for last in (31, 30, 29, 28):
-        try:
-            return dt.date(year, month, min(day.day, last))
-        except ValueError:
-            continue
-    raise ValueError(day)
-
-
 def release_overlaps(
     assessment: Assessment, quasi_identifiers: list[str] | None = None
 ) -> list[dict[str, Any]]:
@@ -446,7 +436,8 @@ def release_register(*, assessment: Assessment, record: AssessmentRecord) -> Rel
         release_model=frozen.effective_release_model,
         quasi_identifiers=quasi,
         decided_at=now,
-        reassess_on=_add_months(timezone.localdate(), assessment.organization.reassessment_months),
+        reassess_months=default_interval(frozen.effective_release_model),
+        reassess_on=reassess_on(now, default_interval(frozen.effective_release_model)),
         overlaps=release_overlaps(frozen, quasi),
     )
 

@@ -6,7 +6,6 @@ from uuid import UUID
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.accounts.decorators import membership_of, org_view, user_of
@@ -27,7 +26,6 @@ from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.core.errors import ApplicationError
 from apps.reviews import hooks, services
-from apps.reviews.models import ReleaseRecord
 from apps.reviews.selectors import comments_of_versions, intruder_test_status, review_queue_for
 from apps.reviews.snapshot import assessment_record
 
@@ -206,13 +204,3 @@ def intruder_test(
     except ApplicationError as exc:
         messages.error(request, exc.message)
     return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
-
-
-@org_view()
-def release_registry(request: HttpRequest, organization: Organization) -> HttpResponse:
-    records = ReleaseRecord.objects.filter(organization=organization).select_related("assessment")
-    return render(
-        request,
-        "reviews/registry.html",
-        {"records": records, "today": timezone.localdate(), "help_topic": "reviews"},
-    )
