@@ -5,6 +5,7 @@ frozen record and with the same certificate."""
 from __future__ import annotations
 
 import io
+from functools import partial
 from typing import IO, Any
 
 from django.core.files.base import ContentFile
@@ -114,7 +115,7 @@ def summary_generate(
             )
             for old in (existing.pdf_path, existing.json_path) if existing else ():
                 if old not in (pdf_name, json_name):
-                    transaction.on_commit(lambda old=old: delete_quietly(old))
+                    transaction.on_commit(partial(delete_quietly, old))
     except Exception:
         delete_quietly(pdf_name)
         delete_quietly(json_name)

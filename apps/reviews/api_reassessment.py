@@ -78,7 +78,9 @@ class ReleaseViewSet(viewsets.ViewSet):
 
     def _record(self, request: Request, pk: str | None) -> ReleaseRecord:
         record = (
-            ReleaseRecord.objects.filter(id=pk, organization__memberships__user=user_of(request))
+            ReleaseRecord.objects.filter(
+                id=str(pk), organization__memberships__user=user_of(request)
+            )
             .select_related("organization", "assessment")
             .first()
         )

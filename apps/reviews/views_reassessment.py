@@ -78,9 +78,12 @@ def release_reassessment(
                 )
                 messages.success(request, "Re-assessment trigger recorded.")
             elif action == "resolve":
-                trigger = ReassessmentTrigger.objects.filter(
-                    release=record, id=request.POST.get("trigger") or None
-                ).first()
+                trigger_id = request.POST.get("trigger", "")
+                trigger = (
+                    ReassessmentTrigger.objects.filter(release=record, id=UUID(trigger_id)).first()
+                    if trigger_id
+                    else None
+                )
                 if trigger is None:
                     raise ApplicationError("No such trigger on this release.")
                 trigger_resolve(trigger=trigger, user=user, note=request.POST.get("note", ""))
