@@ -211,6 +211,14 @@ AUDIT_ACTION_LABELS = {
     "download.report": "Report downloaded",
     "download.report_refused": "Report download refused (file differs from the signed one)",
     "download.secrets": "Secrets downloaded",
+    "assessment.justifications": "Justifications of altered variables recorded",
+    "summary.generate": "Recipient summary generated",
+    "download.summary_pdf": "Recipient summary downloaded",
+    "download.summary_json": "Recipient summary's JSON twin downloaded",
+    "download.summary_refused": "Recipient summary download refused (file differs)",
+    "release.trigger": "Re-assessment trigger recorded",
+    "release.trigger_resolved": "Re-assessment trigger resolved",
+    "release.interval": "Re-assessment interval changed",
 }
 
 # --------------------------------------------------------------------------- the one table
