@@ -200,3 +200,31 @@ def test_internal_report_prints_each_iso_class_and_justification(summary, decide
     assert "7.5 What was altered, its ISO/IEC 20889 class, and why" in internal
     assert justification_text("email") in internal
     assert "Suppression techniques — Masking" in internal
+
+
+def test_verify_command_checks_both_files(summary, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    pdf, twin = _files(summary)
+    (tmp_path / "s.pdf").write_bytes(pdf)
+    (tmp_path / "s.json").write_bytes(twin)
+    (tmp_path / "bad.json").write_bytes(twin.replace(b'"schema"', b'"Schema"', 1))
+    out = io.StringIO()
+    slug = summary.organization.slug
+    call_command(
+        "verify_report",
+        str(tmp_path / "s.pdf"),
+        json=str(tmp_path / "s.json"),
+        organization=slug,
+        stdout=out,
+    )
+    assert out.getvalue().startswith("Valid: the recipient summary is signed")
+    with pytest.raises(CommandError, match="does not match the signed summary"):
+        call_command(
+            "verify_report",
+            str(tmp_path / "s.pdf"),
+            json=str(tmp_path / "bad.json"),
+            organization=slug,
+            stdout=io.StringIO(),
+        )
