@@ -26,11 +26,7 @@ from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_propose
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.selectors import overall_risk
-from apps.assessments.services import (
-    assessment_editable,
-    assessment_job_start,
-    quasi_identifiers,
-)
+from apps.assessments.services import assessment_editable, assessment_job_start, quasi_identifiers
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.engine.masking import mapped_values_refusal
