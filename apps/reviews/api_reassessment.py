@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -63,6 +64,7 @@ class IntervalRequestSerializer(serializers.Serializer[Any]):
     months = strict.IntegerField(help_text="Months between approval and re-assessment, 1-60.")
 
 
+@extend_schema(parameters=[OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)])
 class ReleaseViewSet(viewsets.ViewSet):
     """The release registry of an organization (``?organization=<slug>``, required)."""
 

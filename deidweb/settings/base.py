@@ -401,6 +401,10 @@ SPECTACULAR_SETTINGS = {
         "PublicReleaseModelEnum": "apps.assessments.serializers_release.PUBLIC_RELEASE_MODELS",
         "NamedReleaseModelEnum": "apps.assessments.serializers_release.NAMED_RELEASE_MODELS",
         "AgreementKindEnum": "apps.assessments.models.AgreementKind",
+        # A hierarchy's kind keeps the name it had while it was the only "kind" enum.
+        "KindEnum": "apps.assessments.models.HierarchySpec.Kind",
+        # Why a release must be re-assessed (issue 28).
+        "ReassessmentTriggerKindEnum": "apps.reviews.models.ReassessmentTrigger.Kind",
     },
 }
 
