@@ -25,6 +25,7 @@ from apps.assessments.models import Assessment
 from apps.assessments.services import assessment_editable
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
+from apps.core.labels import label_for
 from apps.engine.techniques.iso20889 import iso_20889_class
 
 MAX_JUSTIFICATION_CHARS = 4000
@@ -47,7 +48,9 @@ def altered_variables(applied: dict[str, Any] | None) -> list[dict[str, Any]]:
     for column, spec in (applied.get("masking") or {}).items():
         method = str((spec or {}).get("method") or "remove")
         rows.setdefault(column, []).append(
-            _transformation(f"mask:{method}", f"direct identifier: {method}")
+            _transformation(
+                f"mask:{method}", f"direct identifier {label_for('masking_method', method)}"
+            )
         )
     labels = applied.get("level_labels") or {}
     for column, level in (applied.get("levels") or {}).items():

@@ -250,6 +250,13 @@ LABELS: dict[str, Mapping[str, str]] = {
     "span_type": SPAN_LABELS,
     "population_model": POPULATION_MODEL_NAMES,
     "audit_action": AUDIT_ACTION_LABELS,
+    # why a release must be re-assessed (apps.reviews.models.ReassessmentTrigger.Kind)
+    "reassessment_trigger": {
+        "new_public_data": "New public data",
+        "new_recipient": "New recipient",
+        "incident": "Incident",
+        "scheduled_review": "Scheduled review",
+    },
 }
 
 

@@ -50,6 +50,7 @@ NOT_PAGES = (
     "accept",
     "submit",
     "revoke",
+    "reassessment",  # a form's action (triggers, interval): POST, back to the registry
 )
 
 

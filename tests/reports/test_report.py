@@ -329,8 +329,9 @@ def test_report_has_no_near_empty_page(report):
     lengths = [len(_flat(p)) for p in pages]
     assert all(n >= 400 for n in lengths[:-1]), lengths
     # One chapter per page made 20 (before issue 28's threat model and attack tests, which
-    # add about two pages of their own: 16 then).
-    assert len(pages) <= 18, lengths
+    # add about two pages of their own: 16 then), and 7.5's table of altered variables with
+    # their ISO/IEC 20889 class and justification (one page more).
+    assert len(pages) <= 19, lengths
 
 
 def test_the_threshold_table_goes_from_low_to_high_invasion(report, decided, client_for, analyst):
