@@ -19,18 +19,23 @@ from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views
+from apps.datasets import cluster_views
 from apps.datasets import views as dataset_views
 from apps.datasets.api import DatasetViewSet
+from apps.datasets.cluster_api import ClusterDatasetView, SparkConnectionView
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
 from apps.reports import views as report_views
 from apps.reports.api import ReportActions, ReportViewSet
 from apps.reviews import views as review_views
 from apps.reviews.api import ReviewActions
+from apps.reviews.cluster_api import ClusterReleaseActions
 from deidweb import views as deidweb_views
 
 
-class AssessmentViewSet(ReportActions, ReviewActions, assessments_api.AssessmentViewSet):
+class AssessmentViewSet(
+    ClusterReleaseActions, ReportActions, ReviewActions, assessments_api.AssessmentViewSet
+):
     # The assessment's API gathers the actions of the apps above it (the review's, the
     # report's): assembled here, at the top, so that no app imports a higher one.
     __doc__ = assessments_api.AssessmentViewSet.__doc__
@@ -50,6 +55,7 @@ org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
+    path("cluster/", cluster_views.cluster_page, name="cluster"),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
     path(
         "datasets/<uuid:dataset_id>/preview/",
@@ -183,6 +189,12 @@ urlpatterns = [
         login_required(SpectacularRedocView.as_view(url_name="api-schema")),
         name="api-redoc",
     ),
+    path(
+        "api/v1/spark-connection/<slug:org>/",
+        SparkConnectionView.as_view(),
+        name="api-spark-connection",
+    ),
+    path("api/v1/cluster-datasets/", ClusterDatasetView.as_view(), name="api-cluster-datasets"),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),
 ]

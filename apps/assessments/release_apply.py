@@ -5,7 +5,11 @@ The settings and the search that come before it are in `apps.assessments.deident
 
 from __future__ import annotations
 
+import base64
+import io
+import json
 import logging
+from pathlib import Path
 from typing import Any, cast
 
 from django.contrib.auth.models import User
@@ -79,11 +83,7 @@ def _mask_specs(config: DeidConfig) -> dict[str, Any]:
 
 
 def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
-    import base64
-    import io
-    import json
     import tempfile
-    from pathlib import Path
 
     import polars as pl
 
@@ -175,50 +175,18 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         before = risk_profile(problem.counts)
         context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
 
-        measured = release_measures(
+        checks = release_rows_checks(
+            assessment,
             data,
             released,
             quasi=quasi,
-            sensitive=sensitive_columns(assessment),
+            specs=specs,
             levels=levels,
-            tops={q: specs[q].height for q in quasi},
-            masked=[c for c, m in config.masking.items() if m.method != "remove"],
-        )
-
-        roles = dict(
-            Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
-        )
-        context.progress(83, "Measuring the other released columns", force=True)
-        released_columns = release_columns_measure(
-            data,
-            released,
-            quasi=quasi,
-            sensitive=sensitive_columns(assessment),
-            masking=masking_json,
-            roles=roles,
-            free_text=free_text_columns(assessment),
+            config=config,
+            target=target,
             release_size=k,
-            release_model=target["release_model"],
-            data_risk_target=float(target["data_risk_target"]),
-        )
-        context.progress(85, "Scanning released text for identifiers", force=True)
-        text_scan = release_text_scan(
-            data, released, quasi=quasi, masking=masking_json, roles=roles
-        )
-        context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
-
-        attacks = release_attacks(
-            data,
-            released,
-            quasi=quasi,
-            hierarchies=specs,
-            levels=levels,
-            sensitive=sensitive_columns(assessment),
-            known_columns=current_threat_model(assessment)["known_columns"],
-            masked=list(config.masking),
-            data_risk_target=float(target["data_risk_target"]),
-            seed_key=f"{assessment.id}:{sorted(levels.items())}",
-            blanks=any(t["technique"] == "local_suppression" for t in technique_results),
+            technique_results=technique_results,
+            progress=context.progress,
         )
         measure = applied.measure
         try:
@@ -226,29 +194,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             stored.append(parquet_name)
             csv_name = storage.store(csv_path, f"{release_folder}/deidentified.csv")
             stored.append(csv_name)
-            secrets_name = wrapped_key = ""
-            if applied.secrets.keys or applied.secrets.linking_tables:
-                payload: dict[str, Any] = {
-                    "assessment": str(assessment.id),
-                    "keys": {
-                        c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()
-                    },
-                    "linking_tables": {},
-                }
-                for column, table in applied.secrets.linking_tables.items():
-                    buffer = io.StringIO()
-                    table.write_csv(buffer)
-                    payload["linking_tables"][column] = buffer.getvalue()
-                # Sealed before it reaches any disk: the scratch folder is private, but
-                # the plaintext keys would outlive it in a backup of /tmp or of swap.
-                wrapped_key, sealed = crypto.seal_bytes(
-                    json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
-                )
-                bundle = Path(scratch) / "secrets.sealed"
-                bundle.write_bytes(sealed)
-                secrets_name = storage.store(
-                    bundle, f"{secrets_folder}/keys-and-linking-tables.sealed"
-                )
+            secrets_name, wrapped_key = release_secrets_store(
+                assessment, applied.secrets, secrets_folder, Path(scratch)
+            )
+            if secrets_name:
                 stored.append(secrets_name)
             result = {
                 "job": str(job.id),
@@ -294,11 +243,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     "metric": config.metric,
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
-                **measured,
-                **text_scan,
-                "released_columns": released_columns,
-                # singling out, linkability, inference vs control and baseline (issue 28)
-                "attacks": attacks,
+                # attribute disclosure, small cells, the other released columns, the
+                # text scan, and the attack tests (singling out, linkability, inference)
+                **checks,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.collect_schema().names(),
                 "has_secrets": bool(secrets_name),
@@ -336,6 +283,99 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             delete_quietly(*stored)
             raise
     return _apply_summary(result)
+
+
+def release_rows_checks(
+    assessment: Assessment,
+    data: Any,
+    released: Any,
+    *,
+    quasi: list[str],
+    specs: dict[str, Any],
+    levels: dict[str, int],
+    config: DeidConfig,
+    target: dict[str, Any],
+    release_size: int,
+    technique_results: list[dict[str, Any]],
+    progress: Any,
+) -> dict[str, Any]:
+    """Step 8's measures that read the released rows beside the original ones (frames or
+    queries): attribute disclosure and small cells, the other released columns, identifiers
+    left in released text, and the attack tests vs control and baseline (issue 28)."""
+    progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
+    sensitive = sensitive_columns(assessment)
+    masking_json = {c: m.to_json() for c, m in config.masking.items()}
+    measured = release_measures(
+        data,
+        released,
+        quasi=quasi,
+        sensitive=sensitive,
+        levels=levels,
+        tops={q: specs[q].height for q in quasi},
+        masked=[c for c, m in config.masking.items() if m.method != "remove"],
+    )
+    roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
+    progress(83, "Measuring the other released columns", force=True)
+    released_columns = release_columns_measure(
+        data,
+        released,
+        quasi=quasi,
+        sensitive=sensitive,
+        masking=masking_json,
+        roles=roles,
+        free_text=free_text_columns(assessment),
+        release_size=release_size,
+        release_model=target["release_model"],
+        data_risk_target=float(target["data_risk_target"]),
+    )
+    progress(85, "Scanning released text for identifiers", force=True)
+    text_scan = release_text_scan(data, released, quasi=quasi, masking=masking_json, roles=roles)
+    progress(88, "Attack tests: singling out, linkability, inference", force=True)
+    attacks = release_attacks(
+        data,
+        released,
+        quasi=quasi,
+        hierarchies=specs,
+        levels=levels,
+        sensitive=sensitive,
+        known_columns=current_threat_model(assessment)["known_columns"],
+        masked=list(config.masking),
+        data_risk_target=float(target["data_risk_target"]),
+        seed_key=f"{assessment.id}:{sorted(levels.items())}",
+        blanks=any(t["technique"] == "local_suppression" for t in technique_results),
+    )
+    return {
+        **measured,
+        **text_scan,
+        "released_columns": released_columns,
+        "attacks": attacks,
+    }
+
+
+def release_secrets_store(
+    assessment: Assessment, secrets: Any, folder: str, scratch: Path
+) -> tuple[str, str]:
+    """Seal a release's keys and linking tables (``MaskingSecrets``) and store them in
+    ``folder``: (stored name, wrapped key), or ("", "") when there are none."""
+    if not (secrets.keys or secrets.linking_tables):
+        return "", ""
+    payload: dict[str, Any] = {
+        "assessment": str(assessment.id),
+        "keys": {c: base64.b64encode(k_).decode() for c, k_ in secrets.keys.items()},
+        "linking_tables": {},
+    }
+    for column, table in secrets.linking_tables.items():
+        buffer = io.StringIO()
+        table.write_csv(buffer)
+        payload["linking_tables"][column] = buffer.getvalue()
+    # Sealed before it reaches any disk: the scratch folder is private, but the plaintext
+    # keys would outlive it in a backup of /tmp or of swap.
+    wrapped_key, sealed = crypto.seal_bytes(
+        json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+    )
+    bundle = scratch / "secrets.sealed"
+    bundle.write_bytes(sealed)
+    return storage.store(bundle, f"{folder}/keys-and-linking-tables.sealed"), wrapped_key
 
 
 def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:

@@ -51,6 +51,7 @@ JOB_STATUS_LABELS = {
 JOB_KIND_LABELS = {
     "ingest": "Upload: reading and converting the file",
     "profile": "Profiling the data set",
+    "cluster-profile": "Profiling the cluster table on the cluster",
     "assessment-risk": "Measuring the data risk (Step 4)",
     "assessment-search": "Searching for the optimal de-identification (Step 7)",
     "assessment-apply": "Writing the de-identified file (Step 7)",
@@ -211,6 +212,11 @@ AUDIT_ACTION_LABELS = {
     "download.report": "Report downloaded",
     "download.report_refused": "Report download refused (file differs from the signed one)",
     "download.secrets": "Secrets downloaded",
+    "cluster.connection_set": "Spark connection set",
+    "cluster.connection_clear": "Spark connection removed",
+    "dataset.register_cluster": "Cluster table registered as a data set",
+    "release.cluster_verified": "Cluster release checked against its approved manifest",
+    "release.cluster_refused": "Cluster release differs from its approved manifest",
 }
 
 # --------------------------------------------------------------------------- the one table

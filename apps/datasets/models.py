@@ -58,3 +58,9 @@ class Dataset(OrganizationOwned):
 
     def __str__(self) -> str:
         return self.name
+
+
+# The cluster path's models live in a module of their own (issue #27).
+from apps.datasets.cluster_models import ClusterTable, SparkConnection  # noqa: E402
+
+__all__ = ["ClusterTable", "Dataset", "DatasetStatus", "ReleaseModel", "SparkConnection"]

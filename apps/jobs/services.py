@@ -61,9 +61,11 @@ logger = logging.getLogger(__name__)
 JOB_HANDLERS: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
-    "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
+    # a release of an upload (release_apply) or of a cluster table (cluster_release)
+    "assessment-apply": "apps.assessments.cluster_release.assessment_apply_handler",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
@@ -85,12 +87,14 @@ JOB_GUARDS: dict[str, str] = {
 JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_finished",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_retried",
 }
 
 
@@ -98,6 +102,7 @@ JOB_RETRIED: dict[str, str] = {
 JOB_QUEUE_CLASSES: dict[str, str] = {
     "ingest": "heavy",
     "profile": "heavy",
+    "cluster-profile": "heavy",
     "assessment-risk": "interactive",
     "assessment-search": "interactive",
     "assessment-apply": "heavy",
