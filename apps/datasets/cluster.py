@@ -187,7 +187,7 @@ def spark_connection_status(organization: Organization) -> dict[str, Any]:
     }
 
 
-def _connection(organization_id: object) -> SparkConnection:
+def _connection(organization_id: Any) -> SparkConnection:
     connection = SparkConnection.objects.filter(organization_id=organization_id).first()
     if connection is None:
         raise ApplicationError(
@@ -196,12 +196,12 @@ def _connection(organization_id: object) -> SparkConnection:
     return connection
 
 
-def release_prefix_of(organization_id: object) -> str:
+def release_prefix_of(organization_id: Any) -> str:
     return _connection(organization_id).release_prefix
 
 
 @contextlib.contextmanager
-def cluster_engine(organization_id: object) -> Iterator[RowEngine]:
+def cluster_engine(organization_id: Any) -> Iterator[RowEngine]:
     """The organization's cluster as a `RowEngine` (the address opened for this only)."""
     connection = _connection(organization_id)
     remote = crypto.open_text(

@@ -53,7 +53,8 @@ class ConnectionStatusSerializer(serializers.Serializer[Any]):
 
 class ClusterDatasetSerializer(serializers.Serializer[Any]):
     organization = strict.SlugField(help_text="Short name (slug) of the organization.")
-    source = strict.CharField(
+    # ("table", not "source": a serializer's own attribute of that name is DRF's)
+    table = strict.CharField(
         max_length=500,
         help_text="table:NAME, parquet:PATH, delta:PATH or a Parquet path the cluster reads.",
     )
@@ -101,7 +102,7 @@ class ClusterDatasetView(APIView):
         dataset = cluster_dataset_register(
             organization=membership.organization,
             user=user_of(request),
-            source=data["source"],
+            source=data["table"],
             name=data["name"],
             description=data["description"],
         )
