@@ -25,8 +25,8 @@ from apps.datasets.cluster import (
 )
 from apps.datasets.cluster_models import SparkConnection, spark_remote_purpose
 from apps.datasets.models import Dataset
-from apps.jobs.services import job_execute
 from apps.engine.rows import ReleaseManifest
+from apps.jobs.services import job_execute
 from apps.reviews.snapshot import cluster_manifest_entry
 
 pytestmark = [pytest.mark.django_db, pytest.mark.spark]
