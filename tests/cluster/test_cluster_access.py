@@ -122,6 +122,11 @@ def test_another_organization_reaches_nothing_and_only_administrators_set_it(
     dataset = Dataset.objects.get(id=created.json()["id"])
     assert dataset.status == "ready" and dataset.rows == 3
     assessment = assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    # its pages open; what would read a file on this machine says why it cannot
+    page = client_for(analyst).get(f"/o/{custodian.slug}/datasets/{dataset.id}/")
+    assert page.status_code == 200
+    preview = client_for(analyst).get(f"{API}/datasets/{dataset.id}/preview/")
+    assert preview.status_code == 409 and "cluster" in preview.json()["message"]
 
     # an administrator of another organization: 404 everywhere, nothing changed
     other = client_for(outsider)
