@@ -27,7 +27,7 @@ from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_search
 from apps.assessments.selectors import overall_risk
 from apps.assessments.services import (
     assessment_editable,
@@ -228,6 +228,7 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     new = DeidConfig(
         masking=config.masking,
         suppression_limit=config.suppression_limit,
+        event_suppression_limit=config.event_suppression_limit,
         metric=config.metric,
         max_levels=dict(config.max_levels),
         privacy_models=tuple(PrivacyModel(m["column"], m["spec"]) for m in models),
@@ -369,7 +370,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
-    refuse_longitudinal_deidentify(assessment)
+    refuse_row_search(assessment)
     started = time.perf_counter()
     timing: dict[str, float] = {}
     inputs = search_inputs(

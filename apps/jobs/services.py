@@ -62,8 +62,8 @@ JOB_HANDLERS: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
-    "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
-    "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
+    "assessment-search": "apps.assessments.longitudinal_search.assessment_search_dispatch",
+    "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
