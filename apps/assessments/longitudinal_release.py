@@ -94,7 +94,7 @@ def _searched_node(assessment: Assessment, levels: dict[str, int]) -> dict[str, 
             "again and choose one of its solutions.",
             status=409,
         )
-    return node
+    return dict(node)
 
 
 def data_risk(release_model: str, max_risk: float, average_risk: float) -> float:
@@ -333,15 +333,16 @@ def person_release_result(
         "has_secrets": True,
         "csv_formula_guard": {"enabled": guard, "cells": guarded},
     }
-    secrets = {
-        "assessment": str(assessment.id),
-        "keys": {c: base64.b64encode(k).decode() for c, k in keys.items()},
-        "linking_tables": {},
-    }
+    linking: dict[str, str] = {}
     for column, table in tables.items():
         buffer = io.StringIO()
         table.write_csv(buffer)
-        secrets["linking_tables"][column] = buffer.getvalue()
+        linking[column] = buffer.getvalue()
+    secrets = {
+        "assessment": str(assessment.id),
+        "keys": {c: base64.b64encode(k).decode() for c, k in keys.items()},
+        "linking_tables": linking,
+    }
     return result, parquet, csv_path, secrets
 
 

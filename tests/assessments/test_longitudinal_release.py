@@ -69,7 +69,9 @@ def prepared(custodian, analyst, text: str, event: str, power: str) -> Assessmen
     services.assessment_set_context(assessment=assessment, answers={})
     _run(services.assessment_start_risk(assessment=assessment, user=analyst))
     for column in ("sex", "birth_year"):
-        hierarchy_set(assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={})
+        hierarchy_set(
+            assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
+        )
     assessment.refresh_from_db()
     return assessment
 
@@ -184,7 +186,11 @@ def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
     ids = original_ids(SUPPRESSION)
     keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["patient_id"])
-    kept_ids = [i for i, line in zip(ids, SUPPRESSION.strip().splitlines()[1:], strict=True) if not line.endswith(",Z")]
+    kept_ids = [
+        i
+        for i, line in zip(ids, SUPPRESSION.strip().splitlines()[1:], strict=True)
+        if not line.endswith(",Z")
+    ]
     pseudonyms = released.get_column("patient_id").to_list()
     assert pseudonyms == [hmac_pseudonym(i, key, 32) for i in kept_ids]
     by_person: dict[str, set[str]] = {}
@@ -240,3 +246,57 @@ def test_the_event_limit_is_part_of_the_typed_configuration():
     assert config.search_settings() != DeidConfig().search_settings()
     with pytest.raises(ApplicationError, match="event suppression limit"):
         parse({"event_suppression_limit": 1.5})
+
+
+def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer, client_for):
+    from django.urls import reverse
+
+    from apps.reports.content import report_html
+    from apps.reviews.services import assessment_submit, review_decide
+
+    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
+    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    searched(assessment, analyst)
+    result, _ = applied(assessment, analyst)
+    client = client_for(analyst)
+
+    def step(slug: str) -> str:
+        url = reverse(
+            "assessment-step",
+            kwargs={"org": custodian.slug, "assessment_id": assessment.id, "slug": slug},
+        )
+        response = client.get(url)
+        assert response.status_code == 200
+        return response.content.decode()
+
+    body = step("deidentify")
+    assert 'data-testid="persons-suppressed">0<' in body
+    assert 'data-testid="events-suppressed">1<' in body
+    assert 'data-testid="min-person-count">9<' in body
+    assert 'data-testid="applied-persons"' in body
+    assert "20 of 20 persons with 30 of 31 events" in body
+    step("utility")
+    services.assessment_accept_utility(
+        assessment=assessment, user=analyst, note="The codes are kept; one event was removed."
+    )
+    assessment.refresh_from_db()
+    assessment_submit(
+        assessment=assessment,
+        user=analyst,
+        note="Ready for review.",
+        intruder_waiver="No motivated-intruder test: this is a synthetic test release.",
+    )
+    decision = review_decide(
+        assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets 0.5."
+    )
+    # The decision froze the written files by their digests, as for a single table.
+    assert decision.digests["release_parquet"] == result["sha256"]["parquet"]
+    assert decision.figures["passes"] is True
+    html = report_html(assessment=assessment, decision=decision)
+    assert 'data-testid="report-person-release"' in html
+    assert 'data-testid="report-persons-in">20<' in html
+    assert 'data-testid="report-persons-out">20<' in html
+    assert "Events suppressed to protect their person" in html
+    assert "top-coded at 2" in html
+    assert "HMAC-SHA-256" in html
+    assert "HN001" not in html
