@@ -286,6 +286,9 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
         note="Ready for review.",
         intruder_waiver="No motivated-intruder test: this is a synthetic test release.",
     )
+    review = client_for(reviewer).get(f"/o/{custodian.slug}/assessments/{assessment.id}/review/")
+    assert review.status_code == 200
+    assert 'data-testid="report-person-release"' in review.content.decode()
     decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets 0.5."
     )
