@@ -303,3 +303,17 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
     assert "top-coded at 2" in html
     assert "HMAC-SHA-256" in html
     assert "HN001" not in html
+
+
+def test_the_record_level_precheck_is_not_run_on_persons(custodian, analyst, client_for):
+    from apps.assessments.precheck import assessment_precheck
+
+    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
+    with pytest.raises(ApplicationError, match="in persons, not records"):
+        assessment_precheck(assessment)
+    body = client_for(analyst).get(
+        f"/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"
+    ).content.decode()
+    assert 'data-testid="precheck-loading"' not in body
+    assert 'data-testid="technique-form"' not in body
+    assert 'data-testid="event-suppression-limit"' in body
