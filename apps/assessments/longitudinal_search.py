@@ -11,7 +11,7 @@ alternative beats in persons suppressed, events suppressed and loss.
 
 The search job of an assessment goes through :func:`assessment_search_dispatch`: a data
 set with a person key is searched here, in persons; any other by
-``apps.assessments.deidentify.assessment_search_handler``, on records as before.
+``apps.assessments.search_job.assessment_search_handler``, on records as before.
 
 The person key leaves the release only as a keyed pseudonym; its key is chosen by
 :func:`person_pseudonym_key` alone (a new key per release: releases are unlinkable).
@@ -28,7 +28,7 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
-from apps.assessments.deidentify import assessment_search_handler, deid_config, search_target
+from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import (
@@ -37,6 +37,7 @@ from apps.assessments.persons import (
     refuse_longitudinal_deidentify,
     suggested_levels,
 )
+from apps.assessments.search_job import assessment_search_handler
 from apps.assessments.services import assessment_lock_draft, quasi_identifiers
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path

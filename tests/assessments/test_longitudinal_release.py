@@ -311,9 +311,11 @@ def test_the_record_level_precheck_is_not_run_on_persons(custodian, analyst, cli
     assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
     with pytest.raises(ApplicationError, match="in persons, not records"):
         assessment_precheck(assessment)
-    body = client_for(analyst).get(
-        f"/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"
-    ).content.decode()
+    body = (
+        client_for(analyst)
+        .get(f"/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/")
+        .content.decode()
+    )
     assert 'data-testid="precheck-loading"' not in body
     assert 'data-testid="technique-form"' not in body
     assert 'data-testid="event-suppression-limit"' in body
