@@ -274,6 +274,11 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
     assert 'data-testid="events-suppressed">1<' in body
     assert 'data-testid="min-person-count">9<' in body
     assert 'data-testid="applied-persons"' in body
+    # each alternative in persons and events: code at * (none; all 20 persons alike), the
+    # optimum (one event)
+    assert "0 persons and 0 events suppressed; smallest per-person count 20" in body
+    assert "0 persons and 1 event suppressed; smallest per-person count 9" in body
+    assert "Rows (events) removed" in body
     assert "20 of 20 persons with 30 of 31 events" in body
     step("utility")
     services.assessment_accept_utility(
