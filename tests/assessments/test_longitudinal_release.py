@@ -324,3 +324,38 @@ def test_the_record_level_precheck_is_not_run_on_persons(custodian, analyst, cli
     assert 'data-testid="precheck-loading"' not in body
     assert 'data-testid="technique-form"' not in body
     assert 'data-testid="event-suppression-limit"' in body
+
+
+def test_the_api_searches_chooses_and_writes_in_persons(custodian, analyst, client_for):
+    from apps.jobs.services import job_execute
+
+    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
+    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    client = client_for(analyst)
+    base = f"/api/v1/assessments/{assessment.id}/"
+    started = client.post(base + "search/", "{}", content_type="application/json")
+    assert started.status_code == 202, started.json()
+    assert job_execute(job_id=started.json()["id"])
+    search = client.get(base + "search/").json()["result"]
+    assert search["unit"] == "person"
+    assert [(a["suppressed_persons"], a["suppressed_events"]) for a in search["pareto"]] == [
+        (0, 0),
+        (0, 1),
+    ]
+    # the alternative with code at * (no suppression) chosen, then written
+    chosen = client.post(
+        base + "choose/",
+        json.dumps({"levels": {"sex": 0, "birth_year": 0, "code": 1}}),
+        content_type="application/json",
+    )
+    assert chosen.status_code == 200, chosen.json()
+    started = client.post(base + "apply/", "{}", content_type="application/json")
+    assert started.status_code == 202, started.json()
+    assert job_execute(job_id=started.json()["id"])
+    result = client.get(base + "apply/").json()["result"]
+    lg = result["longitudinal"]
+    assert (lg["persons_out"], lg["events_out"]) == (20, 31)
+    # every code is *: each person's set is {*} → all 20 alike at any power
+    assert lg["risk_after"]["min_class_size"] == 20
+    assert lg["risk_after"]["max_risk"] == pytest.approx(0.05)
+    assert result["passes"] is True
