@@ -205,6 +205,7 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     new = DeidConfig(
         masking=config.masking,
         suppression_limit=config.suppression_limit,
+        event_suppression_limit=config.event_suppression_limit,
         metric=config.metric,
         max_levels=dict(config.max_levels),
         privacy_models=tuple(PrivacyModel(m["column"], m["spec"]) for m in models),

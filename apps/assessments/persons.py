@@ -12,8 +12,9 @@ person-level class), exactly or not at all.
 This module holds the rules of that declaration (:func:`assessment_set_persons`), what
 Step 2 shows about it (:func:`persons_state`: suggested levels, the warning when a file
 looks longitudinal but no person is declared), the person-level Step 4 measure
-(:func:`person_risk_result`), and the guard that keeps Step 7 from searching such data
-on rows (:func:`refuse_longitudinal_deidentify`).
+(:func:`person_risk_result`), the guard of what Step 7 cannot do per person
+(:func:`refuse_longitudinal_deidentify`) and the one that keeps such data from the
+record-level search (:func:`refuse_row_search`).
 
 Values of the data are never shown here: a person-level column that varies within a
 person is refused naming the column and the persons by their row numbers in the data
@@ -30,6 +31,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
@@ -89,10 +91,7 @@ PERSON_ID_KINDS = frozenset(
     }
 )
 
-STEP7_REFUSAL = (
-    "De-identification of data with several rows per person is not available yet in the "
-    "wizard; use `deid search --person …`"
-)
+STEP7_REFUSAL = "Data with several rows per person cannot be de-identified with"
 
 
 # --------------------------------------------------------------------------- the warning
@@ -465,12 +464,53 @@ def person_risk_result(
 
 
 def refuse_longitudinal_deidentify(assessment: Assessment) -> None:
-    """The one guard Step 7's search and apply go through: data with several rows per
-    person is not searched on rows (that would count a person with three visits as three
-    people); the wizard's longitudinal search is not built yet."""
+    """The one guard Step 7's search and apply on person-keyed data go through: what
+    cannot work per person is refused, naming it. The further techniques (local
+    suppression, rounding, noise, swapping, PRAM, microaggregation) and the privacy models
+    on sensitive variables act on records, and their figures would count a person with
+    three visits as three people; the information-loss metrics other than ``loss`` are not
+    computed over persons and events. The person key must still be a direct identifier
+    (it leaves the release only as a keyed pseudonym)."""
+    key = assessment.person_key
+    if not key:
+        return
+    if key not in key_candidates(assessment):
+        raise ApplicationError(
+            f"The person key '{key}' is no longer classified as a direct identifier: "
+            "classify it so again, or declare another key, in Step 2.",
+            {"step": "classification", "person_key": key},
+            status=409,
+        )
+    config = DeidConfig.from_json(assessment.deid_config)
+    unsupported = []
+    if config.techniques:
+        names = ", ".join(dict.fromkeys(t.technique.replace("_", " ") for t in config.techniques))
+        unsupported.append(f"the further techniques ({names}), which act on records")
+    if config.privacy_models:
+        columns = ", ".join(m.column for m in config.privacy_models)
+        unsupported.append(f"the privacy models on {columns}, which are checked on records")
+    if config.metric != "loss":
+        unsupported.append(
+            f"the '{config.metric}' metric (the search over persons minimizes the "
+            "information loss, 'loss')"
+        )
+    if unsupported:
+        raise ApplicationError(
+            f"{STEP7_REFUSAL}: {'; '.join(unsupported)}. Remove them in Step 7 (the person "
+            f"key is '{key}').",
+            {"step": "deidentify", "person_key": key},
+            status=409,
+        )
+
+
+def refuse_row_search(assessment: Assessment) -> None:
+    """The record-level search and apply never run on person-keyed data: they would count
+    a person with three visits as three people (the jobs dispatch such data to
+    ``apps.assessments.longitudinal_search`` and ``longitudinal_release``)."""
     if assessment.person_key:
         raise ApplicationError(
-            f"{STEP7_REFUSAL} (the person key is '{assessment.person_key}').",
+            "Data with several rows per person is searched and written in persons, not "
+            f"records (the person key is '{assessment.person_key}').",
             {"step": "deidentify", "person_key": assessment.person_key},
             status=409,
         )

@@ -22,7 +22,7 @@ from apps.assessments.deidentify import deid_config, masking_check, search_targe
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
-from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_search
 from apps.assessments.population import population_figures
 from apps.assessments.privacy_models import encode_for_search
 from apps.assessments.release_columns import release_columns_measure
@@ -103,7 +103,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         return _apply_summary(done)
     # Files of an earlier attempt of this job (its worker died before they were swapped in).
     _discard_unreferenced(assessment, job)
-    refuse_longitudinal_deidentify(assessment)
+    refuse_row_search(assessment)
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)

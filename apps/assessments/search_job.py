@@ -19,7 +19,7 @@ from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.persons import refuse_row_search
 from apps.assessments.privacy_models import (
     EncodedSearch,
     encode_for_search,
@@ -149,7 +149,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
-    refuse_longitudinal_deidentify(assessment)
+    refuse_row_search(assessment)
     started = time.perf_counter()
     timing: dict[str, float] = {}
     inputs = search_inputs(

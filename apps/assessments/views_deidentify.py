@@ -391,6 +391,10 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
         limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
     except ApplicationError:
         raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+    events = {}
+    if "event_suppression_limit" in post:
+        label = "The event suppression limit"
+        events = {"event_suppression_limit": _number(post["event_suppression_limit"], label) / 100}
     privacy_models = [
         {
             "column": column,
@@ -411,6 +415,7 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
             "max_levels": max_levels,
             "privacy_models": privacy_models,
             "csv_formula_guard": post.get("csv_formula_guard") == "on",
+            **events,
         },
         base=deidentify.deid_config(assessment),
     )

@@ -63,9 +63,10 @@ JOB_HANDLERS: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_handler",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
-    "assessment-search": "apps.assessments.search_job.assessment_search_handler",
-    # a release of an upload (release_apply) or of a cluster table (cluster_release)
-    "assessment-apply": "apps.assessments.cluster_release.assessment_apply_handler",
+    # person-keyed data in persons (longitudinal_*), else records: an upload's release
+    # (release_apply) or a cluster table's (cluster_release)
+    "assessment-search": "apps.assessments.longitudinal_search.assessment_search_dispatch",
+    "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
