@@ -64,6 +64,8 @@ JOB_HANDLERS: dict[str, str] = {
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     "assessment-search": "apps.assessments.deidentify.assessment_search_handler",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
+    "assessment-synthetic": "apps.assessments.release_forms.jobs.assessment_synthetic_handler",
+    "assessment-table": "apps.assessments.release_forms.jobs.assessment_table_handler",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
@@ -76,6 +78,8 @@ JOB_GUARDS: dict[str, str] = {
     "assessment-risk": "apps.assessments.services.assessment_job_guard",
     "assessment-search": "apps.assessments.services.assessment_job_guard",
     "assessment-apply": "apps.assessments.services.assessment_job_guard",
+    "assessment-synthetic": "apps.assessments.services.assessment_job_guard",
+    "assessment-table": "apps.assessments.services.assessment_job_guard",
     "report": "apps.reports.jobs.report_job_guard",
 }
 
@@ -86,6 +90,8 @@ JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-synthetic": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-table": "apps.assessments.release_apply.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
@@ -101,6 +107,8 @@ JOB_QUEUE_CLASSES: dict[str, str] = {
     "assessment-risk": "interactive",
     "assessment-search": "interactive",
     "assessment-apply": "heavy",
+    "assessment-synthetic": "heavy",
+    "assessment-table": "heavy",
     "report": "heavy",
 }
 
