@@ -158,6 +158,7 @@ def assessment_synthetic_handler(job: Job, context: JobContext) -> dict[str, Any
         "rows_in": data.height,
         "rows_out": outcome.data.height,
         "data_risk_target": target["data_risk_target"],
+        "risk_measure": target["risk_measure"],
         **figures,
     }
     return _write(assessment, job, config, outcome.data, result)
@@ -243,6 +244,7 @@ def assessment_table_handler(job: Job, context: JobContext) -> dict[str, Any]:
         "rows_in": data.height,
         "rows_out": table.table.height,
         "data_risk_target": target["data_risk_target"],
+        "risk_measure": target["risk_measure"],
         **table_figures(table, params),
     }
     return _write(assessment, job, config, table.table, result)
