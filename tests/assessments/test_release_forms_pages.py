@@ -7,16 +7,22 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import services
-from apps.assessments.release_forms import services as forms
 from apps.reports.content import report_html
 from apps.reviews import services as reviews
 from tests.assessments.conftest import WAIVER, _run
-from tests.assessments.test_release_forms import (  # noqa: F401 (fixtures)
-    synthetic_assessment,
-    table_assessment,
-)
+from tests.assessments.test_release_forms import at_step_7, pattern_people, table_people
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def table_assessment(custodian, analyst):  # type: ignore[no-untyped-def]
+    return at_step_7(custodian, analyst, table_people())
+
+
+@pytest.fixture
+def synthetic_assessment(custodian, analyst):  # type: ignore[no-untyped-def]
+    return at_step_7(custodian, analyst, pattern_people())
 
 
 def step(assessment, slug: str) -> str:  # type: ignore[no-untyped-def]
@@ -85,7 +91,10 @@ def test_a_table_from_the_page_to_the_report(
     review = client_for(reviewer).get(
         reverse(
             "assessment-review",
-            kwargs={"org": table_assessment.organization.slug, "assessment_id": table_assessment.id},
+            kwargs={
+                "org": table_assessment.organization.slug,
+                "assessment_id": table_assessment.id,
+            },
         )
     )
     assert review.status_code == 200
@@ -124,16 +133,54 @@ def test_synthetic_data_from_the_page_to_the_report(
     assert 'data-testid="synthetic-rows">750<' in page
     assert page.count('data-testid="attack-row"') == 4
     decision = approved(synthetic_assessment, analyst, reviewer)
-    review = client_for(reviewer).get(
-        reverse(
-            "assessment-review",
-            kwargs={
-                "org": synthetic_assessment.organization.slug,
-                "assessment_id": synthetic_assessment.id,
-            },
+    review = (
+        client_for(reviewer)
+        .get(
+            reverse(
+                "assessment-review",
+                kwargs={
+                    "org": synthetic_assessment.organization.slug,
+                    "assessment_id": synthetic_assessment.id,
+                },
+            )
         )
-    ).content.decode()
+        .content.decode()
+    )
     assert review.count('data-testid="attack-row"') == 4
     html = report_html(assessment=synthetic_assessment, decision=decision)
     assert "7.2 Release form: Synthetic data" in html
     assert html.count('data-testid="attack-row"') == 4
+
+
+def test_the_api_sets_and_writes_a_table_with_the_same_parser(
+    table_assessment, analyst, reviewer, client_for
+) -> None:
+    api = client_for(analyst)
+    url = f"/api/v1/assessments/{table_assessment.id}/release-form/"
+    refused = api.put(
+        url, {"form": "table", "table": {"threshold": 1}}, content_type="application/json"
+    )
+    assert refused.status_code == 400
+    assert "The small-cell threshold must be a whole number from 2" in refused.json()["message"]
+    assert refused.json()["extra"] == {"field": "table.threshold"}
+    # A reviewer reads it but cannot change it.
+    assert client_for(reviewer).get(url).json()["form"] == "microdata"
+    assert (
+        client_for(reviewer)
+        .put(url, {"form": "table"}, content_type="application/json")
+        .status_code
+        == 403
+    )
+    saved = api.put(
+        url,
+        {"form": "table", "table": {"rows": "sex", "columns": "city", "threshold": 5}},
+        content_type="application/json",
+    )
+    assert saved.status_code == 200 and saved.json()["table"]["columns"] == "city"
+    started = api.post(f"{url}write/")
+    assert started.status_code == 202
+    table_assessment.refresh_from_db()
+    _run(table_assessment.apply_job)
+    applied = api.get(f"/api/v1/assessments/{table_assessment.id}/apply/").json()
+    assert applied["result"]["form"] == "table"
+    assert applied["result"]["table"]["primary"] == [{"row": "F", "column": "Windsor"}]

@@ -216,9 +216,7 @@ def parse(data: Mapping[str, Any], *, base: ReleaseForm | None = None) -> Releas
     changes: dict[str, Any] = {}
     if "form" in data:
         if data["form"] not in FORMS:
-            raise _refuse(
-                f"'{data['form']}' is not a release form ({', '.join(FORMS)}).", "form"
-            )
+            raise _refuse(f"'{data['form']}' is not a release form ({', '.join(FORMS)}).", "form")
         changes["form"] = str(data["form"])
     if "synthetic" in data:
         changes["synthetic"] = _synthetic(data["synthetic"], config.synthetic)

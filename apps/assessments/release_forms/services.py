@@ -59,7 +59,9 @@ def _roles(assessment: Assessment) -> dict[str, tuple[str, str]]:
 
 def _column(roles: Mapping[str, tuple[str, str]], column: str, field: str, what: str) -> None:
     if column not in roles:
-        raise ApplicationError(f"{what}: '{column}' is not a column of the data set.", {"field": field})
+        raise ApplicationError(
+            f"{what}: '{column}' is not a column of the data set.", {"field": field}
+        )
     if roles[column][0] == "direct":
         raise ApplicationError(
             f"{what}: '{column}' is a direct identifier (Step 2); it never enters a release.",
@@ -74,7 +76,9 @@ def synthetic_columns(assessment: Assessment, config: ReleaseForm) -> tuple[list
         *sensitive_columns(assessment),
     ]
     sensitive = [c for c in sensitive_columns(assessment) if c in columns]
-    secret = config.synthetic.secret or (sensitive[0] if sensitive else columns[-1] if columns else "")
+    secret = config.synthetic.secret or (
+        sensitive[0] if sensitive else columns[-1] if columns else ""
+    )
     return columns, secret
 
 
@@ -124,7 +128,9 @@ def _ready_check(assessment: Assessment, config: ReleaseForm) -> None:
 
 
 @transaction.atomic
-def release_form_save(*, assessment: Assessment, user: User, data: Mapping[str, Any]) -> ReleaseForm:
+def release_form_save(
+    *, assessment: Assessment, user: User, data: Mapping[str, Any]
+) -> ReleaseForm:
     """Parse and store the release form. A change makes a written release stale."""
     assessment_editable(assessment)
     locked = assessment_lock_draft(assessment.id)
