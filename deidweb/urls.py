@@ -12,9 +12,9 @@ from rest_framework.routers import DefaultRouter
 from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
-from apps.assessments.api_release_forms import ReleaseFormActions
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify, views_release_forms
+from apps.assessments.api_release_forms import ReleaseFormActions
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
