@@ -14,7 +14,6 @@ from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify, views_release_forms
-from apps.assessments.api_release_forms import ReleaseFormActions
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -31,9 +30,7 @@ from apps.reviews.api import ReviewActions
 from deidweb import views as deidweb_views
 
 
-class AssessmentViewSet(
-    ReportActions, ReviewActions, ReleaseFormActions, assessments_api.AssessmentViewSet
-):
+class AssessmentViewSet(ReportActions, ReviewActions, assessments_api.AssessmentViewSet):
     # The assessment's API gathers the actions of the apps above it (the review's, the
     # report's): assembled here, at the top, so that no app imports a higher one.
     __doc__ = assessments_api.AssessmentViewSet.__doc__

@@ -338,3 +338,13 @@ def test_synthetic_attacks_are_judged_against_the_held_back_people() -> None:
     assert "held back from the generator" in synthetic["text"]
     records = verdict(result, 0.1)
     assert records["within"] is False and records["gap"] == pytest.approx(0.34)
+
+
+def test_records_are_not_written_while_another_form_is_chosen(table_assessment, analyst) -> None:
+    from apps.assessments.release_apply import assessment_start_apply
+
+    forms.release_form_save(assessment=table_assessment, user=analyst, data={"form": "table"})
+    with pytest.raises(ApplicationError) as refused:
+        assessment_start_apply(assessment=table_assessment, user=analyst)
+    assert refused.value.status == 409
+    assert "aggregated table with complementary suppression" in refused.value.message
