@@ -316,6 +316,11 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             }
             with transaction.atomic():
                 locked = assessment_lock_draft(assessment.id)
+                if locked.deid.release_form.form != "microdata":
+                    raise ApplicationError(
+                        "The release form changed while the records were written: the "
+                        "version now releases another form (Step 7)."
+                    )
                 old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
                 locked.apply_result = result
                 locked.output_parquet_path = parquet_name

@@ -348,3 +348,22 @@ def test_records_are_not_written_while_another_form_is_chosen(table_assessment, 
         assessment_start_apply(assessment=table_assessment, user=analyst)
     assert refused.value.status == 409
     assert "aggregated table with complementary suppression" in refused.value.message
+
+
+def test_a_records_job_queued_before_another_form_was_chosen_writes_nothing(
+    table_assessment, analyst
+) -> None:
+    """The apply job checks the form again under the row lock before it writes."""
+    from apps.assessments import deidentify
+    from apps.assessments.release_apply import assessment_start_apply
+    from apps.jobs.services import job_execute
+
+    _run(deidentify.assessment_start_search(assessment=table_assessment, user=analyst))
+    table_assessment.refresh_from_db()
+    job = assessment_start_apply(assessment=table_assessment, user=analyst)
+    forms.release_form_save(assessment=table_assessment, user=analyst, data={"form": "table"})
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    table_assessment.refresh_from_db()
+    assert job.status == "failed" and "The release form changed" in job.error
+    assert table_assessment.apply_result is None and not table_assessment.output_csv_path
