@@ -13,7 +13,7 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
-from apps.assessments import views_deidentify
+from apps.assessments import views_deidentify, views_release_forms
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -102,6 +102,11 @@ org_patterns = [
         "assessments/<uuid:assessment_id>/steps/deidentify/compare/",
         views_deidentify.alternatives_compare_view,
         name="assessment-compare",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/release-form/",
+        views_release_forms.release_form_view,
+        name="assessment-release-form",
     ),
     path(
         "assessments/<uuid:assessment_id>/steps/deidentify/precheck/",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.assessments.release_forms.config import ReleaseForm
 from apps.core.errors import ApplicationError
 
 METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
@@ -159,6 +160,9 @@ class DeidConfig:
     # column, as ``apps.assessments.release_reasons.review_entry`` writes them
     identifiers_reviewed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     columns_reviewed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # what Step 7 writes: de-identified records, synthetic data or a table (issue 28;
+    # apps.assessments.release_forms), set apart like the techniques
+    release_form: ReleaseForm = field(default_factory=ReleaseForm)
 
     def search_settings(self) -> tuple[Any, ...]:
         """What the search depends on: a change of any drops its result."""
@@ -192,6 +196,8 @@ class DeidConfig:
         }
         if self.techniques is not None:
             out["techniques"] = [t.to_json() for t in self.techniques]
+        if self.release_form != ReleaseForm():
+            out["release_form"] = self.release_form.to_json()
         return out
 
     @classmethod
@@ -219,6 +225,7 @@ class DeidConfig:
             else tuple(Technique.from_json(t) for t in techniques),
             identifiers_reviewed=dict(data.get("identifiers_reviewed") or {}),
             columns_reviewed=dict(data.get("columns_reviewed") or {}),
+            release_form=ReleaseForm.from_json(data.get("release_form")),
         )
 
     def replace(self, **changes: Any) -> DeidConfig:

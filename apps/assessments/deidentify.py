@@ -212,6 +212,7 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
         csv_formula_guard=config.csv_formula_guard,
         identifiers_reviewed=old.identifiers_reviewed,
         columns_reviewed=old.columns_reviewed,
+        release_form=old.release_form,
     )
     assessment.deid_config = new.to_json()
     if old.search_settings() != new.search_settings():

@@ -61,6 +61,15 @@ def suppression_share(rows: int, suppressed: int) -> float:
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     assessment_editable(assessment)
     refuse_longitudinal_deidentify(assessment)
+    form = assessment.deid.release_form
+    if form.form != "microdata":
+        # one release per version: the one its release form says (issue 28)
+        raise ApplicationError(
+            f"The release form is {form.title.lower()}: write it from Step 7's release form, "
+            "or choose de-identified records there first.",
+            {"field": "form"},
+            status=409,
+        )
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.", status=409)
     return assessment_job_start(
@@ -254,6 +263,11 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             }
             with transaction.atomic():
                 locked = assessment_lock_draft(assessment.id)
+                if locked.deid.release_form.form != "microdata":
+                    raise ApplicationError(
+                        "The release form changed while the records were written: the "
+                        "version now releases another form (Step 7)."
+                    )
                 old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
                 locked.apply_result = result
                 locked.output_parquet_path = parquet_name

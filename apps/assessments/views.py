@@ -475,6 +475,8 @@ def utility_step(
             _saved(request, stale)
             return _go(organization, assessment)
     result = assessment.apply_result
+    # A synthetic-data or table release (issue 28) has figures of its own, not the records'.
+    records = result if result and not result.get("form") else None
     return render(
         request,
         "assessments/step_utility.html",
@@ -485,16 +487,16 @@ def utility_step(
             form=form,
             result=result,
             charts=utility_charts(
-                result,
+                records,
                 hide_below=None
                 if membership_of(request).can_see_raw_values
                 else class_threshold(assessment),
             )
-            if result
+            if records
             else None,
             search=assessment.search_result,
-            headline=loss_headline(result, assessment.search_result) if result else None,
-            missingness=missingness_figures(result) if result else [],
+            headline=loss_headline(records, assessment.search_result) if records else None,
+            missingness=missingness_figures(records) if records else [],
             attack_rows=attack_rows((result or {}).get("attacks")),
         ),
         status=400 if form.errors else 200,

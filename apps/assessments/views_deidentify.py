@@ -32,6 +32,7 @@ from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
 from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
+from apps.assessments.release_forms.presenters import release_form_context
 from apps.assessments.selectors import assessment_get
 from apps.assessments.services import quasi_identifiers
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
@@ -144,6 +145,7 @@ def deidentify_step(
             assessment,
             "deidentify",
             config=config,
+            release_forms=release_form_context(assessment),
             techniques=[t.to_json() for t in config.techniques or ()],
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),

@@ -55,6 +55,8 @@ JOB_KIND_LABELS = {
     "assessment-risk": "Measuring the data risk (Step 4)",
     "assessment-search": "Searching for the optimal de-identification (Step 7)",
     "assessment-apply": "Writing the de-identified file (Step 7)",
+    "assessment-synthetic": "Generating and attacking synthetic data (Step 7)",
+    "assessment-table": "Protecting the table with complementary suppression (Step 7)",
     "report": "Preparing the signed report (Step 9)",
 }
 DECISION_LABELS = {"approve": "Approve", "reject": "Reject"}

@@ -67,6 +67,8 @@ JOB_HANDLERS: dict[str, str] = {
     # (release_apply) or a cluster table's (cluster_release)
     "assessment-search": "apps.assessments.longitudinal_search.assessment_search_dispatch",
     "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
+    "assessment-synthetic": "apps.assessments.release_forms.jobs.assessment_synthetic_handler",
+    "assessment-table": "apps.assessments.release_forms.jobs.assessment_table_handler",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
@@ -79,6 +81,8 @@ JOB_GUARDS: dict[str, str] = {
     "assessment-risk": "apps.assessments.services.assessment_job_guard",
     "assessment-search": "apps.assessments.services.assessment_job_guard",
     "assessment-apply": "apps.assessments.services.assessment_job_guard",
+    "assessment-synthetic": "apps.assessments.services.assessment_job_guard",
+    "assessment-table": "apps.assessments.services.assessment_job_guard",
     "report": "apps.reports.jobs.report_job_guard",
 }
 
@@ -90,6 +94,8 @@ JOB_FINISHED: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_finished",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_finished",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-synthetic": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-table": "apps.assessments.release_apply.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
@@ -107,6 +113,8 @@ JOB_QUEUE_CLASSES: dict[str, str] = {
     "assessment-risk": "interactive",
     "assessment-search": "interactive",
     "assessment-apply": "heavy",
+    "assessment-synthetic": "heavy",
+    "assessment-table": "heavy",
     "report": "heavy",
 }
 
