@@ -14,6 +14,7 @@ from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
 from apps.assessments import views_deidentify
+from apps.assessments.api_domains import AssessmentDomainView, PseudonymDomainViewSet
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -45,6 +46,7 @@ router.register("jobs", JobViewSet, basename="job")
 router.register("assessments", AssessmentViewSet, basename="assessment")
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
+router.register("pseudonym-domains", PseudonymDomainViewSet, basename="pseudonym-domain")
 
 org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
@@ -182,6 +184,11 @@ urlpatterns = [
         "api/redoc/",
         login_required(SpectacularRedocView.as_view(url_name="api-schema")),
         name="api-redoc",
+    ),
+    path(
+        "api/v1/assessments/<uuid:pk>/pseudonym-domain/",
+        AssessmentDomainView.as_view(),
+        name="assessment-pseudonym-domain",
     ),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),
