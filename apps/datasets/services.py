@@ -318,7 +318,11 @@ def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
             f"'{dataset.name}' has assessments; it stays as the evidence they were made on.",
             status=409,
         )
-    names = [dataset.parquet_path, dataset.original_path]
+    names = [
+        dataset.parquet_path,
+        dataset.original_path,
+        *(t.get("original_path", "") for t in (dataset.table_structure or {}).get("tables", [])),
+    ]
     with transaction.atomic():
         audit_record(
             organization=dataset.organization,
