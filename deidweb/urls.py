@@ -52,6 +52,11 @@ org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
+    path(
+        "datasets/upload-tables/",
+        dataset_views.dataset_upload_tables_view,
+        name="dataset-upload-tables",
+    ),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
     path(
         "datasets/<uuid:dataset_id>/preview/",

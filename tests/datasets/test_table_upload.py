@@ -13,6 +13,7 @@ from apps.audit.models import AuditEvent
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
+from apps.datasets.models import Dataset
 from apps.datasets.table_upload import combined_digest, dataset_upload_tables
 from apps.datasets.tables import Table, check_tables, long_view
 from apps.jobs.models import Job
@@ -254,3 +255,82 @@ def test_step2_levels_come_from_the_tables_and_step4_counts_persons(custodian, a
     assert risk["min_class_size"] == 1 and risk["max_risk"] == 1.0
     assert risk["average_risk"] == pytest.approx(0.8)
     assert risk["persons_at_risk"]["persons"] == 5
+
+
+def test_api_uploads_tables_and_shows_each_tables_profile(client_for, custodian, analyst, reviewer):
+    api = client_for(analyst)
+    answer = api.post(
+        "/api/v1/datasets/tables/",
+        {
+            "organization": custodian.slug,
+            "persons": _csv("persons.csv", PERSONS),
+            "events": [_csv("visits.csv", VISITS), _csv("rx.csv", PRESCRIPTIONS)],
+            "person_key": "patient_id",
+        },
+    )
+    assert answer.status_code == 201, answer.content
+    body = answer.json()
+    assert body["status"] == "converting" and body["source_format"] == "tables"
+    job_execute(job_id=body["profile_job"])
+    shown = api.get(f"/api/v1/datasets/{body['id']}/").json()
+    assert shown["status"] == "ready" and shown["rows"] == 9
+    tables = shown["tables"]
+    assert (tables["person_key"], tables["persons"], tables["events"]) == ("patient_id", 5, 9)
+    assert [(t["name"], t["role"], t["rows"]) for t in tables["tables"]] == [
+        ("persons.csv", "person", 5),
+        ("visits.csv", "event", 7),
+        ("rx.csv", "event", 2),
+    ]
+    assert "original_path" not in str(tables) and "profile" not in tables["tables"][0]
+    # Each table's profile beside the joined one's; values hidden from a reviewer.
+    full = api.get(f"/api/v1/datasets/{body['id']}/profile/").json()
+    assert [(t["name"], t["rows"]) for t in full["tables"]] == [
+        ("persons.csv", 5),
+        ("visits.csv", 7),
+        ("rx.csv", 2),
+    ]
+    assert "top_values" in full["tables"][2]["columns"][1]
+    redacted = client_for(reviewer).get(f"/api/v1/datasets/{body['id']}/profile/").json()
+    assert all("top_values" not in c for t in redacted["tables"] for c in t["columns"])
+    # Bad input named: no event table.
+    missing = api.post(
+        "/api/v1/datasets/tables/",
+        {"organization": custodian.slug, "persons": _csv("p.csv", PERSONS), "person_key": "x"},
+    )
+    assert missing.status_code == 400 and "events" in str(missing.json())
+
+
+def test_the_page_uploads_tables_and_the_data_set_page_lists_them(client_for, custodian, analyst):
+    page = client_for(analyst)
+    url = f"/o/{custodian.slug}/datasets/upload-tables/"
+    assert page.get(url).status_code == 200
+    no_key = page.post(
+        url, {"persons": _csv("persons.csv", PERSONS), "events": [_csv("visits.csv", VISITS)]}
+    )
+    assert no_key.status_code == 400 and b'data-testid="error-person_key"' in no_key.content
+    same_name = page.post(
+        url,
+        {
+            "persons": _csv("visits.csv", PERSONS),
+            "events": [_csv("visits.csv", VISITS)],
+            "person_key": "patient_id",
+        },
+    )
+    assert same_name.status_code == 400
+    assert "Two tables have the same file name (visits.csv)" in same_name.content.decode()
+    done = page.post(
+        url,
+        {
+            "persons": _csv("persons.csv", PERSONS),
+            "events": [_csv("visits.csv", VISITS), _csv("rx.csv", PRESCRIPTIONS)],
+            "person_key": "patient_id",
+            "name": "Hospital visits",
+        },
+    )
+    assert done.status_code == 302
+    dataset = Dataset.objects.get(name="Hospital visits")
+    job_execute(job_id=str(dataset.profile_job_id))
+    detail = page.get(done["Location"]).content.decode()
+    assert 'data-testid="tables"' in detail
+    assert "5 persons, 9 events" in detail
+    assert "visits.csv" in detail and "event table" in detail
