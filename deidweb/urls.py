@@ -13,7 +13,7 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
-from apps.assessments import views_deidentify
+from apps.assessments import views_deidentify, views_domains
 from apps.assessments.api_domains import AssessmentDomainView, PseudonymDomainViewSet
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
@@ -79,6 +79,7 @@ org_patterns = [
         name="dataset-accept-suggestions",
     ),
     path("assessments/", assessment_views.assessment_list, name="assessment-list"),
+    path("pseudonym-domains/", views_domains.pseudonym_domains_view, name="pseudonym-domains"),
     path(
         "datasets/<uuid:dataset_id>/assessments/new/",
         assessment_views.assessment_create,

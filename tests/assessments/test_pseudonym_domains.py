@@ -221,3 +221,46 @@ def test_api_defines_lists_and_chooses_a_domain(
     )
     assert refused.status_code == 404
     assert "own organization" in refused.json()["message"]
+
+
+def test_pages_define_a_domain_choose_it_in_step1_and_the_report_names_it(
+    client_for, custodian, analyst, admin_user, assessment
+):
+    from django.template.loader import render_to_string
+
+    url = f"/o/{custodian.slug}/pseudonym-domains/"
+    assert b"An administrator of the organization defines" in client_for(analyst).get(url).content
+    refused = client_for(analyst).post(url, {"name": "Programme B"})
+    assert refused.status_code == 403 and not PseudonymDomain.objects.exists()
+    made = client_for(admin_user).post(url, {"name": "Programme B", "description": "Team B"})
+    assert made.status_code == 302
+    domain = PseudonymDomain.objects.get(name="Programme B")
+    assert b"Programme B" in client_for(analyst).get(url).content
+
+    step1 = f"/o/{custodian.slug}/assessments/{assessment.id}/steps/release/"
+    page = client_for(analyst).get(step1).content.decode()
+    assert f'value="{domain.id}"' in page and "Named domain: Programme B" in page
+    saved = client_for(analyst).post(
+        step1, {"release_model": "public", "pseudonym_domain": str(domain.id)}
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    assessment.refresh_from_db()
+    assert assessment.pseudonym_domain_id == domain.id
+    deidentify.deid_config_set(
+        assessment=assessment,
+        masking={"email": {"method": "hmac"}},
+        suppression_limit=0.05,
+        metric="loss",
+        max_levels={},
+    )
+    shown = render_to_string(
+        "reports/_threat_model.html", {"threat_model": current_threat_model(assessment)}
+    )
+    assert "Named domain “Programme B”: every release in it uses one key" in shown
+    assert "Can link pseudonyms back: Team B." in shown
+    # Without a domain the report says the keys are the release's own.
+    assessment_set_pseudonym_domain(assessment=assessment, user=analyst, domain_id=None)
+    own = render_to_string(
+        "reports/_threat_model.html", {"threat_model": current_threat_model(assessment)}
+    )
+    assert "This release's own keys: its pseudonyms do not link to any other release." in own
