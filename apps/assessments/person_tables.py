@@ -93,6 +93,19 @@ def structure_hints(structure: Mapping[str, Any] | None) -> list[dict[str, Any]]
     ]
 
 
+def table_facts(structure: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What Step 4's result records of linked tables (nothing for a single table)."""
+    if not is_multi_table(dict(structure or {})):
+        return {}
+    assert structure is not None
+    return {
+        "tables": [
+            {"name": t["name"], "role": t["role"], "rows": t["rows"]} for t in structure["tables"]
+        ],
+        "persons_without_events": int(structure["persons_without_events"]),
+    }
+
+
 def longitudinal_data(
     structure: Mapping[str, Any] | None,
     frame: pl.DataFrame,

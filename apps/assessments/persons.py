@@ -36,6 +36,7 @@ from apps.assessments.person_tables import (
     longitudinal_data,
     structure_hints,
     structure_levels,
+    table_facts,
 )
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
@@ -463,6 +464,7 @@ def person_risk_result(
         "rows": frame.height,
         "persons": risk.persons,
         "events": risk.events,
+        **table_facts(structure),
         "power": str(risk.power),
         "person_classes": risk.classes,
         "subsets": risk.subsets,

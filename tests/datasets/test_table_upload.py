@@ -221,7 +221,7 @@ def _assessment(custodian, analyst, dataset):
     return assessment
 
 
-def test_step2_levels_come_from_the_tables_and_step4_counts_persons(custodian, analyst):
+def test_step2_levels_come_from_the_tables_and_step4_counts_persons(custodian, analyst, client_for):
     dataset, _ = _uploaded(custodian, analyst, {"visits.csv": VISITS})
     assessment = _assessment(custodian, analyst, dataset)
     state = persons_state(assessment)
@@ -229,6 +229,11 @@ def test_step2_levels_come_from_the_tables_and_step4_counts_persons(custodian, a
     assert [(h["column"], h["rows"], h["distinct"]) for h in state["looks_longitudinal"]] == [
         ("patient_id", 8, 5)
     ]
+    step2 = f"/o/{custodian.slug}/assessments/{assessment.id}/steps/classification/"
+    assert (
+        "uploaded as linked tables (persons.csv, visits.csv): 5 persons on 8 rows"
+        in client_for(analyst).get(step2).content.decode()
+    )
     with pytest.raises(ApplicationError, match="tables were linked by 'patient_id'"):
         assessment_set_persons(assessment=assessment, person_key="sex")
     with pytest.raises(
@@ -252,6 +257,11 @@ def test_step2_levels_come_from_the_tables_and_step4_counts_persons(custodian, a
     # Person 3: {J45} only 3 in (M,1980), k 1. Person 4, no events: matched by everyone
     # of (F,1990), k 2. Person 5 {J45}: only 5, k 1. Average (1+½+1+½+1)/5 = 0.8.
     assert (risk["persons"], risk["events"]) == (5, 7)
+    assert risk["persons_without_events"] == 1
+    assert [(t["name"], t["rows"]) for t in risk["tables"]] == [
+        ("persons.csv", 5),
+        ("visits.csv", 7),
+    ]
     assert risk["min_class_size"] == 1 and risk["max_risk"] == 1.0
     assert risk["average_risk"] == pytest.approx(0.8)
     assert risk["persons_at_risk"]["persons"] == 5
