@@ -26,6 +26,7 @@ from apps.core.errors import ApplicationError
 from apps.core.rotation import sealed_fields
 from apps.engine.masking import MaskSpec, mask_direct_identifiers
 from apps.jobs.services import job_execute
+from apps.reviews.snapshot import snapshot_content
 from tests.assessments.conftest import LOW_ANSWERS
 
 EMAILS = [f"p{i}@example.org" for i in range(10)]
@@ -182,6 +183,9 @@ def test_choice_is_audited_recorded_in_the_threat_model_and_stales_the_release(
     # The domain answers Step 1's two questions unless they were answered.
     assert model["pseudonymisation"]["who_can_link"] == "The cohort study's data manager"
     assert "'Cohort study 2026'" in model["pseudonymisation"]["key_kept"]
+    # The record a submission freezes (what the review decides on) names the domain.
+    frozen = snapshot_content(assessment, check_files=False)
+    assert frozen["threat_model"]["pseudonymisation"]["domain"]["name"] == "Cohort study 2026"
     # Back to the release's own keys.
     assessment_set_pseudonym_domain(assessment=assessment, user=analyst, domain_id=None)
     assessment.refresh_from_db()
