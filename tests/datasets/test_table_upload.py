@@ -5,6 +5,7 @@ work on the joined data (counts by hand)."""
 
 import polars as pl
 import pytest
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.assessments import persons, services
@@ -14,6 +15,7 @@ from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset
+from apps.datasets.services import dataset_delete
 from apps.datasets.table_upload import combined_digest, dataset_upload_tables
 from apps.datasets.tables import Table, check_tables, long_view
 from apps.jobs.models import Job
@@ -344,3 +346,15 @@ def test_the_page_uploads_tables_and_the_data_set_page_lists_them(client_for, cu
     assert 'data-testid="tables"' in detail
     assert "5 persons, 9 events" in detail
     assert "visits.csv" in detail and "event table" in detail
+
+
+def test_deleting_a_refused_upload_removes_every_tables_file(
+    custodian, analyst, django_capture_on_commit_callbacks
+):
+    dataset, job = _uploaded(custodian, analyst, {"visits.csv": VISITS + "9,K35,2\n"})
+    assert job.status == "failed"
+    paths = [t["path"] for t in job.params["tables"]]
+    assert len(paths) == 2 and all(default_storage.exists(p) for p in paths)
+    with django_capture_on_commit_callbacks(execute=True):
+        dataset_delete(dataset=dataset, user=analyst)
+    assert not any(default_storage.exists(p) for p in paths)
