@@ -13,7 +13,8 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
-from apps.assessments import views_deidentify, views_release_forms
+from apps.assessments import views_deidentify, views_domains, views_release_forms
+from apps.assessments.api_domains import AssessmentDomainView, PseudonymDomainViewSet
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
@@ -50,12 +51,18 @@ router.register("jobs", JobViewSet, basename="job")
 router.register("assessments", AssessmentViewSet, basename="assessment")
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
+router.register("pseudonym-domains", PseudonymDomainViewSet, basename="pseudonym-domain")
 
 org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
     path("cluster/", cluster_views.cluster_page, name="cluster"),
+    path(
+        "datasets/upload-tables/",
+        dataset_views.dataset_upload_tables_view,
+        name="dataset-upload-tables",
+    ),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
     path(
         "datasets/<uuid:dataset_id>/preview/",
@@ -78,6 +85,7 @@ org_patterns = [
         name="dataset-accept-suggestions",
     ),
     path("assessments/", assessment_views.assessment_list, name="assessment-list"),
+    path("pseudonym-domains/", views_domains.pseudonym_domains_view, name="pseudonym-domains"),
     path(
         "datasets/<uuid:dataset_id>/assessments/new/",
         assessment_views.assessment_create,
@@ -200,6 +208,11 @@ urlpatterns = [
         name="api-spark-connection",
     ),
     path("api/v1/cluster-datasets/", ClusterDatasetView.as_view(), name="api-cluster-datasets"),
+    path(
+        "api/v1/assessments/<uuid:pk>/pseudonym-domain/",
+        AssessmentDomainView.as_view(),
+        name="assessment-pseudonym-domain",
+    ),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),
 ]

@@ -27,6 +27,7 @@ from django.db import transaction
 from apps.assessments import release_apply, steps
 from apps.assessments.configuration import Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
+from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
@@ -118,6 +119,10 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
     config = deid_config(assessment)
     masking_check(assessment, config.masking)
     masking_json = {c: m.to_json() for c, m in config.masking.items()}
+    # The keys of keyed pseudonyms: the Step 1 domain's, or new ones (unlinkable).
+    keys = release_pseudonym_keys(
+        assessment, [c for c, m in config.masking.items() if m.method in KEYED_METHODS]
+    )
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     source = cluster_source(assessment.dataset)
@@ -146,7 +151,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
                 criterion=criterion,
                 out=out,
                 suppression_limit=float(config.suppression_limit),
-                direct=release_apply._mask_specs(config),
+                direct=release_apply._mask_specs(config, keys),
                 techniques=techniques,
                 sensitive=table,
                 progress=job_progress(context, 15, 75),
@@ -189,6 +194,8 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
         "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
         "quasi_identifiers": quasi,
         "masking": masking_json,
+        # whose key the keyed pseudonyms share (None: this release's own keys)
+        "pseudonym_domain": domain_summary(assessment),
         "privacy_models": [m.to_json() for m in config.privacy_models],
         "techniques": [_technique_summary(e) for e in entries],
         "generalization_only": release_apply._generalization_only(assessment, levels),

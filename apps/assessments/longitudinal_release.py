@@ -44,6 +44,7 @@ from django.db import transaction
 from apps.assessments import steps
 from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
+from apps.assessments.domains import domain_summary
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
@@ -293,7 +294,8 @@ def person_release_result(
             "column": inputs.person_key,
             "method": PSEUDONYM,
             "length": masking[inputs.person_key]["length"],
-            "key": "new for this release",
+            # the named pseudonymisation domain whose key it shares (None: its own key)
+            "domain": domain_summary(assessment),
         },
     }
     result = {
@@ -303,6 +305,7 @@ def person_release_result(
         "level_labels": {q: inputs.specs[q].level_labels[levels[q]] for q in inputs.quasi},
         "quasi_identifiers": inputs.quasi,
         "masking": masking,
+        "pseudonym_domain": domain_summary(assessment),
         "privacy_models": [],
         "techniques": [],
         "generalization_only": dict(node),

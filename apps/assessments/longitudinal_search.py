@@ -14,7 +14,7 @@ set with a person key is searched here, in persons; any other by
 ``apps.assessments.search_job.assessment_search_handler``, on records as before.
 
 The person key leaves the release only as a keyed pseudonym; its key is chosen by
-:func:`person_pseudonym_key` alone (a new key per release: releases are unlinkable).
+:func:`person_pseudonym_key` alone (the domain's key, else a new key per release).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.domains import release_pseudonym_keys
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import (
@@ -56,18 +57,18 @@ from apps.engine.longitudinal import (
     prepare,
 )
 from apps.engine.longitudinal.release import Budgets, budgets_reproducing
-from apps.engine.masking import new_key
 from apps.engine.progress import SearchProgress
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
 
 
 def person_pseudonym_key(assessment: Assessment) -> bytes:
-    """The key of the person key's pseudonyms in a release of ``assessment``: the one place
-    that chooses it. A new random key for every release (releases cannot be linked to each
-    other through the pseudonym); it is kept sealed with the release's other keys."""
-    del assessment  # a named pseudonymisation domain would choose its key here
-    return new_key()
+    """The key of the person key's pseudonyms in a release of ``assessment``: the named
+    pseudonymisation domain's key when Step 1 chose one (releases of the domain link through
+    the pseudonym), else a new random key (unlinkable); `domains.release_pseudonym_keys` is
+    the one place every release's keys come from. Kept sealed with the release's keys."""
+    assert assessment.person_key
+    return release_pseudonym_keys(assessment, [assessment.person_key])[assessment.person_key]
 
 
 @dataclass(frozen=True)

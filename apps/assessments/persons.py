@@ -33,6 +33,13 @@ from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
+from apps.assessments.person_tables import (
+    check_structure,
+    longitudinal_data,
+    structure_hints,
+    structure_levels,
+    table_facts,
+)
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
@@ -43,7 +50,6 @@ from apps.engine.longitudinal import (
     ALL,
     REPORTED_POWERS,
     CountingBudgetExceeded,
-    from_long_table,
     measure,
     parse_power,
     prepare,
@@ -135,6 +141,9 @@ def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
     """The data set's columns that look like a repeated person identifier (from the
     profiles Step 2 already holds: the data is not read)."""
 
+    tables = structure_hints(assessment.dataset.table_structure)
+    if tables:  # linked tables: longitudinal by construction
+        return tables
     rows = int(assessment.dataset.rows or 0)
     columns = [
         IdentifierColumn(
@@ -240,15 +249,26 @@ def key_candidates(assessment: Assessment) -> list[str]:
 
 
 def suggested_levels(
-    frame: pl.DataFrame, person_key: str, quasi: Sequence[str]
+    frame: pl.DataFrame,
+    person_key: str,
+    quasi: Sequence[str],
+    structure: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each quasi-identifier's level as the data suggests it: person-level when constant
-    within every person, else event-level (with how many persons it varies within)."""
+    within every person, else event-level (with how many persons it varies within). On
+    linked tables (``structure``) the table a column came from decides."""
     try:
         found = suggest_levels(frame, person=person_key, columns=list(quasi))
     except EngineError as exc:
         raise ApplicationError(str(exc), {"field": "person_key"}) from None
-    return [s.to_dict() for s in found]
+    fixed = structure_levels(structure, quasi)
+    return [
+        {
+            **s.to_dict(),
+            **({"level": fixed[s.column], "from_tables": True} if s.column in fixed else {}),
+        }
+        for s in found
+    ]
 
 
 def effective_levels(
@@ -273,7 +293,7 @@ def persons_state(
     if suggest and key and key in _columns(assessment):
         frame = _read(assessment, [key, *quasi])
         if frame.get_column(key).null_count() == 0:
-            suggestions = suggested_levels(frame, key, quasi)
+            suggestions = suggested_levels(frame, key, quasi, assessment.dataset.table_structure)
     stored = assessment.person_levels if key == assessment.person_key else {}
     hints = [] if assessment.person_key else longitudinal_hints(assessment)
     if not key:
@@ -323,6 +343,7 @@ def assessment_set_persons(
         raise ApplicationError(
             f"'{person_key}' is not a column of the data set.", {"field": "person_key"}
         )
+    check_structure(assessment.dataset.table_structure, person_key, {})
     if person_key not in key_candidates(assessment):
         raise ApplicationError(
             f"Classify '{person_key}' as a direct identifier in Step 2 first: the person key "
@@ -345,7 +366,9 @@ def assessment_set_persons(
         )
     frame = _read(assessment, [person_key, *quasi])
     _check_key(frame, person_key)
-    chosen = effective_levels(levels, quasi, suggested_levels(frame, person_key, quasi))
+    structure = assessment.dataset.table_structure
+    chosen = effective_levels(levels, quasi, suggested_levels(frame, person_key, quasi, structure))
+    check_structure(structure, person_key, chosen)
     check_person_level(frame, person_key, chosen)
     assessment.person_key = person_key
     assessment.person_levels = chosen
@@ -405,15 +428,18 @@ def person_risk_result(
         )
     frame = _read(assessment, [key, *quasi])
     _check_key(frame, key)
-    levels = effective_levels(assessment.person_levels, quasi, suggested_levels(frame, key, quasi))
+    structure = assessment.dataset.table_structure
+    levels = effective_levels(
+        assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
+    )
     check_person_level(frame, key, levels)
     person_quasi = [q for q in quasi if levels[q] == "person"]
     event_quasi = [q for q in quasi if levels[q] == "event"]
     power = parse_power(assessment.adversary_power)
     chosen_target = target if target is not None else DEFAULT_AT_RISK_TARGET
     try:
-        data = from_long_table(
-            frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
+        data = longitudinal_data(
+            structure, frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
         )
         risk = measure(prepare(data), power=power, target=chosen_target, by_power=REPORTED_POWERS)
     except CountingBudgetExceeded as exc:
@@ -437,6 +463,7 @@ def person_risk_result(
         "rows": frame.height,
         "persons": risk.persons,
         "events": risk.events,
+        **table_facts(structure),
         "power": str(risk.power),
         "person_classes": risk.classes,
         "subsets": risk.subsets,

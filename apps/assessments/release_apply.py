@@ -19,6 +19,7 @@ from apps.assessments import steps
 from apps.assessments.attack_tests import release_attacks
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
+from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
@@ -77,7 +78,9 @@ def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     )
 
 
-def _mask_specs(config: DeidConfig) -> dict[str, Any]:
+def _mask_specs(config: DeidConfig, keys: dict[str, bytes]) -> dict[str, Any]:
+    """The engine's masking of each direct identifier; ``keys``: the keyed methods' keys
+    (``domains.release_pseudonym_keys``: the domain's, or new ones)."""
     from apps.engine.masking import MaskMethod, MaskSpec
 
     return {
@@ -86,6 +89,7 @@ def _mask_specs(config: DeidConfig) -> dict[str, Any]:
             length=masking.pseudonym_length,
             keep_leading=masking.leading,
             keep_trailing=masking.trailing,
+            key=keys.get(column) if masking.method in KEYED_METHODS else None,
         )
         for column, masking in config.masking.items()
     }
@@ -119,6 +123,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     # Settings saved before a rule on masking existed are refused here, as on the page.
     masking_check(assessment, config.masking)
     masking_json = {c: m.to_json() for c, m in config.masking.items()}
+    # The keys of keyed pseudonyms: the Step 1 domain's, or new ones (unlinkable).
+    keys = release_pseudonym_keys(
+        assessment, [c for c, m in config.masking.items() if m.method in KEYED_METHODS]
+    )
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
@@ -140,7 +148,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             techniques = list(config.techniques or ())
             if techniques:
                 applied, technique_results = _apply_with_techniques(
-                    data, inputs, levels, criterion, config, out, techniques, quasi
+                    data, inputs, levels, criterion, config, out, techniques, quasi, keys
                 )
             else:
                 technique_results = []
@@ -153,7 +161,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     criterion=criterion,
                     out=out,
                     suppression_limit=float(config.suppression_limit),
-                    direct=_mask_specs(config),
+                    direct=_mask_specs(config, keys),
                     sensitive=table,
                 )
         except EngineError as exc:
@@ -214,6 +222,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
                 "masking": masking_json,
+                # whose key the keyed pseudonyms share (None: this release's own keys)
+                "pseudonym_domain": domain_summary(assessment),
                 "privacy_models": [m.to_json() for m in config.privacy_models],
                 "techniques": technique_results,
                 "generalization_only": _generalization_only(assessment, levels),
@@ -454,6 +464,7 @@ def _apply_with_techniques(
     out: Any,
     techniques: list[Technique],
     quasi: list[str],
+    keys: dict[str, bytes],
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Write the release with Step 7's further techniques (apps.assessments.techniques).
 
@@ -478,7 +489,7 @@ def _apply_with_techniques(
             dictionaries=inputs.dictionaries,
             levels=levels,
             release_size=1,
-            direct=_mask_specs(config),
+            direct=_mask_specs(config, keys),
         )
     else:
         first = apply_solution(
@@ -490,7 +501,7 @@ def _apply_with_techniques(
             criterion=criterion,
             out=out,
             suppression_limit=float(config.suppression_limit),
-            direct=_mask_specs(config),
+            direct=_mask_specs(config, keys),
             sensitive=inputs.sensitive,
         )
         import polars as pl

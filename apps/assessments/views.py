@@ -16,6 +16,7 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import hooks, persons, population, services, steps
 from apps.assessments.attack_tests import attack_rows
+from apps.assessments.domains import pseudonym_domains, release_and_domain_save
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
@@ -191,13 +192,18 @@ def release_step(
     domain = threat.get("pseudonymisation") or {}
     initial["pseudonym_linkers"] = domain.get("who_can_link", "")
     initial["pseudonym_key_kept"] = domain.get("key_kept", "")
-    form = ReleaseForm(request.POST or None, initial=initial)
+    initial["pseudonym_domain"] = str(assessment.pseudonym_domain_id or "")
+    form = ReleaseForm(
+        request.POST or None, initial=initial, domains=pseudonym_domains(organization)
+    )
     if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        chosen_domain = data.pop("pseudonym_domain") or None
         stale = _post_or_error(
             request,
             form,
-            lambda: services.assessment_set_release(
-                assessment=assessment, user=user_of(request), **form.cleaned_data
+            lambda: release_and_domain_save(
+                assessment=assessment, user=user_of(request), domain_id=chosen_domain, **data
             ),
         )
         if stale is not None:

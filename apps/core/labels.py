@@ -50,6 +50,7 @@ JOB_STATUS_LABELS = {
 # What each kind of job does, as the pages say it.
 JOB_KIND_LABELS = {
     "ingest": "Upload: reading and converting the file",
+    "ingest-tables": "Upload: reading, checking and joining the person and event tables",
     "profile": "Profiling the data set",
     "cluster-profile": "Profiling the cluster table on the cluster",
     "assessment-risk": "Measuring the data risk (Step 4)",

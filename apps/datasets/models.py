@@ -49,6 +49,10 @@ class Dataset(OrganizationOwned):
         blank=True,
         help_text="Used for Step 2 warnings until an assessment sets the release model.",
     )
+    # A person table and event tables uploaded together (apps.datasets.tables): the person
+    # key, each table's name, role, digest, rows, columns and profile, and which rows of the
+    # joined long table (the Parquet file above) are whose events. Empty: one table.
+    table_structure = models.JSONField(default=dict, blank=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

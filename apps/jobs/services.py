@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_ingest_handler",
+    "ingest-tables": "apps.datasets.table_upload.dataset_tables_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
@@ -91,6 +92,7 @@ JOB_GUARDS: dict[str, str] = {
 # (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
 JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
+    "ingest-tables": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_finished",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
@@ -100,6 +102,7 @@ JOB_FINISHED: dict[str, str] = {
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_retried",
+    "ingest-tables": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_retried",
 }
@@ -108,6 +111,7 @@ JOB_RETRIED: dict[str, str] = {
 # kind → the class of queue its task goes to (``settings.DEIDWEB_JOB_QUEUES``).
 JOB_QUEUE_CLASSES: dict[str, str] = {
     "ingest": "heavy",
+    "ingest-tables": "heavy",
     "profile": "heavy",
     "cluster-profile": "heavy",
     "assessment-risk": "interactive",

@@ -12,9 +12,15 @@ import polars as pl
 import pytest
 
 from apps.assessments import deidentify, release_apply, services
+from apps.assessments.domains import (
+    assessment_set_pseudonym_domain,
+    domain_key_purpose,
+    pseudonym_domain_create,
+)
 from apps.assessments.hierarchies import hierarchy_set
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import assessment_set_persons, assessment_set_power
+from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.masking import hmac_pseudonym
@@ -359,3 +365,42 @@ def test_the_api_searches_chooses_and_writes_in_persons(custodian, analyst, clie
     assert lg["risk_after"]["min_class_size"] == 20
     assert lg["risk_after"]["max_risk"] == pytest.approx(0.05)
     assert result["passes"] is True
+
+
+def test_person_pseudonyms_follow_the_pseudonymisation_domain(custodian, analyst, admin_user):
+    """Two person-keyed releases in one named domain give a person the same pseudonym
+    (the domain's key); a release without a domain gives another (its own new key)."""
+    domain = pseudonym_domain_create(
+        organization=custodian, user=admin_user, name="Visits programme", description=""
+    )
+
+    def released_ids(in_domain: bool) -> tuple[dict, list[str]]:  # type: ignore[type-arg]
+        assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
+        if in_domain:
+            assessment_set_pseudonym_domain(
+                assessment=assessment, user=analyst, domain_id=domain.id
+            )
+            assessment.refresh_from_db()
+        hierarchy_set(
+            assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={}
+        )
+        searched(assessment, analyst)
+        result, released = applied(assessment, analyst)
+        return result, released.get_column("patient_id").to_list()
+
+    first, ids_first = released_ids(True)
+    second, ids_second = released_ids(True)
+    _, ids_own = released_ids(False)
+    assert ids_first == ids_second
+    key = base64.b64decode(
+        crypto.open_text(domain.key_sealed, purpose=domain_key_purpose(domain.id))
+    )
+    kept = [
+        i
+        for i, line in zip(original_ids(SUPPRESSION), SUPPRESSION.strip().splitlines()[1:])
+        if not line.endswith(",Z")
+    ]
+    assert ids_first == [hmac_pseudonym(i, key, 32) for i in kept]
+    assert not set(ids_own) & set(ids_first)
+    assert first["longitudinal"]["pseudonym"]["domain"]["name"] == "Visits programme"
+    assert first["pseudonym_domain"]["name"] == "Visits programme"
