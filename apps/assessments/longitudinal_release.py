@@ -44,7 +44,7 @@ from django.db import transaction
 from apps.assessments import steps
 from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
-from apps.assessments.domains import domain_summary
+from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
@@ -126,13 +126,16 @@ def pseudonymized(
     characters). Returns the frame, the keys, the linking tables and the masking as
     recorded."""
     key_column = inputs.person_key
-    specs: dict[str, MaskSpec] = dict(_mask_specs(inputs.config))
+    # The keyed columns' keys and the person key's: the Step 1 domain's, or new ones.
+    keys = release_pseudonym_keys(
+        assessment, [c for c, m in inputs.config.masking.items() if m.method in KEYED_METHODS]
+    )
+    keys[key_column] = person_pseudonym_key(assessment)
+    specs: dict[str, MaskSpec] = dict(_mask_specs(inputs.config, keys))
     chosen = inputs.config.masking.get(key_column)
     length = chosen.pseudonym_length if chosen is not None and chosen.method == "hmac" else 32
-    specs[key_column] = MaskSpec(method="hmac", length=length)
-    masked = mask_direct_identifiers(
-        frame, specs, keys={key_column: person_pseudonym_key(assessment)}
-    )
+    specs[key_column] = MaskSpec(method="hmac", length=length, key=keys[key_column])
+    masked = mask_direct_identifiers(frame, specs, keys=keys)
     recorded = {c: m.to_json() for c, m in inputs.config.masking.items()}
     recorded[key_column] = {"method": "hmac", "length": length}
     return (
