@@ -397,7 +397,9 @@ def test_person_pseudonyms_follow_the_pseudonymisation_domain(custodian, analyst
     )
     kept = [
         i
-        for i, line in zip(original_ids(SUPPRESSION), SUPPRESSION.strip().splitlines()[1:])
+        for i, line in zip(
+            original_ids(SUPPRESSION), SUPPRESSION.strip().splitlines()[1:], strict=True
+        )
         if not line.endswith(",Z")
     ]
     assert ids_first == [hmac_pseudonym(i, key, 32) for i in kept]
