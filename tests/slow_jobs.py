@@ -19,7 +19,7 @@ def _pause(context: Any) -> None:
 
 
 def slow_search(job: Any, context: Any) -> dict[str, Any]:
-    from apps.assessments.deidentify import assessment_search_handler
+    from apps.assessments.search_job import assessment_search_handler
 
     if job.attempts == 1:
         _pause(context)

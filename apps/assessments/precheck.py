@@ -22,10 +22,11 @@ from typing import Any
 
 from django.core.cache import cache
 
-from apps.assessments.deidentify import deid_config, search_inputs
+from apps.assessments.deidentify import deid_config
 from apps.assessments.hierarchies import hierarchies_proposed
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.search_job import search_inputs
 from apps.engine.search.feasibility import check_feasibility
 
 CACHE_SECONDS = 3600

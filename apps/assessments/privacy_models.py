@@ -35,7 +35,7 @@ OFFERED_KINDS = ("distinct-l", "entropy-l", "recursive-cl", "equal-t", "ordered-
 class EncodedSearch:
     """The data encoded for the search and the apply step: the problem, the hierarchies'
     lookups and dictionaries, the sensitive table of the privacy models. (The search and
-    its pre-check read it as part of ``apps.assessments.deidentify.SearchInputs``.)"""
+    its pre-check read it as part of ``apps.assessments.search_job.SearchInputs``.)"""
 
     problem: SearchProblem
     lookups: list[Any]

@@ -1,49 +1,21 @@
 """The serializers of the assessment API, one per step: what each step accepts and returns
-(``apps.assessments.api`` holds the viewset that serves them)."""
+(``apps.assessments.api`` holds the viewset that serves them). Step 1's are in
+``serializers_release.py``, Step 7's in ``serializers_deidentify.py``; here the others, and
+the pieces they share (the questionnaires' answer fields, a job's block, ``with_stale``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.validators import RegexValidator
-from drf_spectacular.extensions import OpenApiSerializerExtension
-from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.assessments.configuration import (
-    DEFAULT_SUPPRESSION_LIMIT,
-    MASKING_METHODS,
-    MAX_KEPT_CHARACTERS,
-    METRICS,
-    PSEUDONYM_LENGTHS,
-    DeidConfig,
-    parse,
-)
-from apps.assessments.models import (
-    AgreementKind,
-    HierarchySpec,
-    ThresholdMode,
-)
+from apps.assessments.models import ThresholdMode
 from apps.assessments.persons import LEVELS, POWER_CHOICES
-from apps.assessments.release_reasons import GROUNDS
 from apps.core import fields as strict
-from apps.datasets.models import ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
 from apps.jobs.api import JobSerializer
-
-RELEASE_MODELS = [
-    (
-        ReleaseModel.PUBLIC.value,
-        "Public: anyone, no conditions (an access request counts as public)",
-    ),
-    (ReleaseModel.SEMI_PUBLIC.value, "Semi-public: anyone who registers and accepts terms of use"),
-    (
-        ReleaseModel.NON_PUBLIC.value,
-        "Non-public: named recipients bound by a data sharing agreement",
-    ),
-]
-
 
 # --------------------------------------------------------------------------- fields
 
@@ -97,7 +69,7 @@ MotivesSerializer = _questionnaire(
 )
 
 
-def _with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serializers.Serializer[Any]]:
+def with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serializers.Serializer[Any]]:
     """The response to a save: the step as saved, and the later steps it made stale."""
     name = serializer.__name__.removesuffix("Serializer")
     stale = serializers.ListField(
@@ -109,44 +81,6 @@ def _with_stale(serializer: type[serializers.Serializer[Any]]) -> type[serialize
 
 
 # --------------------------------------------------------------------------- step blocks
-
-
-class ReleaseSerializer(serializers.Serializer[Any]):
-    """Step 1: the release model and the recipient."""
-
-    release_model = serializers.ChoiceField(choices=RELEASE_MODELS)
-    recipient_organization = strict.CharField(max_length=200, allow_blank=True, default="")
-    recipient_contact = strict.CharField(max_length=200, allow_blank=True, default="")
-    purpose = strict.CharField(allow_blank=True, default="")
-    agreement_kind = serializers.ChoiceField(
-        choices=AgreementKind.choices, allow_blank=True, default=""
-    )
-    agreement_reference = strict.CharField(max_length=300, allow_blank=True, default="")
-    agreement_date = serializers.DateField(allow_null=True, default=None)
-    recipients = serializers.ListField(
-        child=strict.CharField(max_length=200),
-        max_length=50,
-        default=list,
-        help_text="The recipients, named one by one (identifiability is judged per recipient, "
-        "C-413/23 P); empty: the recipient organization.",
-    )
-    pseudonym_linkers = strict.CharField(
-        max_length=500,
-        allow_blank=True,
-        default="",
-        help_text="Pseudonymisation domain (EDPB 01/2025): who can link pseudonyms back.",
-    )
-    pseudonym_key_kept = strict.CharField(
-        max_length=500,
-        allow_blank=True,
-        default="",
-        help_text="Where the key or linking table is kept, apart from the release.",
-    )
-    effective_release_model = strict.CharField(
-        read_only=True,
-        help_text="How the release is handled: a non-public release without a data sharing "
-        "agreement counts as semi-public.",
-    )
 
 
 class ThresholdSerializer(serializers.Serializer[Any]):
@@ -206,100 +140,6 @@ class ThresholdStateSerializer(ThresholdSerializer):
         help_text="The profiles offered for the release model as handled (none before Step 1): "
         "a profile that sets no value for it is refused.",
     )
-
-
-class ReleaseStateSerializer(ReleaseSerializer):
-    """Step 1 as saved; before it is, the release model is empty."""
-
-    release_model = serializers.ChoiceField(
-        choices=RELEASE_MODELS, allow_blank=True, help_text="Empty until Step 1 is saved."
-    )
-
-
-# Step 1's request as the schema states it: one of four shapes (issue 23). The rules of
-# ``services.assessment_set_release`` that a JSON Schema can state become ``oneOf`` branches:
-# a semi-public or non-public release names its recipient, and an agreement has a reference
-# (each a text with something other than spaces). ``ReleaseSerializer`` reads every request;
-# these document which ones it accepts.
-_SOMETHING = RegexValidator(r"\S", "Write something other than spaces.")
-
-
-PUBLIC_RELEASE_MODELS = RELEASE_MODELS[:1]
-NAMED_RELEASE_MODELS = RELEASE_MODELS[1:]  # those that name their recipient
-
-
-class _PublicRelease(serializers.Serializer[Any]):
-    release_model = serializers.ChoiceField(choices=PUBLIC_RELEASE_MODELS)
-
-
-class _NamedRelease(serializers.Serializer[Any]):
-    release_model = serializers.ChoiceField(choices=NAMED_RELEASE_MODELS)
-    recipient_organization = strict.CharField(
-        max_length=200,
-        validators=[_SOMETHING],
-        help_text="Required: a semi-public or non-public release goes to someone identifiable.",
-    )
-
-
-@extend_schema_field({"type": "string", "maxLength": 0, "default": ""})
-class _NoAgreementKind(serializers.ChoiceField):
-    """No agreement: the blank kind alone (documented as the empty text, not as an enum of
-    one blank, which the schema's enum hook would make an empty enum)."""
-
-
-class _NoAgreement(serializers.Serializer[Any]):
-    agreement_kind = _NoAgreementKind(choices=[""], allow_blank=True, default="")
-
-
-class _Agreement(serializers.Serializer[Any]):
-    agreement_kind = serializers.ChoiceField(choices=[c for c in AgreementKind.choices if c[0]])
-    agreement_reference = strict.CharField(
-        max_length=300,
-        validators=[_SOMETHING],
-        help_text="Required with an agreement: its title, number or file, to find it again.",
-    )
-
-
-def _release_shape(name: str, model: type, agreement: type, doc: str) -> type:
-    return type(name, (agreement, model, ReleaseSerializer), {"__doc__": doc})
-
-
-RELEASE_SHAPES = [
-    _release_shape("PublicReleaseSerializer", _PublicRelease, _NoAgreement, "Public."),
-    _release_shape(
-        "PublicReleaseUnderAgreementSerializer",
-        _PublicRelease,
-        _Agreement,
-        "Public, under an agreement (named by its reference).",
-    ),
-    _release_shape(
-        "NamedReleaseSerializer",
-        _NamedRelease,
-        _NoAgreement,
-        "Semi-public or non-public: the recipient is named.",
-    ),
-    _release_shape(
-        "NamedReleaseUnderAgreementSerializer",
-        _NamedRelease,
-        _Agreement,
-        "Semi-public or non-public, the recipient named, under an agreement.",
-    ),
-]
-
-
-@extend_schema_serializer(component_name="Release")
-class ReleaseRequestSerializer(ReleaseSerializer):
-    """Step 1's request, documented as one of ``RELEASE_SHAPES`` (``_ReleaseShapes``)."""
-
-
-class _ReleaseShapes(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
-    target_class = ReleaseRequestSerializer
-
-    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
-        shapes = [auto_schema.resolve_serializer(s, direction).ref for s in RELEASE_SHAPES]
-        # "required" makes drf-spectacular mark the request body required (every shape
-        # requires the model); the component is written with the oneOf alone
-        return {"oneOf": shapes, "required": ["release_model"]}
 
 
 class ContextSerializer(serializers.Serializer[Any]):
@@ -373,83 +213,6 @@ class ContextSerializer(serializers.Serializer[Any]):
         data["controls"] = {k: data["controls"].get(k) for k, _ in engine_context.CONTROLS}
         data["motives"] = {k: data["motives"].get(k) for k, _, _ in engine_context.MOTIVES}
         return data
-
-
-class MaskingSerializer(serializers.Serializer[Any]):
-    method = serializers.ChoiceField(choices=MASKING_METHODS)
-    length = strict.IntegerField(
-        min_value=PSEUDONYM_LENGTHS[0],
-        max_value=PSEUDONYM_LENGTHS[1],
-        required=False,
-        help_text="Hex characters of a keyed (hmac) or random pseudonym (default 32).",
-    )
-    keep_leading = strict.IntegerField(
-        min_value=0,
-        max_value=MAX_KEPT_CHARACTERS,
-        default=0,
-        help_text="For character masking.",
-    )
-    keep_trailing = strict.IntegerField(
-        min_value=0,
-        max_value=MAX_KEPT_CHARACTERS,
-        default=0,
-        help_text="For character masking.",
-    )
-
-
-class PrivacyModelSerializer(serializers.Serializer[Any]):
-    column = strict.CharField(help_text="A sensitive variable.")
-    spec = strict.CharField(
-        help_text="distinct-l=L, entropy-l=L, recursive-cl=C,L, equal-t=T or ordered-t=T "
-        "(ARX's definitions)."
-    )
-
-
-class DeidConfigSerializer(serializers.Serializer[Any]):
-    """Step 7 settings: masking per direct identifier, suppression limit, metric, maximum
-    generalization levels per quasi-identifier."""
-
-    masking = serializers.DictField(
-        child=MaskingSerializer(),
-        default=dict,
-        help_text="Direct identifier → masking; a direct identifier left out is removed.",
-    )
-    suppression_limit = strict.FloatField(
-        min_value=0,
-        max_value=1,
-        default=DEFAULT_SUPPRESSION_LIMIT,
-        help_text="Share of records that may be suppressed (0.05 = 5%).",
-    )
-    metric = serializers.ChoiceField(choices=METRICS, default="loss")
-    max_levels = serializers.DictField(
-        child=strict.IntegerField(min_value=0),
-        default=dict,
-        help_text="Quasi-identifier → highest generalization level the search may use.",
-    )
-    privacy_models = PrivacyModelSerializer(
-        many=True,
-        required=False,
-        help_text="Privacy models every released group must also meet, one per sensitive "
-        "variable; left out = unchanged, [] = none.",
-    )
-    csv_formula_guard = strict.BooleanField(
-        default=True,
-        help_text="Prefix with ' every text cell of the released CSV that starts with =, +, "
-        "-, @, a tab or a carriage return, so that a spreadsheet shows it as text instead of "
-        "running it as a formula (OWASP CSV injection). Numeric columns, plain signed numbers "
-        "(-5, +3.25) and the Parquet file are never altered. Turn off only for analysis "
-        "pipelines that need the raw values.",
-    )
-    direct_identifiers = serializers.ListField(child=strict.CharField(), read_only=True)
-
-    def config(self, *, base: DeidConfig) -> DeidConfig:
-        """The settings sent, over ``base`` (privacy models left out keep its own), through
-        the one parser the page uses too."""
-        data = {**self.validated_data}
-        data["masking"] = {c: dict(m) for c, m in data["masking"].items()}
-        if "privacy_models" in data:
-            data["privacy_models"] = [dict(m) for m in data["privacy_models"]]
-        return parse(data, base=base)
 
 
 class UtilitySerializer(serializers.Serializer[Any]):
@@ -548,86 +311,6 @@ class PersonsSerializer(serializers.Serializer[Any]):
     adversary_power = strict.CharField(read_only=True, help_text="Step 4's power: 1–10 or all.")
 
 
-class SearchSerializer(JobBlockSerializer):
-    """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
-
-    chosen_levels = serializers.DictField(
-        child=strict.IntegerField(), read_only=True, allow_null=True
-    )
-
-
-class ApplySerializer(JobBlockSerializer):
-    """Step 7: the applied de-identification (figures Step 8 measures)."""
-
-
-class ChooseSerializer(serializers.Serializer[Any]):
-    levels = serializers.DictField(
-        child=strict.IntegerField(min_value=0),
-        help_text="Quasi-identifier → level: the optimum or one of the search's alternatives.",
-    )
-
-
-class IdentifiersReviewedSerializer(serializers.Serializer[Any]):
-    column = strict.CharField(help_text="A released column in which identifiers were found.")
-    reason = strict.CharField(
-        allow_blank=True,
-        help_text="Why what the detectors found is not identifying: a sentence (at least 6 "
-        "words) naming what was found, unless a ground is chosen. Empty, with no ground, "
-        "withdraws an earlier explanation.",
-    )
-    ground = serializers.ChoiceField(
-        choices=[g.key for g in GROUNDS],
-        required=False,
-        default="",
-        allow_blank=True,
-        help_text="One of the fixed grounds instead of (or besides) a reason: "
-        + "; ".join(f"{g.key}: {g.text}" for g in GROUNDS),
-    )
-
-
-class ColumnFindingSerializer(serializers.Serializer[Any]):
-    """A released column (not a quasi-identifier) measured as if an intruder knew it."""
-
-    column = strict.CharField()
-    role = strict.CharField(help_text="Its Step 2 role: other, or direct (character-masked).")
-    kinds = serializers.ListField(
-        child=strict.CharField(),
-        help_text="small_cells, uniques, risk, predicts:<sensitive variable>.",
-    )
-    findings = serializers.ListField(child=strict.CharField(), help_text="Each finding in words.")
-    hard = strict.BooleanField(
-        help_text="A direct identifier released character-masked or scrubbed whose values "
-        "single people out: no explanation lifts the block."
-    )
-    grounds = serializers.ListField(
-        child=serializers.ListField(child=strict.CharField()),
-        help_text="The grounds that can answer every finding: [key, text].",
-    )
-    reviewed = strict.CharField(help_text="The analyst's explanation, if it answers them all.")
-    reviewed_by = strict.CharField()
-
-
-class IdentifierFindingSerializer(serializers.Serializer[Any]):
-    column = strict.CharField()
-    role = strict.CharField()
-    values = strict.IntegerField(help_text="Non-missing released values scanned.")
-    rows_with_spans = strict.IntegerField()
-    spans = serializers.DictField(child=strict.IntegerField(), help_text="Type → spans.")
-    in_words = strict.CharField()
-    examples = serializers.ListField(
-        child=strict.CharField(), help_text="Values with spans, detected spans masked."
-    )
-    kinds = serializers.ListField(child=strict.CharField(), help_text="The span types found.")
-    grounds = serializers.ListField(
-        child=serializers.ListField(child=strict.CharField()),
-        help_text="The grounds that can answer every finding: [key, text].",
-    )
-    reviewed = strict.CharField(
-        help_text="The analyst's explanation, if it answers every span type found."
-    )
-    reviewed_by = strict.CharField()
-
-
 class OverallSerializer(serializers.Serializer[Any]):
     """Step 6: data risk × context risk against the threshold, and Step 7's target."""
 
@@ -653,37 +336,6 @@ class OverallBlockSerializer(serializers.Serializer[Any]):
     overall = OverallSerializer(allow_null=True, help_text="Null until Steps 3 and 5 are done.")
 
 
-class HierarchySerializer(serializers.Serializer[Any]):
-    """How one quasi-identifier is generalized, with the groups at every level."""
-
-    column = strict.CharField(read_only=True)
-    kind = serializers.ChoiceField(choices=HierarchySpec.Kind.choices)
-    params = serializers.DictField(
-        default=dict,
-        help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
-        "prefix: lengths; categorical: levels (list of {group: [values]}; left out for a role "
-        "not allowed raw values), keep_ungrouped.",
-    )
-    arx_text = strict.CharField(
-        write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"
-    )
-    arx_csv = strict.CharField(
-        read_only=True,
-        allow_null=True,
-        help_text="Every original value with its generalizations; null for a role not allowed "
-        "raw values (reviewers), who get the groups of each level in preview instead.",
-    )
-    height = strict.IntegerField(read_only=True)
-    level_labels = serializers.ListField(child=strict.CharField(), read_only=True)
-    preview = serializers.ListField(
-        child=serializers.DictField(),
-        read_only=True,
-        help_text="Per level: name, number of groups, smallest group, largest groups as "
-        "[value, records]. For a role not allowed raw values, a group that is an original "
-        "value held by fewer records than the threshold's class size has a null value.",
-    )
-
-
 class StepStateSerializer(serializers.Serializer[Any]):
     number = strict.IntegerField()
     slug = strict.CharField()
@@ -695,19 +347,10 @@ class StepStateSerializer(serializers.Serializer[Any]):
     stale = strict.BooleanField()
 
 
-class PreviewSerializer(serializers.Serializer[Any]):
-    columns = serializers.ListField(child=strict.CharField())
-    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
-
-
-ReleaseSavedSerializer = _with_stale(ReleaseStateSerializer)
-ThresholdSavedSerializer = _with_stale(ThresholdStateSerializer)
-ContextSavedSerializer = _with_stale(ContextSerializer)
-DeidConfigSavedSerializer = _with_stale(DeidConfigSerializer)
-UtilitySavedSerializer = _with_stale(UtilitySerializer)
-PersonsSavedSerializer = _with_stale(PersonsSerializer)
-SearchSavedSerializer = _with_stale(SearchSerializer)
-HierarchySavedSerializer = _with_stale(HierarchySerializer)
+ThresholdSavedSerializer = with_stale(ThresholdStateSerializer)
+ContextSavedSerializer = with_stale(ContextSerializer)
+UtilitySavedSerializer = with_stale(UtilitySerializer)
+PersonsSavedSerializer = with_stale(PersonsSerializer)
 
 
 # --------------------------------------------------------------------------- representations

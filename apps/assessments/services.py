@@ -1,13 +1,13 @@
 """Writes for an assessment, Steps 1–6 (Steps 7–8 are in ``deidentify.py``).
 
 Every save stores the inputs as entered and the computed result with all its intermediate
-figures, then marks the steps that depend on it stale (``steps.mark_changed``).
+figures, then marks the steps that depend on it stale (``steps.mark_changed``). The results
+of Steps 3 and 5 are computed in ``step_results.py``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -22,12 +22,9 @@ from apps.assessments.models import (
     AssessmentStatus,
     ThresholdMode,
 )
+from apps.assessments.step_results import context_result, threshold_again, threshold_result
 from apps.core.errors import ApplicationError
-from apps.core.labels import invasion_explanation
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
-from apps.engine import context as engine_context
-from apps.engine import threshold as engine_threshold
-from apps.engine.errors import EngineError
 from apps.jobs.models import Job
 from apps.jobs.services import job_create
 
@@ -89,15 +86,6 @@ def assessment_job_guard(job: Job, action: str) -> None:
             {"status": status},
             status=409,
         )
-
-
-def _engine(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """Engine input errors become rule violations with the engine's own one-line message."""
-    try:
-        return call(*args, **kwargs)
-    except EngineError as exc:
-        message = str(exc)
-        raise ApplicationError(message[:1].upper() + message[1:]) from None
 
 
 # Steps whose change moves the target of the Step 7 search (or what it searches over).
@@ -268,7 +256,7 @@ def assessment_set_release(
     # the stored answers, or drop the result when the profile sets none for the new model.
     dropped: list[str] = []
     if assessment.threshold_result is not None:
-        assessment.threshold_result = _threshold_again(assessment)
+        assessment.threshold_result = threshold_again(assessment)
         fields.append("threshold_result")
         if assessment.threshold_result is None:
             dropped.append("threshold")
@@ -276,7 +264,7 @@ def assessment_set_release(
     # or drop it when those answers do not suffice for the new model.
     if assessment.context_result is not None:
         try:
-            assessment.context_result = _context_result(assessment, assessment.context_answers)
+            assessment.context_result = context_result(assessment, assessment.context_answers)
         except ApplicationError:
             assessment.context_result = None
         fields.append("context_result")
@@ -289,95 +277,6 @@ def assessment_set_release(
 
 
 # --------------------------------------------------------------------------- Step 3
-
-
-def _threshold_result(
-    assessment: Assessment,
-    *,
-    profile: str,
-    answers: dict[str, Any],
-    mode: str,
-    preset: str,
-    custom_value: float | None,
-    justification: str,
-) -> dict[str, Any]:
-    """Step 3's result for the assessment's release model (as handled): refused when the
-    profile sets no threshold for it (e.g. the EMA's public-release value for a non-public
-    release), so every path — page, API, a change of release model — goes through it."""
-    from apps.assessments.threshold_profiles import offered_profiles, profile_record
-
-    model = assessment.effective_release_model
-    if not model:
-        raise ApplicationError(
-            "Choose the release model (Step 1) first: which profiles apply, and which risk "
-            "measure their values bound, depend on it.",
-            {"step": "release"},
-        )
-    try:
-        record = profile_record(profile, model)
-    except EngineError as exc:
-        offered = ", ".join(p["name"] for p in offered_profiles(model)) or "none"
-        raise ApplicationError(
-            f"{str(exc)[:1].upper()}{str(exc)[1:]}. Profiles offered for this release: {offered}.",
-            {"field": "profile"},
-        ) from None
-    invasion = _engine(engine_threshold.invasion_of_privacy, answers)
-    from_profile = engine_threshold.threshold_for(invasion.level, profile, release_model=model)
-    if mode == ThresholdMode.PROFILE:
-        chosen = from_profile
-    elif mode == ThresholdMode.PRESET:
-        chosen = _engine(engine_threshold.preset_threshold, preset)
-        if not justification.strip():
-            raise ApplicationError(
-                "Using a preset instead of the questionnaire's threshold needs a written "
-                "justification.",
-                {"field": "justification"},
-            )
-    elif mode == ThresholdMode.CUSTOM:
-        if custom_value is None:
-            raise ApplicationError(
-                "Enter the custom threshold (a probability, e.g. 0.05).", {"field": "custom_value"}
-            )
-        chosen = _engine(engine_threshold.custom_threshold, custom_value, justification)
-    else:
-        raise ApplicationError(f"'{mode}' is not a way to set the threshold.")
-    checked = _engine(
-        engine_threshold.release_threshold,
-        chosen,
-        profile=profile,
-        rows=assessment.dataset.rows,
-        justification=justification,
-    )
-    invasion_result = {
-        "level": invasion.level,
-        "total": invasion.total,
-        "maximum": invasion.maximum,
-        "rule": invasion.rule,
-        "explanation": invasion.explanation,
-        "scores": [asdict(score) for score in invasion.scores],
-    }
-    # The API's explanation in words too (the engine's names its factors by their keys).
-    invasion_result["explanation"] = invasion_explanation(invasion_result)
-    return {
-        "value": chosen.value,
-        "minimum_class_size": chosen.minimum_class_size,
-        "origin": chosen.origin,
-        "source": chosen.source,
-        "profile": profile,
-        "profile_name": record["name"],
-        "justification": justification.strip() if mode != ThresholdMode.PROFILE else "",
-        "invasion_of_privacy": invasion_result,
-        "profile_threshold": from_profile.value,
-        "profile_range": list(checked.profile_range),
-        "outside_profile_range": checked.outside_profile_range,
-        "cell_size_equivalent": from_profile.cell_size_equivalent,
-        "table": dict(record["values"]),
-        # The release model the values were read for, the measure they bound, and the
-        # profile as it was (name, edition, source): the snapshot and report print these.
-        "release_model": model,
-        "measure": record["measure"],
-        "profile_detail": record,
-    }
 
 
 @transaction.atomic
@@ -396,7 +295,7 @@ def assessment_set_threshold(
     threshold by the chosen profile's values for the release model — or a preset, or a
     custom value that needs a written justification (it goes into the report)."""
     assessment_editable(assessment)
-    result = _threshold_result(
+    result = threshold_result(
         assessment,
         profile=profile,
         answers=answers,
@@ -428,72 +327,7 @@ def assessment_set_threshold(
     )
 
 
-def _threshold_again(assessment: Assessment) -> dict[str, Any] | None:
-    """Step 3's result recomputed from its stored inputs for the current release model, or
-    None when the chosen profile sets no value for it (Step 3 must then be done again)."""
-    try:
-        return _threshold_result(
-            assessment,
-            profile=assessment.threshold_profile,
-            answers=assessment.threshold_answers,
-            mode=assessment.threshold_mode,
-            preset=assessment.threshold_preset,
-            custom_value=assessment.threshold_custom_value,
-            justification=assessment.threshold_justification,
-        )
-    except ApplicationError:
-        return None
-
-
 # --------------------------------------------------------------------------- Step 5
-
-
-def _context_result(assessment: Assessment, answers: dict[str, Any]) -> dict[str, Any]:
-    model = assessment.effective_release_model
-    if not model:
-        raise ApplicationError("Choose the release model (Step 1) first.")
-    profile = assessment.threshold_profile
-    controls = motives = None
-    if model == ReleaseModel.NON_PUBLIC:
-        controls = _engine(
-            engine_context.controls_level, answers.get("controls", {}), profile=profile
-        )
-        motives = _engine(engine_context.motives_level, answers.get("motives", {}))
-    prevalence = answers.get("prevalence")
-    if model != ReleaseModel.PUBLIC and prevalence is None:
-        raise ApplicationError(
-            "Give the prevalence of the data set's condition in the population (T2), with its "
-            "source; use 1 when everyone in the population is in such a data set.",
-            {"field": "prevalence"},
-        )
-    if model != ReleaseModel.PUBLIC and not str(answers.get("prevalence_source", "")).strip():
-        raise ApplicationError("Cite the source of the prevalence.", {"field": "prevalence_source"})
-    result = _engine(
-        engine_context.context_risk,
-        model,
-        profile=profile,
-        controls=controls.level if controls else None,
-        motives=motives.level if motives else None,
-        prevalence=float(prevalence) if prevalence is not None else None,
-        acquaintances=int(answers.get("acquaintances") or engine_context.DEFAULT_ACQUAINTANCES),
-        single_sex=bool(answers.get("single_sex", False)),
-        breach_rate=float(answers.get("breach_rate", engine_context.DEFAULT_BREACH_RATE)),
-        breach_source=answers.get("breach_source") or None,
-    )
-    return {
-        "release_model": model,
-        "declared_release_model": assessment.release_model,
-        "profile": profile,
-        "value": result.value,
-        "deciding_attack": result.deciding_attack,
-        "explanation": result.explanation,
-        "insider": asdict(result.insider) if result.insider else None,
-        "acquaintance": asdict(result.acquaintance) if result.acquaintance else None,
-        "breach": asdict(result.breach) if result.breach else None,
-        "controls": asdict(controls) if controls else None,
-        "motives": asdict(motives) if motives else None,
-        "prevalence_source": answers.get("prevalence_source", ""),
-    }
 
 
 @transaction.atomic
@@ -525,7 +359,7 @@ def assessment_set_context(
     )
     model = {k: v for k, v in (assessment.threat_model or {}).items() if k != "known_columns"}
     assessment.threat_model = {**model, **part}
-    assessment.context_result = _context_result(assessment, answers)
+    assessment.context_result = context_result(assessment, answers)
     assessment.context_answers = answers
     return _save(
         assessment, "context-risk", ["context_answers", "context_result", "threat_model"], user

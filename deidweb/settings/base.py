@@ -397,9 +397,9 @@ SPECTACULAR_SETTINGS = {
         "YesPartlyNoEnum": ["yes", "partly", "no"],
         "YesPartialNoEnum": ["yes", "partial", "no"],
         # Step 1: the release models, and those that name a recipient (issue 23).
-        "ReleaseModelEnum": "apps.assessments.serializers.RELEASE_MODELS",
-        "PublicReleaseModelEnum": "apps.assessments.serializers.PUBLIC_RELEASE_MODELS",
-        "NamedReleaseModelEnum": "apps.assessments.serializers.NAMED_RELEASE_MODELS",
+        "ReleaseModelEnum": "apps.assessments.serializers_release.RELEASE_MODELS",
+        "PublicReleaseModelEnum": "apps.assessments.serializers_release.PUBLIC_RELEASE_MODELS",
+        "NamedReleaseModelEnum": "apps.assessments.serializers_release.NAMED_RELEASE_MODELS",
         "AgreementKindEnum": "apps.assessments.models.AgreementKind",
     },
 }

@@ -4,7 +4,7 @@ the other on purpose."""
 
 from apps.assessments.forms import ReleaseForm
 from apps.assessments.models import RELEASE_FIELDS, Assessment
-from apps.assessments.serializers import ReleaseSerializer, ReleaseStateSerializer
+from apps.assessments.serializers_release import ReleaseSerializer, ReleaseStateSerializer
 from apps.assessments.threat_model import STEP1_FIELDS
 from apps.reviews import services as review_services
 from apps.reviews.snapshot import FROZEN_FIELDS
