@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from apps.assessments.configuration import DeidConfig, PrivacyModel
+from apps.assessments.hierarchies import hierarchy_of
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
+from apps.engine.frame import encode
+from apps.engine.search import problem_from_encoded
+from apps.engine.search.sensitive import problem_with_sensitive
+from apps.engine.sensitive import parse_model
 
 if TYPE_CHECKING:
     from apps.engine.search import SearchProblem
@@ -47,8 +52,6 @@ class EncodedSearch:
 
 def models_of(config: DeidConfig) -> list[Any]:
     """The configured models as engine objects (empty when none)."""
-    from apps.engine.sensitive import parse_model
-
     return [parse_model(m.column, m.spec) for m in config.privacy_models]
 
 
@@ -69,8 +72,6 @@ def privacy_models_check(
     """Check the models asked for against the assessment's sensitive variables and return
     them normalized (``column``, ``spec``, ``describe``); a clear message naming the
     variable otherwise."""
-    from apps.engine.sensitive import parse_model
-
     out = []
     seen = set()
     for entry in entries:
@@ -117,11 +118,6 @@ def encode_for_search(
 ) -> EncodedSearch:
     """Encode the quasi-identifiers (and the sensitive variables under a model), build the
     hierarchies' lookups and the search problem (with its sensitive table)."""
-    from apps.assessments.hierarchies import hierarchy_of
-    from apps.engine.frame import encode
-    from apps.engine.search import problem_from_encoded
-    from apps.engine.search.sensitive import problem_with_sensitive
-
     models = models_of(config)
     columns = list(dict.fromkeys(m.column for m in models))
     try:

@@ -37,9 +37,21 @@ from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, local_path, sha256_of
+from apps.engine.apply import (
+    ApplyResult,
+    apply_levels,
+    apply_solution,
+    measure_release,
+    write_release,
+)
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
+from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.frame import read_table
+from apps.engine.loss import EntropyMetric, entropy_percent
+from apps.engine.masking import MaskMethod, MaskSpec
+from apps.engine.risk import risk_profile
+from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext
 
@@ -65,8 +77,6 @@ def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
 
 
 def _mask_specs(config: DeidConfig) -> dict[str, Any]:
-    from apps.engine.masking import MaskMethod, MaskSpec
-
     return {
         column: MaskSpec(
             method=cast("MaskMethod", masking.method),  # checked by masking_check
@@ -86,12 +96,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     from pathlib import Path
 
     import polars as pl
-
-    from apps.engine.apply import apply_solution
-    from apps.engine.formula_guard import guard_formulas_lazy
-    from apps.engine.loss import EntropyMetric, entropy_percent
-    from apps.engine.risk import risk_profile
-    from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -407,14 +411,6 @@ def _apply_with_techniques(
     record and single values are blanked until every group reaches the release size. The
     other techniques then change the variables they were set on. The file is measured
     like any release (a blank counts as a value of its own)."""
-    from apps.engine.apply import (
-        ApplyResult,
-        apply_levels,
-        apply_solution,
-        measure_release,
-        write_release,
-    )
-
     k = criterion.release_size
     local = any(t.technique == "local_suppression" for t in techniques)
     if local:
