@@ -206,12 +206,14 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     new = DeidConfig(
         masking=config.masking,
         suppression_limit=config.suppression_limit,
+        event_suppression_limit=config.event_suppression_limit,
         metric=config.metric,
         max_levels=dict(config.max_levels),
         privacy_models=tuple(PrivacyModel(m["column"], m["spec"]) for m in models),
         csv_formula_guard=config.csv_formula_guard,
         identifiers_reviewed=old.identifiers_reviewed,
         columns_reviewed=old.columns_reviewed,
+        release_form=old.release_form,
     )
     assessment.deid_config = new.to_json()
     if old.search_settings() != new.search_settings():

@@ -67,6 +67,23 @@ class ReleaseForm(forms.Form):
         label="Where the key or linking table is kept",
         help_text="The system or custodian holding it, separate from the release.",
     )
+    pseudonym_domain = forms.ChoiceField(
+        required=False,
+        label="Keys of keyed pseudonyms",
+        help_text="By default this release's keyed pseudonyms use keys of their own, so no "
+        "other release can be linked to it. A named domain, defined by an administrator for "
+        "e.g. one research programme, gives every release in it the same key: the same "
+        "identifier then gets the same pseudonym in each (EDPB Guidelines 01/2025, section 3).",
+    )
+
+    def __init__(self, *args: Any, domains: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["pseudonym_domain"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
+            ("", "A new key for this release (not linkable)"),
+            *((str(d.id), f"Named domain: {d.name}") for d in domains or []),
+        ]
 
 
 def _choice_field(

@@ -20,6 +20,7 @@ from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
+from apps.datasets.cluster import cluster_column_values, dataset_is_cluster
 from apps.datasets.storage import local_path
 from apps.engine import hierarchies as h
 from apps.engine.criteria import size_for_risk
@@ -32,7 +33,10 @@ logger = logging.getLogger(__name__)
 
 
 def column_values(assessment: Assessment, column: str) -> pl.DataFrame:
-    """Distinct values of one column (as text, as the engine compares them) with counts."""
+    """Distinct values of one column (as text, as the engine compares them) with counts;
+    of a cluster table, counted on its cluster."""
+    if dataset_is_cluster(assessment.dataset):
+        return cluster_column_values(assessment.dataset, column)
     with local_path(assessment.dataset.parquet_path) as path:
         return (
             pl.scan_parquet(path)

@@ -346,6 +346,8 @@ def class_size_before_after(
         return None
     hist_before = before.get("class_size_histogram") or {}
     hist_after = after.get("class_size_histogram") or {}
+    if not hist_before and not hist_after:
+        return None  # (a release measured in persons has no record-level classes)
     labels = sorted(set(hist_before) | set(hist_after), key=lambda lb: _BUCKET_LOW.get(lb, 0))
     return _html(
         grouped_bar_chart(

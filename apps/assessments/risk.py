@@ -19,8 +19,9 @@ from apps.assessments.services import (
     sensitive_columns,
 )
 from apps.core.errors import ApplicationError
+from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_progress
 from apps.datasets.storage import local_path
-from apps.engine.attribute import l_diversity
+from apps.engine.attribute import SensitiveDiversity, l_diversity
 from apps.engine.drivers import (
     default_msu_size,
     distinction,
@@ -30,6 +31,7 @@ from apps.engine.drivers import (
 )
 from apps.engine.frame import COUNT_COLUMN, EncodedData, encode, read_table
 from apps.engine.risk import records_at_risk, risk_profile
+from apps.engine.rows import l_diversity_from_histogram
 from apps.engine.smallcells import small_cells
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
@@ -120,6 +122,30 @@ def _person_risk(
     }
 
 
+def _histogram_and_diversity(
+    assessment: Assessment, quasi: list[str], sensitive: list[str], context: JobContext
+) -> tuple[EncodedData, tuple[SensitiveDiversity, ...]]:
+    """The class histogram over the quasi-identifiers and the attribute disclosure of the
+    sensitive variables: read from the stored file, or counted on the cluster where a
+    cluster table's rows are (apps.datasets.cluster; the same figures)."""
+    if dataset_is_cluster(assessment.dataset):
+        encoded = cluster_histogram(
+            assessment.dataset, quasi, progress=job_progress(context, 5, 35)
+        )
+        diversity = tuple(
+            l_diversity_from_histogram(
+                cluster_histogram(assessment.dataset, [*quasi, column]), quasi, column
+            )
+            for column in sensitive
+        )
+        return encoded, diversity
+    with local_path(assessment.dataset.parquet_path) as path:
+        frame = read_table(path)
+        encoded = encode(frame, quasi)
+        diversity = l_diversity(frame, quasi, sensitive) if sensitive else ()
+    return encoded, diversity
+
+
 def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -130,34 +156,33 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     sensitive = sensitive_columns(assessment)
     model = assessment.effective_release_model or "public"
     if assessment.person_key:
+        if dataset_is_cluster(assessment.dataset):
+            raise ApplicationError(
+                "Risk counted in persons (several rows per person) needs the data on one "
+                "machine: it is not offered for a cluster table; clear the person key."
+            )
         return _person_risk(assessment, context, quasi, model)
     context.progress(5, "Encoding the quasi-identifiers", force=True)
-    with local_path(assessment.dataset.parquet_path) as path:
-        frame = read_table(path)
-        encoded = encode(frame, quasi)
-        context.progress(40, "Measuring equivalence classes", force=True)
-        sizes = class_sizes(encoded).to_numpy()
-        profile = risk_profile(sizes)
-        data_risk = profile.data_risk(model)
-        overall = overall_risk(assessment)
-        threshold = (
-            float(assessment.threshold_result["value"]) if assessment.threshold_result else None
-        )
-        target = overall["data_risk_target"] if overall else threshold
-        at_risk = asdict(records_at_risk(sizes, target)) if target else None
-        context.progress(45, "Attacker models and population uniqueness", force=True)
-        population = population_figures(
-            assessment, profile.class_size_counts, threshold=target, curve=True
-        )
+    encoded, diversity = _histogram_and_diversity(assessment, quasi, sensitive, context)
+    context.progress(40, "Measuring equivalence classes", force=True)
+    sizes = class_sizes(encoded).to_numpy()
+    profile = risk_profile(sizes)
+    data_risk = profile.data_risk(model)
+    overall = overall_risk(assessment)
+    threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+    target = overall["data_risk_target"] if overall else threshold
+    at_risk = asdict(records_at_risk(sizes, target)) if target else None
+    context.progress(45, "Attacker models and population uniqueness", force=True)
+    population = population_figures(
+        assessment, profile.class_size_counts, threshold=target, curve=True
+    )
 
-        context.progress(55, "Which quasi-identifiers drive the risk", force=True)
-        drivers, msu = risk_drivers(encoded, model, data_risk, target)
-        context.check_cancelled()
+    context.progress(55, "Which quasi-identifiers drive the risk", force=True)
+    drivers, msu = risk_drivers(encoded, model, data_risk, target)
+    context.check_cancelled()
 
-        context.progress(70, "Small cells", force=True)
-        cells = small_cells(encoded)
-        context.progress(85, "Attribute disclosure", force=True)
-        diversity = l_diversity(frame, quasi, sensitive) if sensitive else ()
+    context.progress(70, "Small cells", force=True)
+    cells = small_cells(encoded)
 
     result = {
         "release_model": model,

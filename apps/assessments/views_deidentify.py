@@ -34,6 +34,7 @@ from apps.assessments.precheck import assessment_precheck
 from apps.assessments.presenters import ALTERNATIVE_SORTS, _html, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, spec_from_form, step4_findings
 from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
+from apps.assessments.release_forms.presenters import release_form_context
 from apps.assessments.selectors import assessment_get
 from apps.assessments.services import assessment_editable, quasi_identifiers, sensitive_columns
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
@@ -150,6 +151,7 @@ def deidentify_step(
             assessment,
             "deidentify",
             config=config,
+            release_forms=release_form_context(assessment),
             techniques=[t.to_json() for t in config.techniques or ()],
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),
@@ -378,6 +380,10 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
         limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
     except ApplicationError:
         raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+    events = {}
+    if "event_suppression_limit" in post:
+        label = "The event suppression limit"
+        events = {"event_suppression_limit": _number(post["event_suppression_limit"], label) / 100}
     privacy_models = [
         {
             "column": column,
@@ -398,6 +404,7 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
             "max_levels": max_levels,
             "privacy_models": privacy_models,
             "csv_formula_guard": post.get("csv_formula_guard") == "on",
+            **events,
         },
         base=deidentify.deid_config(assessment),
     )

@@ -14,10 +14,16 @@ from apps.jobs.models import Job, JobStatus
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_ingest_handler",
+    "ingest-tables": "apps.datasets.table_upload.dataset_tables_ingest_handler",
     "profile": "apps.datasets.services.dataset_profile_handler",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
-    "assessment-search": "apps.assessments.search_job.assessment_search_handler",
-    "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
+    # person-keyed data in persons (longitudinal_*), else records: an upload's release
+    # (release_apply) or a cluster table's (cluster_release)
+    "assessment-search": "apps.assessments.longitudinal_search.assessment_search_dispatch",
+    "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
+    "assessment-synthetic": "apps.assessments.release_forms.jobs.assessment_synthetic_handler",
+    "assessment-table": "apps.assessments.release_forms.jobs.assessment_table_handler",
     "report": "apps.reports.jobs.report_generate_handler",
 }
 
@@ -30,6 +36,8 @@ JOB_GUARDS: dict[str, str] = {
     "assessment-risk": "apps.assessments.services.assessment_job_guard",
     "assessment-search": "apps.assessments.services.assessment_job_guard",
     "assessment-apply": "apps.assessments.services.assessment_job_guard",
+    "assessment-synthetic": "apps.assessments.services.assessment_job_guard",
+    "assessment-table": "apps.assessments.services.assessment_job_guard",
     "report": "apps.reports.jobs.report_job_guard",
 }
 
@@ -38,23 +46,33 @@ JOB_GUARDS: dict[str, str] = {
 # (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
 JOB_FINISHED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_finished",
+    "ingest-tables": "apps.datasets.services.dataset_profile_finished",
     "profile": "apps.datasets.services.dataset_profile_finished",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_finished",
     "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-synthetic": "apps.assessments.release_apply.assessment_apply_finished",
+    "assessment-table": "apps.assessments.release_apply.assessment_apply_finished",
 }
 # kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
 JOB_RETRIED: dict[str, str] = {
     "ingest": "apps.datasets.services.dataset_profile_retried",
+    "ingest-tables": "apps.datasets.services.dataset_profile_retried",
     "profile": "apps.datasets.services.dataset_profile_retried",
+    "cluster-profile": "apps.datasets.cluster.cluster_profile_retried",
 }
 
 
 # kind → the class of queue its task goes to (``settings.DEIDWEB_JOB_QUEUES``).
 JOB_QUEUE_CLASSES: dict[str, str] = {
     "ingest": "heavy",
+    "ingest-tables": "heavy",
     "profile": "heavy",
+    "cluster-profile": "heavy",
     "assessment-risk": "interactive",
     "assessment-search": "interactive",
     "assessment-apply": "heavy",
+    "assessment-synthetic": "heavy",
+    "assessment-table": "heavy",
     "report": "heavy",
 }
 

@@ -123,6 +123,8 @@ def job_subject_url(job: Job) -> str | None:
             "assessment-risk": "data-risk",
             "assessment-search": "deidentify",
             "assessment-apply": "deidentify",
+            "assessment-synthetic": "deidentify",
+            "assessment-table": "deidentify",
         }.get(job.kind, "")
         kwargs = {"org": job.organization.slug, "assessment_id": job.subject.split(":", 1)[1]}
         if slug:
