@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.assessments.hierarchies import hierarchy_of
+from apps.engine.attacks import QuasiIdentifier, attack_release
+from apps.engine.errors import EngineError
+
 CRITERION_LABELS = {
     "singling_out": "Singling out",
     "linkability": "Linkability",
@@ -48,10 +52,6 @@ def release_attacks(
 ) -> dict[str, Any]:
     """Attack the release; never raises on the data: a release the attacks cannot read
     is recorded as not tested, with the reason (Step 8 and the report say so)."""
-    from apps.assessments.hierarchies import hierarchy_of
-    from apps.engine.attacks import QuasiIdentifier, attack_release
-    from apps.engine.errors import EngineError
-
     names = released.collect_schema().names()
     known = [c for c in known_columns if c in quasi]
     others = [c for c in known_columns if c not in quasi and c in names and c not in masked]

@@ -8,9 +8,13 @@ from typing import Any
 from django import forms
 
 from apps.assessments.models import AgreementKind, ThresholdMode
+from apps.assessments.persons import LEVEL_LABELS, POWER_CHOICES
+from apps.assessments.population import region_choices
+from apps.assessments.threshold_profiles import offered_profiles
 from apps.datasets.models import ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
+from apps.engine.longitudinal import ALL
 
 
 class AssessmentCreateForm(forms.Form):
@@ -118,8 +122,6 @@ class ThresholdForm(forms.Form):
     )
 
     def __init__(self, *args: Any, release_model: str = "", **kwargs: Any) -> None:
-        from apps.assessments.threshold_profiles import offered_profiles
-
         super().__init__(*args, **kwargs)
         # Only the profiles that set a value for this release model (IPC 2016 step 3 sets
         # the threshold per release; the EMA's 0.09 is for public clinical reports only).
@@ -275,8 +277,6 @@ class PopulationForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from apps.assessments.population import region_choices
-
         super().__init__(*args, **kwargs)
         region = self.fields["population_region"]
         assert isinstance(region, forms.ChoiceField)
@@ -324,8 +324,6 @@ class PersonsForm(forms.Form):
     levels_for = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, candidates: list[str], quasi: list[str], **kwargs: Any) -> None:
-        from apps.assessments.persons import LEVEL_LABELS
-
         super().__init__(*args, **kwargs)
         key = self.fields["person_key"]
         assert isinstance(key, forms.ChoiceField)
@@ -357,9 +355,6 @@ class PowerForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from apps.assessments.persons import POWER_CHOICES
-        from apps.engine.longitudinal import ALL
-
         super().__init__(*args, **kwargs)
         power = self.fields["power"]
         assert isinstance(power, forms.ChoiceField)

@@ -28,6 +28,7 @@ from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import refuse_row_search
 from apps.assessments.search_job import search_inputs
+from apps.assessments.selectors import overall_risk
 from apps.engine.search.feasibility import check_feasibility
 
 CACHE_SECONDS = 3600
@@ -38,8 +39,6 @@ def lattice_size(heights: list[int], caps: dict[str, int], quasi: list[str]) -> 
 
 
 def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
-    from apps.assessments.selectors import overall_risk
-
     config = deid_config(assessment)
     overall = overall_risk(assessment) or {}
     inputs = {

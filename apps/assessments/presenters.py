@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.assessments.population import fraction_label
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core.charts import (
     Chart,
@@ -404,8 +405,6 @@ def person_risk_chart(result: dict[str, Any] | None) -> SafeString | None:
 
 def population_chart(population: dict[str, Any] | None) -> SafeString | None:
     """Population uniques against the sampling fraction, one line per model (as ARX's plot)."""
-    from apps.assessments.population import fraction_label
-
     curve = (population or {}).get("curve") or []
     if not curve:
         return None

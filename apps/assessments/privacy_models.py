@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from apps.assessments.configuration import DeidConfig, PrivacyModel
+from apps.assessments.hierarchies import hierarchy_of
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
+from apps.engine.frame import encode
+from apps.engine.search import problem_from_encoded
+from apps.engine.search.sensitive import problem_with_sensitive
+from apps.engine.sensitive import parse_model
 
 if TYPE_CHECKING:
     from apps.engine.frame import EncodedData
@@ -48,8 +53,6 @@ class EncodedSearch:
 
 def models_of(config: DeidConfig) -> list[Any]:
     """The configured models as engine objects (empty when none)."""
-    from apps.engine.sensitive import parse_model
-
     return [parse_model(m.column, m.spec) for m in config.privacy_models]
 
 
@@ -70,8 +73,6 @@ def privacy_models_check(
     """Check the models asked for against the assessment's sensitive variables and return
     them normalized (``column``, ``spec``, ``describe``); a clear message naming the
     variable otherwise."""
-    from apps.engine.sensitive import parse_model
-
     out = []
     seen = set()
     for entry in entries:
@@ -124,7 +125,6 @@ def encode_for_search(
 ) -> EncodedSearch:
     """Encode the quasi-identifiers (and the sensitive variables under a model), build the
     hierarchies' lookups and the search problem (with its sensitive table)."""
-    from apps.engine.frame import encode
 
     try:
         encoded = encode(data, search_columns(quasi, config))
@@ -138,10 +138,6 @@ def encoded_for_search(
 ) -> EncodedSearch:
     """`encode_for_search` from a histogram already counted over ``search_columns`` (by
     any engine: a cluster counts it next to the data)."""
-    from apps.assessments.hierarchies import hierarchy_of
-    from apps.engine.search import problem_from_encoded
-    from apps.engine.search.sensitive import problem_with_sensitive
-
     models = models_of(config)
     columns = list(dict.fromkeys(m.column for m in models))
     try:

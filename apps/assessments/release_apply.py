@@ -42,9 +42,21 @@ from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, local_path, sha256_of
+from apps.engine.apply import (
+    ApplyResult,
+    apply_levels,
+    apply_solution,
+    measure_release,
+    write_release,
+)
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
+from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.frame import read_table
+from apps.engine.loss import EntropyMetric, entropy_percent
+from apps.engine.masking import MaskMethod, MaskSpec
+from apps.engine.risk import risk_profile
+from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext
 
@@ -81,8 +93,6 @@ def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
 def _mask_specs(config: DeidConfig, keys: dict[str, bytes]) -> dict[str, Any]:
     """The engine's masking of each direct identifier; ``keys``: the keyed methods' keys
     (``domains.release_pseudonym_keys``: the domain's, or new ones)."""
-    from apps.engine.masking import MaskMethod, MaskSpec
-
     return {
         column: MaskSpec(
             method=cast("MaskMethod", masking.method),  # checked by masking_check
@@ -99,12 +109,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     import tempfile
 
     import polars as pl
-
-    from apps.engine.apply import apply_solution
-    from apps.engine.formula_guard import guard_formulas_lazy
-    from apps.engine.loss import EntropyMetric, entropy_percent
-    from apps.engine.risk import risk_profile
-    from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -472,14 +476,6 @@ def _apply_with_techniques(
     record and single values are blanked until every group reaches the release size. The
     other techniques then change the variables they were set on. The file is measured
     like any release (a blank counts as a value of its own)."""
-    from apps.engine.apply import (
-        ApplyResult,
-        apply_levels,
-        apply_solution,
-        measure_release,
-        write_release,
-    )
-
     k = criterion.release_size
     local = any(t.technique == "local_suppression" for t in techniques)
     if local:

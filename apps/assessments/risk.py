@@ -10,6 +10,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.models import Assessment
+from apps.assessments.persons import person_risk_result
 from apps.assessments.population import population_figures
 from apps.assessments.selectors import data_risk_of, overall_risk
 from apps.assessments.services import (
@@ -21,6 +22,13 @@ from apps.core.errors import ApplicationError
 from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_progress
 from apps.datasets.storage import local_path
 from apps.engine.attribute import SensitiveDiversity, l_diversity
+from apps.engine.drivers import (
+    default_msu_size,
+    distinction,
+    leave_one_out,
+    minimal_sample_uniques,
+    separation,
+)
 from apps.engine.frame import COUNT_COLUMN, EncodedData, encode, read_table
 from apps.engine.risk import records_at_risk, risk_profile
 from apps.engine.rows import l_diversity_from_histogram
@@ -50,14 +58,6 @@ def risk_drivers(
     records at risk), its distinction and separation and its SUDA contribution; and the
     smallest combinations of quasi-identifiers that single records out
     (``apps.engine.drivers``). Sorted by the records at risk it would remove."""
-    from apps.engine.drivers import (
-        default_msu_size,
-        distinction,
-        leave_one_out,
-        minimal_sample_uniques,
-        separation,
-    )
-
     msu = minimal_sample_uniques(encoded, max_size=default_msu_size(len(encoded.quasi)))
     drivers: list[dict[str, Any]] = []
     for left in leave_one_out(encoded, target):
@@ -101,8 +101,6 @@ def _person_risk(
     assessment: Assessment, context: JobContext, quasi: list[str], model: str
 ) -> dict[str, Any]:
     """Step 4 on data with several rows per person: risk counted in persons (issue 25)."""
-    from apps.assessments.persons import person_risk_result
-
     context.progress(5, "Counting persons and their events", force=True)
     overall = overall_risk(assessment)
     threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None

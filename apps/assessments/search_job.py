@@ -36,6 +36,7 @@ from apps.engine.frame import IN_MEMORY_ROWS, read_table
 from apps.engine.lattice import max_nodes
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
+from apps.engine.search.heuristic import heuristic_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
@@ -272,8 +273,6 @@ def _heuristic(
 ) -> dict[str, Any]:
     """More quasi-identifiers than the exact search can settle: a heuristic solution, with
     its bound on optimality, clearly labelled (``apps.engine.search.heuristic``)."""
-    from apps.engine.search.heuristic import heuristic_search
-
     context.progress(
         5, "The lattice is too large for the exact search: heuristic search", force=True
     )

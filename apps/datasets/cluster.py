@@ -32,8 +32,9 @@ from apps.core.errors import ApplicationError
 from apps.datasets import hooks
 from apps.datasets.cluster_models import ClusterTable, SparkConnection, spark_remote_purpose
 from apps.datasets.models import Dataset, DatasetStatus
-from apps.datasets.profiling import TOP_VALUES, ColumnProfile, DatasetProfile, profile_parquet
-from apps.datasets.profiling import _short as profile_text
+from apps.datasets.profile_rules import TOP_VALUES
+from apps.datasets.profile_rules import _short as profile_text
+from apps.datasets.profiling import ColumnProfile, DatasetProfile, profile_parquet
 from apps.datasets.services import SAMPLE_ROWS
 from apps.engine.errors import EngineError
 from apps.engine.frame import COUNT_COLUMN, EncodedData
