@@ -13,15 +13,23 @@ from apps.accounts import views as account_views
 from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
-from apps.assessments import views_deidentify, views_justifications
+from apps.assessments import (
+    views_deidentify,
+    views_domains,
+    views_justifications,
+    views_release_forms,
+)
+from apps.assessments.api_domains import AssessmentDomainView, PseudonymDomainViewSet
 from apps.assessments.api_justifications import JustificationActions
 from apps.audit import views as audit_views
 from apps.audit.api import AuditEventViewSet
 from apps.classification import views as classification_views
 from apps.classification.api import DatasetClassificationViewSet, VariableViewSet
 from apps.core import views as core_views
+from apps.datasets import cluster_views
 from apps.datasets import views as dataset_views
 from apps.datasets.api import DatasetViewSet
+from apps.datasets.cluster_api import ClusterDatasetView, SparkConnectionView
 from apps.jobs import views as job_views
 from apps.jobs.api import JobViewSet
 from apps.reports import views as report_views
@@ -32,11 +40,16 @@ from apps.reviews import views as review_views
 from apps.reviews import views_reassessment
 from apps.reviews.api import ReviewActions
 from apps.reviews.api_reassessment import ReleaseViewSet
+from apps.reviews.cluster_api import ClusterReleaseActions
 from deidweb import views as deidweb_views
 
 
 class AssessmentViewSet(
-    ReportActions, ReviewActions, JustificationActions, assessments_api.AssessmentViewSet
+    ClusterReleaseActions,
+    ReportActions,
+    ReviewActions,
+    JustificationActions,
+    assessments_api.AssessmentViewSet,
 ):
     # The assessment's API gathers the actions of the apps above it (the review's, the
     # report's): assembled here, at the top, so that no app imports a higher one.
@@ -54,11 +67,18 @@ router.register("audit", AuditEventViewSet, basename="audit")
 router.register("reports", ReportViewSet, basename="report")
 router.register("summaries", RecipientSummaryViewSet, basename="summary")
 router.register("releases", ReleaseViewSet, basename="release")
+router.register("pseudonym-domains", PseudonymDomainViewSet, basename="pseudonym-domain")
 
 org_patterns = [
     path("", deidweb_views.org_home, name="org-home"),
     path("datasets/", dataset_views.dataset_list, name="dataset-list"),
     path("datasets/upload/", dataset_views.dataset_upload_view, name="dataset-upload"),
+    path("cluster/", cluster_views.cluster_page, name="cluster"),
+    path(
+        "datasets/upload-tables/",
+        dataset_views.dataset_upload_tables_view,
+        name="dataset-upload-tables",
+    ),
     path("datasets/<uuid:dataset_id>/", dataset_views.dataset_detail, name="dataset-detail"),
     path(
         "datasets/<uuid:dataset_id>/preview/",
@@ -81,6 +101,7 @@ org_patterns = [
         name="dataset-accept-suggestions",
     ),
     path("assessments/", assessment_views.assessment_list, name="assessment-list"),
+    path("pseudonym-domains/", views_domains.pseudonym_domains_view, name="pseudonym-domains"),
     path(
         "datasets/<uuid:dataset_id>/assessments/new/",
         assessment_views.assessment_create,
@@ -105,6 +126,11 @@ org_patterns = [
         "assessments/<uuid:assessment_id>/steps/deidentify/compare/",
         views_deidentify.alternatives_compare_view,
         name="assessment-compare",
+    ),
+    path(
+        "assessments/<uuid:assessment_id>/steps/deidentify/release-form/",
+        views_release_forms.release_form_view,
+        name="assessment-release-form",
     ),
     path(
         "assessments/<uuid:assessment_id>/steps/deidentify/precheck/",
@@ -206,6 +232,17 @@ urlpatterns = [
         "api/redoc/",
         login_required(SpectacularRedocView.as_view(url_name="api-schema")),
         name="api-redoc",
+    ),
+    path(
+        "api/v1/spark-connection/<slug:org>/",
+        SparkConnectionView.as_view(),
+        name="api-spark-connection",
+    ),
+    path("api/v1/cluster-datasets/", ClusterDatasetView.as_view(), name="api-cluster-datasets"),
+    path(
+        "api/v1/assessments/<uuid:pk>/pseudonym-domain/",
+        AssessmentDomainView.as_view(),
+        name="assessment-pseudonym-domain",
     ),
     path("api/v1/", include(router.urls)),
     path("admin/", admin.site.urls),

@@ -10,7 +10,8 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        from apps.accounts import schema  # noqa: F401  # registers the API key's OpenAPI scheme
+        # lazy: AppConfig.ready(); importing the schema module registers the API key's OpenAPI scheme
+        from apps.accounts import schema  # noqa: F401
 
         # Every path that creates or renames a user: forms and createsuperuser validate the
         # field, every other save is guarded (apps.accounts.usernames).

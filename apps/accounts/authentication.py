@@ -31,6 +31,8 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.events import record_for_user, where_from
 from apps.accounts.lockout import counted_address, lockout_message
+from apps.accounts.models import ApiToken
+from apps.accounts.selectors import api_token_for_key
 
 MAX_PREFIXES_RECORDED = 20
 
@@ -160,9 +162,6 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise _refused(request, "token", "", "Send the key as 'Authorization: Bearer <key>'.")
-        from apps.accounts.models import ApiToken
-        from apps.accounts.selectors import api_token_for_key
-
         key = parts[1].decode("latin-1")
         # The key is checked first: a valid key is never refused for others' failures, and
         # guessing one (256 random bits) is hopeless; the throttle bounds the noise.

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.accounts.models import ApiToken, Membership, Organization
+from apps.accounts.services import api_key_digest
 
 
 def organizations_for(*, user: User | AnonymousUser) -> QuerySet[Organization]:
@@ -44,8 +45,6 @@ def api_tokens_of(*, user: User) -> QuerySet[ApiToken]:
 
 def api_token_for_key(*, key: str) -> ApiToken | None:
     """The active key ``key`` names, of an active user, or None."""
-    from apps.accounts.services import api_key_digest
-
     return (
         ApiToken.objects.select_related("user")
         .filter(digest=api_key_digest(key), revoked_at__isnull=True, user__is_active=True)

@@ -41,6 +41,7 @@ from apps.assessments.api_blocks import (
 )
 from apps.assessments.api_deidentify import DeidentifyActions
 from apps.assessments.api_release_files import ReleaseFileActions
+from apps.assessments.api_release_forms import ReleaseFormActions
 from apps.assessments.api_steps import StepActions
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.assessments.serializers import (
@@ -191,6 +192,7 @@ class AssessmentViewSet(
     mixins.RetrieveModelMixin,
     StepActions,
     DeidentifyActions,
+    ReleaseFormActions,
     ReleaseFileActions,
 ):
     """Assessments of the caller's organizations, one action per step.

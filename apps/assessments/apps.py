@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
+
+from apps.engine.lattice import set_search_memory
 
 
 class AssessmentsConfig(AppConfig):
@@ -6,11 +9,9 @@ class AssessmentsConfig(AppConfig):
     label = "assessments"
 
     def ready(self) -> None:
-        from django.conf import settings
-
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.assessments.services import assessments_roles_changed
         from apps.classification import hooks as classification_hooks
-        from apps.engine.lattice import set_search_memory
 
         classification_hooks.roles_changed.subscribe(assessments_roles_changed)
 

@@ -9,23 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.presenters import alternatives_rows
+from apps.assessments.privacy_models import encode_for_search
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
+from apps.engine.criteria import criterion_for_release
+from apps.engine.errors import EngineError
+from apps.engine.frame import read_table
+from apps.engine.search.report import variable_distributions
 
 MAX_VALUES = 20
 
 
 def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> dict[str, Any]:
     """The two alternatives (positions in the stored set) with their released distributions."""
-    from apps.assessments.deidentify import deid_config, search_target
-    from apps.assessments.privacy_models import encode_for_search
-    from apps.engine.criteria import criterion_for_release
-    from apps.engine.errors import EngineError
-    from apps.engine.frame import read_table
-    from apps.engine.search.report import variable_distributions
-
     search = assessment.search_result
     rows = alternatives_rows(search, assessment.chosen_levels)
     if not rows:

@@ -20,11 +20,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.assessments.release_forms.config import ReleaseForm
 from apps.core.errors import ApplicationError
 
 METRICS = ("loss", "entropy", "precision", "discernibility", "aecs")
 MASKING_METHODS = ("remove", "hmac", "random", "encrypt", "mask", "scrub")
 DEFAULT_SUPPRESSION_LIMIT = 0.05
+# Of events, on data with several rows per person (LONGITUDINAL.md §3.2 step 4); the limit
+# above then counts persons.
+DEFAULT_EVENT_SUPPRESSION_LIMIT = 0.05
 DEFAULT_METRIC = "loss"
 PSEUDONYM_LENGTHS = (8, 64)  # hex characters: 32 to 256 bits (apps.engine.masking)
 DEFAULT_PSEUDONYM_LENGTH = 32
@@ -143,6 +147,8 @@ class DeidConfig:
 
     masking: Mapping[str, Masking] = field(default_factory=dict)
     suppression_limit: float = DEFAULT_SUPPRESSION_LIMIT
+    # events suppressed (persons kept) on data with a person key: share of the events
+    event_suppression_limit: float = DEFAULT_EVENT_SUPPRESSION_LIMIT
     metric: str = DEFAULT_METRIC
     max_levels: Mapping[str, int] = field(default_factory=dict)  # quasi-identifier → cap
     privacy_models: tuple[PrivacyModel, ...] = ()
@@ -154,6 +160,9 @@ class DeidConfig:
     # column, as ``apps.assessments.release_reasons.review_entry`` writes them
     identifiers_reviewed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     columns_reviewed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # what Step 7 writes: de-identified records, synthetic data or a table (issue 28;
+    # apps.assessments.release_forms), set apart like the techniques
+    release_form: ReleaseForm = field(default_factory=ReleaseForm)
 
     def search_settings(self) -> tuple[Any, ...]:
         """What the search depends on: a change of any drops its result."""
@@ -162,6 +171,7 @@ class DeidConfig:
             self.metric,
             dict(self.max_levels),
             self.privacy_models,
+            self.event_suppression_limit,
         )
 
     def settings(self) -> tuple[Any, ...]:
@@ -176,6 +186,7 @@ class DeidConfig:
         out: dict[str, Any] = {
             "masking": {c: m.to_json() for c, m in self.masking.items()},
             "suppression_limit": self.suppression_limit,
+            "event_suppression_limit": self.event_suppression_limit,
             "metric": self.metric,
             "max_levels": dict(self.max_levels),
             "privacy_models": [m.to_json() for m in self.privacy_models],
@@ -185,6 +196,8 @@ class DeidConfig:
         }
         if self.techniques is not None:
             out["techniques"] = [t.to_json() for t in self.techniques]
+        if self.release_form != ReleaseForm():
+            out["release_form"] = self.release_form.to_json()
         return out
 
     @classmethod
@@ -198,6 +211,9 @@ class DeidConfig:
                 str(c): Masking.from_json(m or {}) for c, m in (data.get("masking") or {}).items()
             },
             suppression_limit=data.get("suppression_limit", DEFAULT_SUPPRESSION_LIMIT),
+            event_suppression_limit=data.get(
+                "event_suppression_limit", DEFAULT_EVENT_SUPPRESSION_LIMIT
+            ),
             metric=data.get("metric", DEFAULT_METRIC),
             max_levels=dict(data.get("max_levels") or {}),
             privacy_models=tuple(
@@ -209,6 +225,7 @@ class DeidConfig:
             else tuple(Technique.from_json(t) for t in techniques),
             identifiers_reviewed=dict(data.get("identifiers_reviewed") or {}),
             columns_reviewed=dict(data.get("columns_reviewed") or {}),
+            release_form=ReleaseForm.from_json(data.get("release_form")),
         )
 
     def replace(self, **changes: Any) -> DeidConfig:
@@ -273,17 +290,22 @@ def _masking(value: Any) -> dict[str, Masking]:
     return out
 
 
-def _suppression_limit(value: Any) -> float:
+def _share(value: Any, what: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         number = math.nan
     else:
         number = float(value)
     if not (math.isfinite(number) and 0 <= number <= 1):
-        raise ApplicationError(
-            "The suppression limit is a share between 0 and 1 (e.g. 0.05).",
-            {"field": "suppression_limit"},
-        )
+        raise ApplicationError(f"{what} is a share between 0 and 1 (e.g. 0.05).", {"field": name})
     return number
+
+
+def _suppression_limit(value: Any) -> float:
+    return _share(value, "The suppression limit", "suppression_limit")
+
+
+def _event_suppression_limit(value: Any) -> float:
+    return _share(value, "The event suppression limit", "event_suppression_limit")
 
 
 def _metric(value: Any) -> str:
@@ -339,6 +361,7 @@ def parse(data: Mapping[str, Any], *, base: DeidConfig | None = None) -> DeidCon
     readers: dict[str, Callable[[Any], Any]] = {
         "masking": _masking,
         "suppression_limit": _suppression_limit,
+        "event_suppression_limit": _event_suppression_limit,
         "metric": _metric,
         "max_levels": _max_levels,
         "privacy_models": _privacy_models,

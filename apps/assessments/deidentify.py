@@ -25,8 +25,14 @@ from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.privacy_models import privacy_models_check
 from apps.assessments.selectors import overall_risk
-from apps.assessments.services import assessment_editable, assessment_job_start, quasi_identifiers
+from apps.assessments.services import (
+    assessment_editable,
+    assessment_job_start,
+    quasi_identifiers,
+    sensitive_columns,
+)
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.engine.masking import mapped_values_refusal
@@ -56,8 +62,6 @@ def deid_config(assessment: Assessment, *, directs: list[str] | None = None) -> 
         masking.setdefault(column, Masking("remove"))
     config = config.replace(masking={c: m for c, m in masking.items() if c in current})
     if directs is None and config.privacy_models:
-        from apps.assessments.services import sensitive_columns
-
         # a variable no longer classified as sensitive loses its model
         still = set(sensitive_columns(assessment))
         config = config.replace(
@@ -186,9 +190,6 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     A change of what the search depends on drops its result; any change makes a written
     file stale. The readings of findings are kept; the further techniques are set again
     after the settings (``apps.assessments.techniques.techniques_set``)."""
-    from apps.assessments.privacy_models import privacy_models_check
-    from apps.assessments.services import sensitive_columns
-
     assessment_editable(assessment)
     masking_check(assessment, config.masking)
     _max_levels_check(assessment, config.max_levels)
@@ -205,12 +206,14 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     new = DeidConfig(
         masking=config.masking,
         suppression_limit=config.suppression_limit,
+        event_suppression_limit=config.event_suppression_limit,
         metric=config.metric,
         max_levels=dict(config.max_levels),
         privacy_models=tuple(PrivacyModel(m["column"], m["spec"]) for m in models),
         csv_formula_guard=config.csv_formula_guard,
         identifiers_reviewed=old.identifiers_reviewed,
         columns_reviewed=old.columns_reviewed,
+        release_form=old.release_form,
     )
     assessment.deid_config = new.to_json()
     if old.search_settings() != new.search_settings():

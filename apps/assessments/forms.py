@@ -8,9 +8,13 @@ from typing import Any
 from django import forms
 
 from apps.assessments.models import AgreementKind, ThresholdMode
+from apps.assessments.persons import LEVEL_LABELS, POWER_CHOICES
+from apps.assessments.population import region_choices
+from apps.assessments.threshold_profiles import offered_profiles
 from apps.datasets.models import ReleaseModel
 from apps.engine import context as engine_context
 from apps.engine import threshold as engine_threshold
+from apps.engine.longitudinal import ALL
 
 
 class AssessmentCreateForm(forms.Form):
@@ -63,6 +67,23 @@ class ReleaseForm(forms.Form):
         label="Where the key or linking table is kept",
         help_text="The system or custodian holding it, separate from the release.",
     )
+    pseudonym_domain = forms.ChoiceField(
+        required=False,
+        label="Keys of keyed pseudonyms",
+        help_text="By default this release's keyed pseudonyms use keys of their own, so no "
+        "other release can be linked to it. A named domain, defined by an administrator for "
+        "e.g. one research programme, gives every release in it the same key: the same "
+        "identifier then gets the same pseudonym in each (EDPB Guidelines 01/2025, section 3).",
+    )
+
+    def __init__(self, *args: Any, domains: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["pseudonym_domain"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
+            ("", "A new key for this release (not linkable)"),
+            *((str(d.id), f"Named domain: {d.name}") for d in domains or []),
+        ]
 
 
 def _choice_field(
@@ -101,8 +122,6 @@ class ThresholdForm(forms.Form):
     )
 
     def __init__(self, *args: Any, release_model: str = "", **kwargs: Any) -> None:
-        from apps.assessments.threshold_profiles import offered_profiles
-
         super().__init__(*args, **kwargs)
         # Only the profiles that set a value for this release model (IPC 2016 step 3 sets
         # the threshold per release; the EMA's 0.09 is for public clinical reports only).
@@ -258,8 +277,6 @@ class PopulationForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from apps.assessments.population import region_choices
-
         super().__init__(*args, **kwargs)
         region = self.fields["population_region"]
         assert isinstance(region, forms.ChoiceField)
@@ -307,8 +324,6 @@ class PersonsForm(forms.Form):
     levels_for = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, candidates: list[str], quasi: list[str], **kwargs: Any) -> None:
-        from apps.assessments.persons import LEVEL_LABELS
-
         super().__init__(*args, **kwargs)
         key = self.fields["person_key"]
         assert isinstance(key, forms.ChoiceField)
@@ -340,9 +355,6 @@ class PowerForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from apps.assessments.persons import POWER_CHOICES
-        from apps.engine.longitudinal import ALL
-
         super().__init__(*args, **kwargs)
         power = self.fields["power"]
         assert isinstance(power, forms.ChoiceField)

@@ -22,6 +22,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.accounts.selectors import membership_get
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
@@ -32,7 +33,9 @@ from apps.assessments.release_reasons import (
     review_text,
 )
 from apps.assessments.services import assessment_editable
+from apps.audit.services import audit_record
 from apps.classification.detectors import CLOSED_MAX_DISTINCT, CLOSED_MAX_UNIQUE_SHARE
+from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.engine.freetext import (
     SPAN_LABELS,
@@ -48,8 +51,6 @@ FREE_TEXT_KINDS = frozenset({"free_text", "free_text_identifiers"})
 
 def free_text_columns(assessment: Assessment) -> list[str]:
     """Direct identifiers that are text (Step 7 offers scrubbing for these)."""
-    from apps.classification.models import Variable
-
     return [
         v.name
         for v in Variable.objects.filter(dataset=assessment.dataset, role="direct").order_by(
@@ -200,9 +201,6 @@ def identifiers_reviewed_set(
     identifiers, in a sentence naming what was found, or one of the grounds offered
     (`apps.assessments.release_reasons`). An empty reason and no ground withdraws it.
     Audited; the reviewer sees it as an override."""
-    from apps.accounts.selectors import membership_get
-    from apps.audit.services import audit_record
-
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError(
             "Only analysts and administrators explain what was found in released text.",

@@ -17,8 +17,10 @@ from django.db import transaction
 from apps.assessments import steps
 from apps.assessments.hierarchy_defaults import completed_params, default_spec
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
+from apps.datasets.cluster import cluster_column_values, dataset_is_cluster
 from apps.datasets.storage import local_path
 from apps.engine import hierarchies as h
 from apps.engine.criteria import size_for_risk
@@ -31,7 +33,10 @@ logger = logging.getLogger(__name__)
 
 
 def column_values(assessment: Assessment, column: str) -> pl.DataFrame:
-    """Distinct values of one column (as text, as the engine compares them) with counts."""
+    """Distinct values of one column (as text, as the engine compares them) with counts;
+    of a cluster table, counted on its cluster."""
+    if dataset_is_cluster(assessment.dataset):
+        return cluster_column_values(assessment.dataset, column)
     with local_path(assessment.dataset.parquet_path) as path:
         return (
             pl.scan_parquet(path)
@@ -246,8 +251,6 @@ def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
 def hierarchy_set(
     *, assessment: Assessment, column: str, kind: str, params: dict[str, Any], arx_text: str = ""
 ) -> HierarchySpec:
-    from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
-
     assessment_editable(assessment)
     if column not in quasi_identifiers(assessment):
         raise ApplicationError(
@@ -281,8 +284,6 @@ def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
     """A spec for every quasi-identifier: the default one where none was set yet; specs of
     columns no longer classified as quasi-identifiers are removed. Writes, so only for a
     draft and never on a GET (pages show ``hierarchies_proposed``)."""
-    from apps.assessments.services import assessment_editable, quasi_identifiers
-
     quasi = quasi_identifiers(assessment)
     existing = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     if set(existing) == set(quasi):
@@ -301,8 +302,6 @@ def hierarchies_ensure(*, assessment: Assessment) -> list[HierarchySpec]:
 def hierarchies_proposed(*, assessment: Assessment) -> dict[str, HierarchySpec]:
     """Per quasi-identifier, its saved spec, or the default one built but not saved (a
     default that cannot be built over the values falls back to keep-or-suppress)."""
-    from apps.assessments.services import quasi_identifiers
-
     quasi = quasi_identifiers(assessment)
     saved = {
         s.column: s for s in HierarchySpec.objects.filter(assessment=assessment, column__in=quasi)

@@ -110,6 +110,15 @@ class Assessment(OrganizationOwned):
     # recipients and the pseudonymisation domain (Step 1), the adversary's known columns and
     # whether they know the target is in the data (Step 5).
     threat_model = models.JSONField(default=dict, blank=True)
+    # Step 1 — the named pseudonymisation domain whose key this release's keyed pseudonyms
+    # share (none: a new key, unlinkable to any other release; apps.assessments.domains).
+    pseudonym_domain = models.ForeignKey(
+        "assessments.PseudonymDomain",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="assessments",
+    )
 
     # Step 3 — threshold
     threshold_profile = models.CharField(max_length=40, default="ontario_ipc_2016")
@@ -200,6 +209,35 @@ class Assessment(OrganizationOwned):
         """The stored Step 7 configuration, typed, as stored (``deidentify.deid_config``
         completes it with the current direct identifiers)."""
         return DeidConfig.from_json(self.deid_config)
+
+
+class PseudonymDomain(OrganizationOwned):
+    """A named pseudonymisation domain (EDPB Guidelines 01/2025, section 3): releases that
+    choose it share one key, so a recipient of several of them can link a person's
+    pseudonyms across them. Defined by an organization administrator; the key is sealed
+    (envelope-encrypted under the master key, bound to this domain)."""
+
+    SEALED_FIELDS = ("key_sealed",)
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(
+        blank=True, help_text="Who can link the pseudonyms of this domain's releases."
+    )
+    key_sealed = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"], name="pseudonym_domain_unique_name"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class HierarchySpec(OrganizationOwned):

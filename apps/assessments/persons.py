@@ -12,8 +12,9 @@ person-level class), exactly or not at all.
 This module holds the rules of that declaration (:func:`assessment_set_persons`), what
 Step 2 shows about it (:func:`persons_state`: suggested levels, the warning when a file
 looks longitudinal but no person is declared), the person-level Step 4 measure
-(:func:`person_risk_result`), and the guard that keeps Step 7 from searching such data
-on rows (:func:`refuse_longitudinal_deidentify`).
+(:func:`person_risk_result`), the guard of what Step 7 cannot do per person
+(:func:`refuse_longitudinal_deidentify`) and the one that keeps such data from the
+record-level search (:func:`refuse_row_search`).
 
 Values of the data are never shown here: a person-level column that varies within a
 person is refused naming the column and the persons by their row numbers in the data
@@ -30,7 +31,15 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
+from apps.assessments.person_tables import (
+    check_structure,
+    longitudinal_data,
+    structure_hints,
+    structure_levels,
+    table_facts,
+)
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
@@ -41,7 +50,6 @@ from apps.engine.longitudinal import (
     ALL,
     REPORTED_POWERS,
     CountingBudgetExceeded,
-    from_long_table,
     measure,
     parse_power,
     prepare,
@@ -89,10 +97,7 @@ PERSON_ID_KINDS = frozenset(
     }
 )
 
-STEP7_REFUSAL = (
-    "De-identification of data with several rows per person is not available yet in the "
-    "wizard; use `deid search --person …`"
-)
+STEP7_REFUSAL = "Data with several rows per person cannot be de-identified with"
 
 
 # --------------------------------------------------------------------------- the warning
@@ -136,6 +141,9 @@ def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
     """The data set's columns that look like a repeated person identifier (from the
     profiles Step 2 already holds: the data is not read)."""
 
+    tables = structure_hints(assessment.dataset.table_structure)
+    if tables:  # linked tables: longitudinal by construction
+        return tables
     rows = int(assessment.dataset.rows or 0)
     columns = [
         IdentifierColumn(
@@ -241,15 +249,26 @@ def key_candidates(assessment: Assessment) -> list[str]:
 
 
 def suggested_levels(
-    frame: pl.DataFrame, person_key: str, quasi: Sequence[str]
+    frame: pl.DataFrame,
+    person_key: str,
+    quasi: Sequence[str],
+    structure: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each quasi-identifier's level as the data suggests it: person-level when constant
-    within every person, else event-level (with how many persons it varies within)."""
+    within every person, else event-level (with how many persons it varies within). On
+    linked tables (``structure``) the table a column came from decides."""
     try:
         found = suggest_levels(frame, person=person_key, columns=list(quasi))
     except EngineError as exc:
         raise ApplicationError(str(exc), {"field": "person_key"}) from None
-    return [s.to_dict() for s in found]
+    fixed = structure_levels(structure, quasi)
+    return [
+        {
+            **s.to_dict(),
+            **({"level": fixed[s.column], "from_tables": True} if s.column in fixed else {}),
+        }
+        for s in found
+    ]
 
 
 def effective_levels(
@@ -274,7 +293,7 @@ def persons_state(
     if suggest and key and key in _columns(assessment):
         frame = _read(assessment, [key, *quasi])
         if frame.get_column(key).null_count() == 0:
-            suggestions = suggested_levels(frame, key, quasi)
+            suggestions = suggested_levels(frame, key, quasi, assessment.dataset.table_structure)
     stored = assessment.person_levels if key == assessment.person_key else {}
     hints = [] if assessment.person_key else longitudinal_hints(assessment)
     if not key:
@@ -324,6 +343,7 @@ def assessment_set_persons(
         raise ApplicationError(
             f"'{person_key}' is not a column of the data set.", {"field": "person_key"}
         )
+    check_structure(assessment.dataset.table_structure, person_key, {})
     if person_key not in key_candidates(assessment):
         raise ApplicationError(
             f"Classify '{person_key}' as a direct identifier in Step 2 first: the person key "
@@ -346,7 +366,9 @@ def assessment_set_persons(
         )
     frame = _read(assessment, [person_key, *quasi])
     _check_key(frame, person_key)
-    chosen = effective_levels(levels, quasi, suggested_levels(frame, person_key, quasi))
+    structure = assessment.dataset.table_structure
+    chosen = effective_levels(levels, quasi, suggested_levels(frame, person_key, quasi, structure))
+    check_structure(structure, person_key, chosen)
     check_person_level(frame, person_key, chosen)
     assessment.person_key = person_key
     assessment.person_levels = chosen
@@ -406,15 +428,18 @@ def person_risk_result(
         )
     frame = _read(assessment, [key, *quasi])
     _check_key(frame, key)
-    levels = effective_levels(assessment.person_levels, quasi, suggested_levels(frame, key, quasi))
+    structure = assessment.dataset.table_structure
+    levels = effective_levels(
+        assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
+    )
     check_person_level(frame, key, levels)
     person_quasi = [q for q in quasi if levels[q] == "person"]
     event_quasi = [q for q in quasi if levels[q] == "event"]
     power = parse_power(assessment.adversary_power)
     chosen_target = target if target is not None else DEFAULT_AT_RISK_TARGET
     try:
-        data = from_long_table(
-            frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
+        data = longitudinal_data(
+            structure, frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
         )
         risk = measure(prepare(data), power=power, target=chosen_target, by_power=REPORTED_POWERS)
     except CountingBudgetExceeded as exc:
@@ -438,6 +463,7 @@ def person_risk_result(
         "rows": frame.height,
         "persons": risk.persons,
         "events": risk.events,
+        **table_facts(structure),
         "power": str(risk.power),
         "person_classes": risk.classes,
         "subsets": risk.subsets,
@@ -465,12 +491,53 @@ def person_risk_result(
 
 
 def refuse_longitudinal_deidentify(assessment: Assessment) -> None:
-    """The one guard Step 7's search and apply go through: data with several rows per
-    person is not searched on rows (that would count a person with three visits as three
-    people); the wizard's longitudinal search is not built yet."""
+    """The one guard Step 7's search and apply on person-keyed data go through: what
+    cannot work per person is refused, naming it. The further techniques (local
+    suppression, rounding, noise, swapping, PRAM, microaggregation) and the privacy models
+    on sensitive variables act on records, and their figures would count a person with
+    three visits as three people; the information-loss metrics other than ``loss`` are not
+    computed over persons and events. The person key must still be a direct identifier
+    (it leaves the release only as a keyed pseudonym)."""
+    key = assessment.person_key
+    if not key:
+        return
+    if key not in key_candidates(assessment):
+        raise ApplicationError(
+            f"The person key '{key}' is no longer classified as a direct identifier: "
+            "classify it so again, or declare another key, in Step 2.",
+            {"step": "classification", "person_key": key},
+            status=409,
+        )
+    config = DeidConfig.from_json(assessment.deid_config)
+    unsupported = []
+    if config.techniques:
+        names = ", ".join(dict.fromkeys(t.technique.replace("_", " ") for t in config.techniques))
+        unsupported.append(f"the further techniques ({names}), which act on records")
+    if config.privacy_models:
+        columns = ", ".join(m.column for m in config.privacy_models)
+        unsupported.append(f"the privacy models on {columns}, which are checked on records")
+    if config.metric != "loss":
+        unsupported.append(
+            f"the '{config.metric}' metric (the search over persons minimizes the "
+            "information loss, 'loss')"
+        )
+    if unsupported:
+        raise ApplicationError(
+            f"{STEP7_REFUSAL}: {'; '.join(unsupported)}. Remove them in Step 7 (the person "
+            f"key is '{key}').",
+            {"step": "deidentify", "person_key": key},
+            status=409,
+        )
+
+
+def refuse_row_search(assessment: Assessment) -> None:
+    """The record-level search and apply never run on person-keyed data: they would count
+    a person with three visits as three people (the jobs dispatch such data to
+    ``apps.assessments.longitudinal_search`` and ``longitudinal_release``)."""
     if assessment.person_key:
         raise ApplicationError(
-            f"{STEP7_REFUSAL} (the person key is '{assessment.person_key}').",
+            "Data with several rows per person is searched and written in persons, not "
+            f"records (the person key is '{assessment.person_key}').",
             {"step": "deidentify", "person_key": assessment.person_key},
             status=409,
         )

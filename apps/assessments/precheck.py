@@ -26,7 +26,9 @@ from apps.assessments.deidentify import deid_config
 from apps.assessments.hierarchies import hierarchies_proposed
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.persons import refuse_row_search
 from apps.assessments.search_job import search_inputs
+from apps.assessments.selectors import overall_risk
 from apps.engine.search.feasibility import check_feasibility
 
 CACHE_SECONDS = 3600
@@ -37,8 +39,6 @@ def lattice_size(heights: list[int], caps: dict[str, int], quasi: list[str]) -> 
 
 
 def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
-    from apps.assessments.selectors import overall_risk
-
     config = deid_config(assessment)
     overall = overall_risk(assessment) or {}
     inputs = {
@@ -61,7 +61,9 @@ def _cache_key(assessment: Assessment, specs: dict[str, HierarchySpec]) -> str:
 
 
 def assessment_precheck(assessment: Assessment) -> dict[str, Any]:
-    """The guidance shown before a search (module docstring)."""
+    """The guidance shown before a search (module docstring). Not for data with a person
+    key: its figures count records, and that search counts persons."""
+    refuse_row_search(assessment)
     if assessment.status == "draft":
         specs = hierarchies_proposed(assessment=assessment)
     else:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.assessments.population import fraction_label
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core.charts import (
     Chart,
@@ -345,6 +346,8 @@ def class_size_before_after(
         return None
     hist_before = before.get("class_size_histogram") or {}
     hist_after = after.get("class_size_histogram") or {}
+    if not hist_before and not hist_after:
+        return None  # (a release measured in persons has no record-level classes)
     labels = sorted(set(hist_before) | set(hist_after), key=lambda lb: _BUCKET_LOW.get(lb, 0))
     return _html(
         grouped_bar_chart(
@@ -402,8 +405,6 @@ def person_risk_chart(result: dict[str, Any] | None) -> SafeString | None:
 
 def population_chart(population: dict[str, Any] | None) -> SafeString | None:
     """Population uniques against the sampling fraction, one line per model (as ARX's plot)."""
-    from apps.assessments.population import fraction_label
-
     curve = (population or {}).get("curve") or []
     if not curve:
         return None

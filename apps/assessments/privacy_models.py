@@ -20,10 +20,16 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from apps.assessments.configuration import DeidConfig, PrivacyModel
+from apps.assessments.hierarchies import hierarchy_of
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
+from apps.engine.frame import encode
+from apps.engine.search import problem_from_encoded
+from apps.engine.search.sensitive import problem_with_sensitive
+from apps.engine.sensitive import parse_model
 
 if TYPE_CHECKING:
+    from apps.engine.frame import EncodedData
     from apps.engine.search import SearchProblem
     from apps.engine.search.sensitive import SensitiveTable
 
@@ -47,8 +53,6 @@ class EncodedSearch:
 
 def models_of(config: DeidConfig) -> list[Any]:
     """The configured models as engine objects (empty when none)."""
-    from apps.engine.sensitive import parse_model
-
     return [parse_model(m.column, m.spec) for m in config.privacy_models]
 
 
@@ -69,8 +73,6 @@ def privacy_models_check(
     """Check the models asked for against the assessment's sensitive variables and return
     them normalized (``column``, ``spec``, ``describe``); a clear message naming the
     variable otherwise."""
-    from apps.engine.sensitive import parse_model
-
     out = []
     seen = set()
     for entry in entries:
@@ -109,6 +111,12 @@ def privacy_models_check(
     return out
 
 
+def search_columns(quasi: list[str], config: DeidConfig) -> list[str]:
+    """The columns a search encodes: the quasi-identifiers, then the sensitive variables
+    under a privacy model."""
+    return list(dict.fromkeys([*quasi, *(m.column for m in models_of(config))]))
+
+
 def encode_for_search(
     data: pl.LazyFrame | pl.DataFrame,
     quasi: list[str],
@@ -117,15 +125,22 @@ def encode_for_search(
 ) -> EncodedSearch:
     """Encode the quasi-identifiers (and the sensitive variables under a model), build the
     hierarchies' lookups and the search problem (with its sensitive table)."""
-    from apps.assessments.hierarchies import hierarchy_of
-    from apps.engine.frame import encode
-    from apps.engine.search import problem_from_encoded
-    from apps.engine.search.sensitive import problem_with_sensitive
 
+    try:
+        encoded = encode(data, search_columns(quasi, config))
+    except EngineError as exc:
+        raise ApplicationError(f"Step 7 cannot start: {exc}") from None
+    return encoded_for_search(encoded, quasi, hierarchies, config)
+
+
+def encoded_for_search(
+    encoded: EncodedData, quasi: list[str], hierarchies: dict[str, Any], config: DeidConfig
+) -> EncodedSearch:
+    """`encode_for_search` from a histogram already counted over ``search_columns`` (by
+    any engine: a cluster counts it next to the data)."""
     models = models_of(config)
     columns = list(dict.fromkeys(m.column for m in models))
     try:
-        encoded = encode(data, [*quasi, *columns])
         dictionaries = list(encoded.dictionaries[: len(quasi)])
         lookups = [
             hierarchy_of(hierarchies[q]).lookup(d) for q, d in zip(quasi, dictionaries, strict=True)

@@ -5,7 +5,11 @@ The settings and the search that come before it are in `apps.assessments.deident
 
 from __future__ import annotations
 
+import base64
+import io
+import json
 import logging
+from pathlib import Path
 from typing import Any, cast
 
 from django.contrib.auth.models import User
@@ -15,10 +19,11 @@ from apps.assessments import steps
 from apps.assessments.attack_tests import release_attacks
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
+from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
-from apps.assessments.persons import refuse_longitudinal_deidentify
+from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_search
 from apps.assessments.population import population_figures
 from apps.assessments.privacy_models import encode_for_search
 from apps.assessments.release_columns import release_columns_measure
@@ -37,9 +42,21 @@ from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, local_path, sha256_of
+from apps.engine.apply import (
+    ApplyResult,
+    apply_levels,
+    apply_solution,
+    measure_release,
+    write_release,
+)
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
+from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.frame import read_table
+from apps.engine.loss import EntropyMetric, entropy_percent
+from apps.engine.masking import MaskMethod, MaskSpec
+from apps.engine.risk import risk_profile
+from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext
 
@@ -57,6 +74,15 @@ def suppression_share(rows: int, suppressed: int) -> float:
 def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     assessment_editable(assessment)
     refuse_longitudinal_deidentify(assessment)
+    form = assessment.deid.release_form
+    if form.form != "microdata":
+        # one release per version: the one its release form says (issue 28)
+        raise ApplicationError(
+            f"The release form is {form.title.lower()}: write it from Step 7's release form, "
+            "or choose de-identified records there first.",
+            {"field": "form"},
+            status=409,
+        )
     if not assessment.chosen_levels:
         raise ApplicationError("Run the search and choose a solution first.", status=409)
     return assessment_job_start(
@@ -64,34 +90,25 @@ def assessment_start_apply(*, assessment: Assessment, user: User) -> Job:
     )
 
 
-def _mask_specs(config: DeidConfig) -> dict[str, Any]:
-    from apps.engine.masking import MaskMethod, MaskSpec
-
+def _mask_specs(config: DeidConfig, keys: dict[str, bytes]) -> dict[str, Any]:
+    """The engine's masking of each direct identifier; ``keys``: the keyed methods' keys
+    (``domains.release_pseudonym_keys``: the domain's, or new ones)."""
     return {
         column: MaskSpec(
             method=cast("MaskMethod", masking.method),  # checked by masking_check
             length=masking.pseudonym_length,
             keep_leading=masking.leading,
             keep_trailing=masking.trailing,
+            key=keys.get(column) if masking.method in KEYED_METHODS else None,
         )
         for column, masking in config.masking.items()
     }
 
 
 def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
-    import base64
-    import io
-    import json
     import tempfile
-    from pathlib import Path
 
     import polars as pl
-
-    from apps.engine.apply import apply_solution
-    from apps.engine.formula_guard import guard_formulas_lazy
-    from apps.engine.loss import EntropyMetric, entropy_percent
-    from apps.engine.risk import risk_profile
-    from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -103,13 +120,17 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         return _apply_summary(done)
     # Files of an earlier attempt of this job (its worker died before they were swapped in).
     _discard_unreferenced(assessment, job)
-    refuse_longitudinal_deidentify(assessment)
+    refuse_row_search(assessment)
     levels: dict[str, int] = job.params["levels"]
     quasi = quasi_identifiers(assessment)
     config = deid_config(assessment)
     # Settings saved before a rule on masking existed are refused here, as on the page.
     masking_check(assessment, config.masking)
     masking_json = {c: m.to_json() for c, m in config.masking.items()}
+    # The keys of keyed pseudonyms: the Step 1 domain's, or new ones (unlinkable).
+    keys = release_pseudonym_keys(
+        assessment, [c for c, m in config.masking.items() if m.method in KEYED_METHODS]
+    )
     target = search_target(assessment)
     specs = {s.column: s for s in hierarchies_ensure(assessment=assessment)}
     context.progress(5, "Encoding", force=True)
@@ -131,7 +152,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             techniques = list(config.techniques or ())
             if techniques:
                 applied, technique_results = _apply_with_techniques(
-                    data, inputs, levels, criterion, config, out, techniques, quasi
+                    data, inputs, levels, criterion, config, out, techniques, quasi, keys
                 )
             else:
                 technique_results = []
@@ -144,7 +165,7 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     criterion=criterion,
                     out=out,
                     suppression_limit=float(config.suppression_limit),
-                    direct=_mask_specs(config),
+                    direct=_mask_specs(config, keys),
                     sensitive=table,
                 )
         except EngineError as exc:
@@ -175,50 +196,18 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
         before = risk_profile(problem.counts)
         context.progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
 
-        measured = release_measures(
+        checks = release_rows_checks(
+            assessment,
             data,
             released,
             quasi=quasi,
-            sensitive=sensitive_columns(assessment),
+            specs=specs,
             levels=levels,
-            tops={q: specs[q].height for q in quasi},
-            masked=[c for c, m in config.masking.items() if m.method != "remove"],
-        )
-
-        roles = dict(
-            Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role")
-        )
-        context.progress(83, "Measuring the other released columns", force=True)
-        released_columns = release_columns_measure(
-            data,
-            released,
-            quasi=quasi,
-            sensitive=sensitive_columns(assessment),
-            masking=masking_json,
-            roles=roles,
-            free_text=free_text_columns(assessment),
+            config=config,
+            target=target,
             release_size=k,
-            release_model=target["release_model"],
-            data_risk_target=float(target["data_risk_target"]),
-        )
-        context.progress(85, "Scanning released text for identifiers", force=True)
-        text_scan = release_text_scan(
-            data, released, quasi=quasi, masking=masking_json, roles=roles
-        )
-        context.progress(88, "Attack tests: singling out, linkability, inference", force=True)
-
-        attacks = release_attacks(
-            data,
-            released,
-            quasi=quasi,
-            hierarchies=specs,
-            levels=levels,
-            sensitive=sensitive_columns(assessment),
-            known_columns=current_threat_model(assessment)["known_columns"],
-            masked=list(config.masking),
-            data_risk_target=float(target["data_risk_target"]),
-            seed_key=f"{assessment.id}:{sorted(levels.items())}",
-            blanks=any(t["technique"] == "local_suppression" for t in technique_results),
+            technique_results=technique_results,
+            progress=context.progress,
         )
         measure = applied.measure
         try:
@@ -226,29 +215,10 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             stored.append(parquet_name)
             csv_name = storage.store(csv_path, f"{release_folder}/deidentified.csv")
             stored.append(csv_name)
-            secrets_name = wrapped_key = ""
-            if applied.secrets.keys or applied.secrets.linking_tables:
-                payload: dict[str, Any] = {
-                    "assessment": str(assessment.id),
-                    "keys": {
-                        c: base64.b64encode(k_).decode() for c, k_ in applied.secrets.keys.items()
-                    },
-                    "linking_tables": {},
-                }
-                for column, table in applied.secrets.linking_tables.items():
-                    buffer = io.StringIO()
-                    table.write_csv(buffer)
-                    payload["linking_tables"][column] = buffer.getvalue()
-                # Sealed before it reaches any disk: the scratch folder is private, but
-                # the plaintext keys would outlive it in a backup of /tmp or of swap.
-                wrapped_key, sealed = crypto.seal_bytes(
-                    json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
-                )
-                bundle = Path(scratch) / "secrets.sealed"
-                bundle.write_bytes(sealed)
-                secrets_name = storage.store(
-                    bundle, f"{secrets_folder}/keys-and-linking-tables.sealed"
-                )
+            secrets_name, wrapped_key = release_secrets_store(
+                assessment, applied.secrets, secrets_folder, Path(scratch)
+            )
+            if secrets_name:
                 stored.append(secrets_name)
             result = {
                 "job": str(job.id),
@@ -256,6 +226,8 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 "level_labels": {q: specs[q].level_labels[levels[q]] for q in quasi},
                 "quasi_identifiers": quasi,
                 "masking": masking_json,
+                # whose key the keyed pseudonyms share (None: this release's own keys)
+                "pseudonym_domain": domain_summary(assessment),
                 "privacy_models": [m.to_json() for m in config.privacy_models],
                 "techniques": technique_results,
                 "generalization_only": _generalization_only(assessment, levels),
@@ -294,11 +266,9 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                     "metric": config.metric,
                 },
                 "distributions": _distributions(problem, level_tuple, distributions),
-                **measured,
-                **text_scan,
-                "released_columns": released_columns,
-                # singling out, linkability, inference vs control and baseline (issue 28)
-                "attacks": attacks,
+                # attribute disclosure, small cells, the other released columns, the
+                # text scan, and the attack tests (singling out, linkability, inference)
+                **checks,
                 "sha256": {"parquet": sha256_of(applied.path), "csv": sha256_of(csv_path)},
                 "columns": released.collect_schema().names(),
                 "has_secrets": bool(secrets_name),
@@ -307,6 +277,11 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             }
             with transaction.atomic():
                 locked = assessment_lock_draft(assessment.id)
+                if locked.deid.release_form.form != "microdata":
+                    raise ApplicationError(
+                        "The release form changed while the records were written: the "
+                        "version now releases another form (Step 7)."
+                    )
                 old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
                 locked.apply_result = result
                 locked.output_parquet_path = parquet_name
@@ -336,6 +311,99 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
             delete_quietly(*stored)
             raise
     return _apply_summary(result)
+
+
+def release_rows_checks(
+    assessment: Assessment,
+    data: Any,
+    released: Any,
+    *,
+    quasi: list[str],
+    specs: dict[str, Any],
+    levels: dict[str, int],
+    config: DeidConfig,
+    target: dict[str, Any],
+    release_size: int,
+    technique_results: list[dict[str, Any]],
+    progress: Any,
+) -> dict[str, Any]:
+    """Step 8's measures that read the released rows beside the original ones (frames or
+    queries): attribute disclosure and small cells, the other released columns, identifiers
+    left in released text, and the attack tests vs control and baseline (issue 28)."""
+    progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
+    sensitive = sensitive_columns(assessment)
+    masking_json = {c: m.to_json() for c, m in config.masking.items()}
+    measured = release_measures(
+        data,
+        released,
+        quasi=quasi,
+        sensitive=sensitive,
+        levels=levels,
+        tops={q: specs[q].height for q in quasi},
+        masked=[c for c, m in config.masking.items() if m.method != "remove"],
+    )
+    roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
+    progress(83, "Measuring the other released columns", force=True)
+    released_columns = release_columns_measure(
+        data,
+        released,
+        quasi=quasi,
+        sensitive=sensitive,
+        masking=masking_json,
+        roles=roles,
+        free_text=free_text_columns(assessment),
+        release_size=release_size,
+        release_model=target["release_model"],
+        data_risk_target=float(target["data_risk_target"]),
+    )
+    progress(85, "Scanning released text for identifiers", force=True)
+    text_scan = release_text_scan(data, released, quasi=quasi, masking=masking_json, roles=roles)
+    progress(88, "Attack tests: singling out, linkability, inference", force=True)
+    attacks = release_attacks(
+        data,
+        released,
+        quasi=quasi,
+        hierarchies=specs,
+        levels=levels,
+        sensitive=sensitive,
+        known_columns=current_threat_model(assessment)["known_columns"],
+        masked=list(config.masking),
+        data_risk_target=float(target["data_risk_target"]),
+        seed_key=f"{assessment.id}:{sorted(levels.items())}",
+        blanks=any(t["technique"] == "local_suppression" for t in technique_results),
+    )
+    return {
+        **measured,
+        **text_scan,
+        "released_columns": released_columns,
+        "attacks": attacks,
+    }
+
+
+def release_secrets_store(
+    assessment: Assessment, secrets: Any, folder: str, scratch: Path
+) -> tuple[str, str]:
+    """Seal a release's keys and linking tables (``MaskingSecrets``) and store them in
+    ``folder``: (stored name, wrapped key), or ("", "") when there are none."""
+    if not (secrets.keys or secrets.linking_tables):
+        return "", ""
+    payload: dict[str, Any] = {
+        "assessment": str(assessment.id),
+        "keys": {c: base64.b64encode(k_).decode() for c, k_ in secrets.keys.items()},
+        "linking_tables": {},
+    }
+    for column, table in secrets.linking_tables.items():
+        buffer = io.StringIO()
+        table.write_csv(buffer)
+        payload["linking_tables"][column] = buffer.getvalue()
+    # Sealed before it reaches any disk: the scratch folder is private, but the plaintext
+    # keys would outlive it in a backup of /tmp or of swap.
+    wrapped_key, sealed = crypto.seal_bytes(
+        json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+    )
+    bundle = scratch / "secrets.sealed"
+    bundle.write_bytes(sealed)
+    return storage.store(bundle, f"{folder}/keys-and-linking-tables.sealed"), wrapped_key
 
 
 def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:
@@ -400,6 +468,7 @@ def _apply_with_techniques(
     out: Any,
     techniques: list[Technique],
     quasi: list[str],
+    keys: dict[str, bytes],
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Write the release with Step 7's further techniques (apps.assessments.techniques).
 
@@ -407,14 +476,6 @@ def _apply_with_techniques(
     record and single values are blanked until every group reaches the release size. The
     other techniques then change the variables they were set on. The file is measured
     like any release (a blank counts as a value of its own)."""
-    from apps.engine.apply import (
-        ApplyResult,
-        apply_levels,
-        apply_solution,
-        measure_release,
-        write_release,
-    )
-
     k = criterion.release_size
     local = any(t.technique == "local_suppression" for t in techniques)
     if local:
@@ -424,7 +485,7 @@ def _apply_with_techniques(
             dictionaries=inputs.dictionaries,
             levels=levels,
             release_size=1,
-            direct=_mask_specs(config),
+            direct=_mask_specs(config, keys),
         )
     else:
         first = apply_solution(
@@ -436,7 +497,7 @@ def _apply_with_techniques(
             criterion=criterion,
             out=out,
             suppression_limit=float(config.suppression_limit),
-            direct=_mask_specs(config),
+            direct=_mask_specs(config, keys),
             sensitive=inputs.sensitive,
         )
         import polars as pl

@@ -25,6 +25,7 @@ import polars as pl
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.accounts.selectors import membership_get
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.freetext import OPAQUE_METHODS
 from apps.assessments.models import Assessment
@@ -36,6 +37,7 @@ from apps.assessments.release_reasons import (
     review_text,
 )
 from apps.assessments.services import assessment_editable
+from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters
 from apps.engine.released_columns import released_column_exposure
@@ -297,9 +299,6 @@ def columns_reviewed_set(
     """Record the analyst's explanation of a measured column's findings (a sentence naming
     them, or one of the grounds offered). An empty reason and no ground withdraws it.
     Audited; the reviewer sees it beside the findings."""
-    from apps.accounts.selectors import membership_get
-    from apps.audit.services import audit_record
-
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError(
             "Only analysts and administrators explain what was found in released columns.",

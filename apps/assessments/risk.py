@@ -10,6 +10,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.models import Assessment
+from apps.assessments.persons import person_risk_result
 from apps.assessments.population import population_figures
 from apps.assessments.selectors import data_risk_of, overall_risk
 from apps.assessments.services import (
@@ -18,10 +19,19 @@ from apps.assessments.services import (
     sensitive_columns,
 )
 from apps.core.errors import ApplicationError
+from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_progress
 from apps.datasets.storage import local_path
-from apps.engine.attribute import l_diversity
+from apps.engine.attribute import SensitiveDiversity, l_diversity
+from apps.engine.drivers import (
+    default_msu_size,
+    distinction,
+    leave_one_out,
+    minimal_sample_uniques,
+    separation,
+)
 from apps.engine.frame import COUNT_COLUMN, EncodedData, encode, read_table
 from apps.engine.risk import records_at_risk, risk_profile
+from apps.engine.rows import l_diversity_from_histogram
 from apps.engine.smallcells import small_cells
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
@@ -48,14 +58,6 @@ def risk_drivers(
     records at risk), its distinction and separation and its SUDA contribution; and the
     smallest combinations of quasi-identifiers that single records out
     (``apps.engine.drivers``). Sorted by the records at risk it would remove."""
-    from apps.engine.drivers import (
-        default_msu_size,
-        distinction,
-        leave_one_out,
-        minimal_sample_uniques,
-        separation,
-    )
-
     msu = minimal_sample_uniques(encoded, max_size=default_msu_size(len(encoded.quasi)))
     drivers: list[dict[str, Any]] = []
     for left in leave_one_out(encoded, target):
@@ -99,8 +101,6 @@ def _person_risk(
     assessment: Assessment, context: JobContext, quasi: list[str], model: str
 ) -> dict[str, Any]:
     """Step 4 on data with several rows per person: risk counted in persons (issue 25)."""
-    from apps.assessments.persons import person_risk_result
-
     context.progress(5, "Counting persons and their events", force=True)
     overall = overall_risk(assessment)
     threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
@@ -122,6 +122,30 @@ def _person_risk(
     }
 
 
+def _histogram_and_diversity(
+    assessment: Assessment, quasi: list[str], sensitive: list[str], context: JobContext
+) -> tuple[EncodedData, tuple[SensitiveDiversity, ...]]:
+    """The class histogram over the quasi-identifiers and the attribute disclosure of the
+    sensitive variables: read from the stored file, or counted on the cluster where a
+    cluster table's rows are (apps.datasets.cluster; the same figures)."""
+    if dataset_is_cluster(assessment.dataset):
+        encoded = cluster_histogram(
+            assessment.dataset, quasi, progress=job_progress(context, 5, 35)
+        )
+        diversity = tuple(
+            l_diversity_from_histogram(
+                cluster_histogram(assessment.dataset, [*quasi, column]), quasi, column
+            )
+            for column in sensitive
+        )
+        return encoded, diversity
+    with local_path(assessment.dataset.parquet_path) as path:
+        frame = read_table(path)
+        encoded = encode(frame, quasi)
+        diversity = l_diversity(frame, quasi, sensitive) if sensitive else ()
+    return encoded, diversity
+
+
 def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
@@ -132,34 +156,33 @@ def assessment_risk_handler(job: Job, context: JobContext) -> dict[str, Any]:
     sensitive = sensitive_columns(assessment)
     model = assessment.effective_release_model or "public"
     if assessment.person_key:
+        if dataset_is_cluster(assessment.dataset):
+            raise ApplicationError(
+                "Risk counted in persons (several rows per person) needs the data on one "
+                "machine: it is not offered for a cluster table; clear the person key."
+            )
         return _person_risk(assessment, context, quasi, model)
     context.progress(5, "Encoding the quasi-identifiers", force=True)
-    with local_path(assessment.dataset.parquet_path) as path:
-        frame = read_table(path)
-        encoded = encode(frame, quasi)
-        context.progress(40, "Measuring equivalence classes", force=True)
-        sizes = class_sizes(encoded).to_numpy()
-        profile = risk_profile(sizes)
-        data_risk = profile.data_risk(model)
-        overall = overall_risk(assessment)
-        threshold = (
-            float(assessment.threshold_result["value"]) if assessment.threshold_result else None
-        )
-        target = overall["data_risk_target"] if overall else threshold
-        at_risk = asdict(records_at_risk(sizes, target)) if target else None
-        context.progress(45, "Attacker models and population uniqueness", force=True)
-        population = population_figures(
-            assessment, profile.class_size_counts, threshold=target, curve=True
-        )
+    encoded, diversity = _histogram_and_diversity(assessment, quasi, sensitive, context)
+    context.progress(40, "Measuring equivalence classes", force=True)
+    sizes = class_sizes(encoded).to_numpy()
+    profile = risk_profile(sizes)
+    data_risk = profile.data_risk(model)
+    overall = overall_risk(assessment)
+    threshold = float(assessment.threshold_result["value"]) if assessment.threshold_result else None
+    target = overall["data_risk_target"] if overall else threshold
+    at_risk = asdict(records_at_risk(sizes, target)) if target else None
+    context.progress(45, "Attacker models and population uniqueness", force=True)
+    population = population_figures(
+        assessment, profile.class_size_counts, threshold=target, curve=True
+    )
 
-        context.progress(55, "Which quasi-identifiers drive the risk", force=True)
-        drivers, msu = risk_drivers(encoded, model, data_risk, target)
-        context.check_cancelled()
+    context.progress(55, "Which quasi-identifiers drive the risk", force=True)
+    drivers, msu = risk_drivers(encoded, model, data_risk, target)
+    context.check_cancelled()
 
-        context.progress(70, "Small cells", force=True)
-        cells = small_cells(encoded)
-        context.progress(85, "Attribute disclosure", force=True)
-        diversity = l_diversity(frame, quasi, sensitive) if sensitive else ()
+    context.progress(70, "Small cells", force=True)
+    cells = small_cells(encoded)
 
     result = {
         "release_model": model,

@@ -19,10 +19,16 @@ from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.persons import refuse_longitudinal_deidentify
-from apps.assessments.privacy_models import EncodedSearch, encode_for_search, models_of
+from apps.assessments.persons import refuse_row_search
+from apps.assessments.privacy_models import (
+    EncodedSearch,
+    encode_for_search,
+    encoded_for_search,
+    models_of,
+)
 from apps.assessments.services import assessment_lock_draft, quasi_identifiers
 from apps.core.errors import ApplicationError
+from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_progress
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
@@ -30,6 +36,7 @@ from apps.engine.frame import IN_MEMORY_ROWS, read_table
 from apps.engine.lattice import max_nodes
 from apps.engine.progress import SearchProgress
 from apps.engine.search import optimal_search
+from apps.engine.search.heuristic import heuristic_search
 from apps.engine.search.problem import lattice_tops
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
@@ -90,6 +97,7 @@ def search_inputs(
     *,
     reading: Callable[[], None] | None = None,
     timing: dict[str, float] | None = None,
+    progress: Callable[[float, str], None] | None = None,  # a cluster's counting
 ) -> SearchInputs:
     """The one builder of a search's inputs (``SearchInputs``). ``specs``: the hierarchies
     (None: those saved, each missing one saved with its default first, as the search does;
@@ -104,16 +112,21 @@ def search_inputs(
     if reading is not None:
         reading()
     columns = list(dict.fromkeys([*quasi, *(m.column for m in models_of(config))]))
-    with local_path(assessment.dataset.parquet_path) as path:
-        lazy = read_table(path).select(columns)
-        # (a table that fits is read first, then encoded in compiled passes; a larger one
-        # is read while it is encoded, in one streaming pass: "read" is then the opening
-        # of the file only)
-        data: pl.LazyFrame | pl.DataFrame = (
-            lazy.collect().rechunk() if assessment.dataset.rows <= IN_MEMORY_ROWS else lazy
-        )
+    if dataset_is_cluster(assessment.dataset):  # counted on the cluster, next to the data
+        histogram = cluster_histogram(assessment.dataset, columns, progress=progress)
         encoding = time.perf_counter()
-        encoded = encode_for_search(data, quasi, specs, config)
+        encoded = encoded_for_search(histogram, quasi, specs, config)
+    else:
+        with local_path(assessment.dataset.parquet_path) as path:
+            lazy = read_table(path).select(columns)
+            # (a table that fits is read first, then encoded in compiled passes; a larger
+            # one is read while it is encoded, in one streaming pass: "read" is then the
+            # opening of the file only)
+            data: pl.LazyFrame | pl.DataFrame = (
+                lazy.collect().rechunk() if assessment.dataset.rows <= IN_MEMORY_ROWS else lazy
+            )
+            encoding = time.perf_counter()
+            encoded = encode_for_search(data, quasi, specs, config)
     if timing is not None:
         timing["read"] = encoding - started
         timing["encode"] = time.perf_counter() - encoding
@@ -137,7 +150,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
     assessment = Assessment.objects.select_related("dataset").get(
         id=job.params["assessment_id"], organization=job.organization
     )
-    refuse_longitudinal_deidentify(assessment)
+    refuse_row_search(assessment)
     started = time.perf_counter()
     timing: dict[str, float] = {}
     inputs = search_inputs(
@@ -146,6 +159,7 @@ def assessment_search_handler(job: Job, context: JobContext) -> dict[str, Any]:
             3, "Reading and encoding the quasi-identifiers", force=True
         ),
         timing=timing,
+        progress=job_progress(context, 3, 5),
     )
     quasi, config, target, specs = inputs.quasi, inputs.config, inputs.target, inputs.specs
     encoded, problem, criterion = inputs.encoded, inputs.problem, inputs.criterion
@@ -259,8 +273,6 @@ def _heuristic(
 ) -> dict[str, Any]:
     """More quasi-identifiers than the exact search can settle: a heuristic solution, with
     its bound on optimality, clearly labelled (``apps.engine.search.heuristic``)."""
-    from apps.engine.search.heuristic import heuristic_search
-
     context.progress(
         5, "The lattice is too large for the exact search: heuristic search", force=True
     )

@@ -68,6 +68,14 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         default=DEFAULT_SUPPRESSION_LIMIT,
         help_text="Share of records that may be suppressed (0.05 = 5%).",
     )
+    event_suppression_limit = strict.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text="Data with a person key: share of events that may be suppressed (the "
+        "person keeps their other events); the suppression limit then counts persons. Left "
+        "out = unchanged.",
+    )
     metric = serializers.ChoiceField(choices=METRICS, default="loss")
     max_levels = serializers.DictField(
         child=strict.IntegerField(min_value=0),

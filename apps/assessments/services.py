@@ -23,6 +23,9 @@ from apps.assessments.models import (
     ThresholdMode,
 )
 from apps.assessments.step_results import context_result, threshold_again, threshold_result
+from apps.assessments.threat_model import step1_part, step5_part
+from apps.audit.services import audit_record
+from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
 from apps.jobs.models import Job
@@ -119,8 +122,6 @@ def risk_input_save(
 ) -> list[str]:
     """Save one of Step 4's inputs (the population, the adversary power): a measured data
     risk becomes stale, and the change is audited. Returns the stale steps."""
-    from apps.audit.services import audit_record
-
     setattr(assessment, field, value)
     stale = []
     if assessment.risk_result is not None:
@@ -145,8 +146,6 @@ def _save(
     extra: dict[str, Any] | None = None,
 ) -> list[str]:
     """Save a step, mark what depends on it stale, and record the answers in the audit trail."""
-    from apps.audit.services import audit_record
-
     stale = steps.mark_changed(assessment, slug)
     if "deidentify" in stale or slug in SEARCH_INPUTS:
         fields = [*fields, *forget_search(assessment)]
@@ -176,7 +175,6 @@ def assessment_create(
         raise ApplicationError(
             f"'{dataset.name}' is not profiled yet; wait for its profiling job to finish."
         )
-    from apps.audit.services import audit_record
 
     assessment = Assessment.objects.create(
         organization=organization,
@@ -219,8 +217,6 @@ def assessment_set_release(
 
     With it, the threat model's Step 1 part (``threat_model.py``): the recipients named one
     by one (none given: the recipient organization) and the pseudonymisation domain."""
-    from apps.assessments.threat_model import step1_part
-
     assessment_editable(assessment)
     if release_model not in ReleaseModel.values:
         raise ApplicationError(
@@ -345,9 +341,6 @@ def assessment_set_context(
     With it, the threat model's Step 5 part: the columns the adversary knows (None: the
     quasi-identifiers of Step 2, as they stand) and whether they know the target is in the
     data."""
-    from apps.assessments.threat_model import step5_part
-    from apps.classification.models import Variable
-
     assessment_editable(assessment)
     columns = list(
         Variable.objects.filter(dataset=assessment.dataset)
@@ -398,8 +391,6 @@ def assessment_job_start(*, assessment: Assessment, user: User, kind: str, **par
 
 
 def quasi_identifiers(assessment: Assessment) -> list[str]:
-    from apps.classification.models import Variable
-
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="quasi")
         .order_by("position")
@@ -408,8 +399,6 @@ def quasi_identifiers(assessment: Assessment) -> list[str]:
 
 
 def sensitive_columns(assessment: Assessment) -> list[str]:
-    from apps.classification.models import Variable
-
     return list(
         Variable.objects.filter(dataset=assessment.dataset, role="sensitive")
         .order_by("position")

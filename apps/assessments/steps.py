@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, TypedDict
 
 from django.utils import timezone
 
+from apps.classification.selectors import classification_status
+
 if TYPE_CHECKING:
     from apps.assessments.models import Assessment
 
@@ -114,8 +116,6 @@ DEPENDENTS: dict[str, tuple[str, ...]] = {
 
 
 def _has_result(assessment: Assessment, slug: str) -> bool:
-    from apps.classification.selectors import classification_status
-
     checks: dict[str, Callable[[], bool]] = {
         "release": lambda: bool(assessment.release_model),
         "classification": lambda: bool(

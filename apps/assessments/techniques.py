@@ -33,9 +33,26 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.configuration import DeidConfig, Technique
+from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment
+from apps.assessments.privacy_models import encode_for_search
+from apps.assessments.services import assessment_editable, quasi_identifiers
+from apps.audit.services import audit_record
+from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
+from apps.datasets.storage import local_path
+from apps.engine.apply import apply_levels
+from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
+from apps.engine.frame import read_table
+from apps.engine.techniques.local_suppression import LocalSuppressionParams
+from apps.engine.techniques.microaggregation import MicroaggregationParams
+from apps.engine.techniques.noise import NoiseParams
+from apps.engine.techniques.pram import PramParams
+from apps.engine.techniques.rank_swap import RankSwapParams
+from apps.engine.techniques.registry import apply_technique
+from apps.engine.techniques.rounding import RoundingParams, TopBottomParams
 
 NUMERIC = ("rounding", "top_bottom_coding", "microaggregation", "noise", "rank_swap")
 CATEGORICAL = ("pram",)
@@ -187,13 +204,6 @@ def engine_params(entry: Technique, *, quasi: Sequence[str], k: int) -> Any:
     """The engine's parameter object for one configured technique (a fresh seed each run)."""
     import secrets
 
-    from apps.engine.techniques.local_suppression import LocalSuppressionParams
-    from apps.engine.techniques.microaggregation import MicroaggregationParams
-    from apps.engine.techniques.noise import NoiseParams
-    from apps.engine.techniques.pram import PramParams
-    from apps.engine.techniques.rank_swap import RankSwapParams
-    from apps.engine.techniques.rounding import RoundingParams, TopBottomParams
-
     kind = entry.technique
     seed = secrets.randbits(63)
     if kind == "local_suppression":
@@ -268,8 +278,6 @@ def run_techniques(
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """Apply the configured techniques in order; return the data and, per technique, what it
     did and its measured effect."""
-    from apps.engine.techniques.registry import apply_technique
-
     outcomes = []
     for entry in entries:
         params = engine_params(entry, quasi=quasi, k=k)
@@ -286,8 +294,6 @@ def run_techniques(
 def technique_columns(assessment: Assessment) -> dict[str, list[str]]:
     """Released variables a technique may change: numbers and categories that are neither
     quasi-identifiers nor direct identifiers."""
-    from apps.classification.models import Variable
-
     numeric, categorical = [], []
     for v in Variable.objects.filter(dataset=assessment.dataset).order_by("position"):
         if v.role in ("direct", "quasi", ""):
@@ -302,10 +308,6 @@ def technique_columns(assessment: Assessment) -> dict[str, list[str]]:
 @transaction.atomic
 def techniques_set(*, assessment: Assessment, user: User, entries: list[dict[str, Any]]) -> None:
     """Replace the configured techniques (the file must be written again); audited."""
-    from apps.assessments.deidentify import deid_config
-    from apps.assessments.services import assessment_editable, quasi_identifiers
-    from apps.audit.services import audit_record
-
     assessment_editable(assessment)
     locked = Assessment.objects.select_for_update().get(id=assessment.id)
     config = deid_config(locked)
@@ -344,15 +346,6 @@ def technique_preview(*, assessment: Assessment, index: int) -> dict[str, Any]:
     chosen levels), before the file is written: what it changes and its measured effect.
     Local suppression depends on the whole file, so its count on a sample shows the kind
     of change, not the final number."""
-    from apps.assessments.deidentify import deid_config, search_target
-    from apps.assessments.hierarchies import hierarchies_ensure
-    from apps.assessments.privacy_models import encode_for_search
-    from apps.assessments.services import quasi_identifiers
-    from apps.datasets.storage import local_path
-    from apps.engine.apply import apply_levels
-    from apps.engine.criteria import criterion_for_release
-    from apps.engine.frame import read_table
-
     config = deid_config(assessment)
     entries = list(config.techniques or ())
     if not 0 <= index < len(entries):

@@ -37,6 +37,12 @@ MAX_DOMAIN_TEXT = 500
 REVERSIBLE_MASKING = ("hmac", "random", "encrypt")
 
 
+#: Where a named domain's key is kept, unless Step 1 says otherwise.
+DOMAIN_KEY_KEPT = (
+    "In deidweb, sealed under the master key: one key shared by every release of the "
+    "pseudonymisation domain '{name}'"
+)
+
 #: Step 1's threat-model fields, after the release fields (``models.RELEASE_FIELDS``) on the
 #: page, in the API and in its answer.
 STEP1_FIELDS = ("recipients", "pseudonym_linkers", "pseudonym_key_kept")
@@ -123,6 +129,14 @@ def threat_model_of(
     prefilled = known is None
     known = list(quasi) if known is None else list(known)
     pseudonymisation = dict(stored.get("pseudonymisation") or {})
+    # The named domain chosen in Step 1 (apps.assessments.domains), when one is: its
+    # releases share one key. Its description says who can link unless Step 1 did.
+    chosen = getattr(assessment, "pseudonym_domain", None)
+    domain = (
+        None
+        if chosen is None
+        else {"id": str(chosen.id), "name": chosen.name, "description": chosen.description}
+    )
     reversible = sorted(
         column
         for column, spec in (masking or {}).items()
@@ -140,8 +154,11 @@ def threat_model_of(
         "target_in_sample": target,
         "target_in_sample_text": TARGET_IN_SAMPLE[target],
         "pseudonymisation": {
-            "who_can_link": pseudonymisation.get("who_can_link", ""),
-            "key_kept": pseudonymisation.get("key_kept", ""),
+            "who_can_link": pseudonymisation.get("who_can_link", "")
+            or (domain["description"] if domain else ""),
+            "key_kept": pseudonymisation.get("key_kept", "")
+            or (DOMAIN_KEY_KEPT.format(name=domain["name"]) if domain else ""),
+            "domain": domain,
         },
         "pseudonymised_columns": reversible,
     }

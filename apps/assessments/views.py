@@ -16,6 +16,7 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import hooks, persons, population, services, steps
 from apps.assessments.attack_tests import attack_rows
+from apps.assessments.domains import pseudonym_domains, release_and_domain_save
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
@@ -191,13 +192,18 @@ def release_step(
     domain = threat.get("pseudonymisation") or {}
     initial["pseudonym_linkers"] = domain.get("who_can_link", "")
     initial["pseudonym_key_kept"] = domain.get("key_kept", "")
-    form = ReleaseForm(request.POST or None, initial=initial)
+    initial["pseudonym_domain"] = str(assessment.pseudonym_domain_id or "")
+    form = ReleaseForm(
+        request.POST or None, initial=initial, domains=pseudonym_domains(organization)
+    )
     if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        chosen_domain = data.pop("pseudonym_domain") or None
         stale = _post_or_error(
             request,
             form,
-            lambda: services.assessment_set_release(
-                assessment=assessment, user=user_of(request), **form.cleaned_data
+            lambda: release_and_domain_save(
+                assessment=assessment, user=user_of(request), domain_id=chosen_domain, **data
             ),
         )
         if stale is not None:
@@ -475,6 +481,8 @@ def utility_step(
             _saved(request, stale)
             return _go(organization, assessment)
     result = assessment.apply_result
+    # A synthetic-data or table release (issue 28) has figures of its own, not the records'.
+    records = result if result and not result.get("form") else None
     return render(
         request,
         "assessments/step_utility.html",
@@ -485,16 +493,16 @@ def utility_step(
             form=form,
             result=result,
             charts=utility_charts(
-                result,
+                records,
                 hide_below=None
                 if membership_of(request).can_see_raw_values
                 else class_threshold(assessment),
             )
-            if result
+            if records
             else None,
             search=assessment.search_result,
-            headline=loss_headline(result, assessment.search_result) if result else None,
-            missingness=missingness_figures(result) if result else [],
+            headline=loss_headline(records, assessment.search_result) if records else None,
+            missingness=missingness_figures(records) if records else [],
             attack_rows=attack_rows((result or {}).get("attacks")),
         ),
         status=400 if form.errors else 200,

@@ -16,6 +16,7 @@ from django.shortcuts import render
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import deidentify, hooks, release_apply
+from apps.assessments.compare import alternatives_compare
 from apps.assessments.configuration import MASKING_METHODS, METRICS, DeidConfig, parse
 from apps.assessments.freetext import (
     free_text_columns,
@@ -29,20 +30,26 @@ from apps.assessments.hierarchies import (
     hierarchy_set,
 )
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
-from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
+from apps.assessments.precheck import assessment_precheck
+from apps.assessments.presenters import ALTERNATIVE_SORTS, _html, alternatives_rows, pareto_chart
+from apps.assessments.privacy_models import OFFERED_KINDS, spec_from_form, step4_findings
 from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
+from apps.assessments.release_forms.presenters import release_form_context
 from apps.assessments.selectors import assessment_get
-from apps.assessments.services import quasi_identifiers
+from apps.assessments.services import assessment_editable, quasi_identifiers, sensitive_columns
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
-from apps.assessments.techniques import technique_columns
+from apps.assessments.techniques import technique_columns, technique_preview, techniques_set
 from apps.assessments.verdicts import search_verdict
 from apps.assessments.views import _context, _go, step_view
+from apps.audit.services import audit_record
+from apps.core.charts import bar_chart
 from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
+from apps.datasets.storage import local_path
 from apps.engine.hierarchies import DATE_LEVELS
+from apps.engine.sensitive import parse_model
 from apps.jobs.selectors import job_refresh
 
 # The page's fields are text; each is read here with a message naming the field, since
@@ -144,6 +151,7 @@ def deidentify_step(
             assessment,
             "deidentify",
             config=config,
+            release_forms=release_form_context(assessment),
             techniques=[t.to_json() for t in config.techniques or ()],
             directs=deidentify.direct_identifiers(assessment),
             free_text=free_text_columns(assessment),
@@ -207,9 +215,6 @@ def alternatives_compare_view(
 ) -> HttpResponse:
     """Two alternatives side by side (``?pick=i&pick=j``): what each releases per
     quasi-identifier, and its risk and loss."""
-    from apps.assessments.compare import alternatives_compare
-    from apps.core.charts import bar_chart
-
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     picks = request.GET.getlist("pick")
     comparison: dict[str, Any] = {}
@@ -253,8 +258,6 @@ def alternatives_compare_view(
 
 def _technique_from_form(post: Any, assessment: Assessment) -> dict[str, Any]:
     """One technique from the Step 7 form (values checked by techniques_set)."""
-    from apps.assessments.services import quasi_identifiers
-
     kind = post.get("technique", "")
     if kind == "local_suppression":
         return {
@@ -273,9 +276,6 @@ def _technique_from_form(post: Any, assessment: Assessment) -> dict[str, Any]:
 
 def _privacy_rows(assessment: Assessment, config: DeidConfig) -> list[dict[str, Any]]:
     """Per sensitive variable: its model's form values and the Step 4 finding behind it."""
-    from apps.assessments.services import sensitive_columns
-    from apps.engine.sensitive import parse_model
-
     findings = step4_findings(assessment.risk_result)
     current = {m.column: parse_model(m.column, m.spec) for m in config.privacy_models}
     rows = []
@@ -298,8 +298,6 @@ def _privacy_rows(assessment: Assessment, config: DeidConfig) -> list[dict[str, 
 
 
 def _chart_html(chart: Any) -> Any:
-    from apps.assessments.presenters import _html
-
     return _html(chart)
 
 
@@ -308,8 +306,6 @@ def technique_preview_view(
     request: HttpRequest, organization: Organization, assessment_id: UUID
 ) -> HttpResponse:
     """The htmx fragment: one configured technique tried on a sample before applying."""
-    from apps.assessments.techniques import technique_preview
-
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         preview, error = (
@@ -330,8 +326,6 @@ def search_precheck(
     request: HttpRequest, organization: Organization, assessment_id: UUID
 ) -> HttpResponse:
     """The htmx fragment shown before a search: lattice size, time, feasibility."""
-    from apps.assessments.precheck import assessment_precheck
-
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         check, error = assessment_precheck(assessment), ""
@@ -341,8 +335,6 @@ def search_precheck(
 
 
 def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
-    from apps.audit.services import audit_record
-
     message = _perform(request, assessment, action)
     if action in {"config", "hierarchy", "choose"}:
         assessment.refresh_from_db()
@@ -364,9 +356,6 @@ def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
 def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
     """Step 7's settings form: its text fields read as numbers (a message naming the field
     otherwise), then parsed as the API's are (``apps.assessments.configuration.parse``)."""
-    from apps.assessments.privacy_models import spec_from_form
-    from apps.assessments.services import assessment_editable, sensitive_columns
-
     assessment_editable(assessment)  # a frozen version is refused before its fields are read
     masking = {
         column: {
@@ -391,6 +380,10 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
         limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
     except ApplicationError:
         raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
+    events = {}
+    if "event_suppression_limit" in post:
+        label = "The event suppression limit"
+        events = {"event_suppression_limit": _number(post["event_suppression_limit"], label) / 100}
     privacy_models = [
         {
             "column": column,
@@ -411,6 +404,7 @@ def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
             "max_levels": max_levels,
             "privacy_models": privacy_models,
             "csv_formula_guard": post.get("csv_formula_guard") == "on",
+            **events,
         },
         base=deidentify.deid_config(assessment),
     )
@@ -449,8 +443,6 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         release_apply.assessment_start_apply(assessment=assessment, user=user_of(request))
         return "Writing the de-identified file."
     if action in ("technique_add", "technique_remove"):
-        from apps.assessments.techniques import techniques_set
-
         current = [t.to_json() for t in deidentify.deid_config(assessment).techniques or ()]
         if action == "technique_remove":
             try:
@@ -490,8 +482,6 @@ def release_preview(
 ) -> HttpResponse:
     """The first 100 rows of the de-identified file, for analysts before approval."""
     import polars as pl
-
-    from apps.datasets.storage import local_path
 
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     if not assessment.output_parquet_path:
@@ -546,7 +536,6 @@ def secrets_download(
         if exc.status == 404:
             raise Http404(exc.message) from None
         return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-    from apps.audit.services import audit_record
 
     audit_record(
         organization=organization,

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from apps.assessments.hierarchies import class_threshold, value_counts
 from apps.assessments.models import Assessment
 from apps.classification.models import Variable
 
@@ -74,8 +75,6 @@ def protected_columns(assessment: Assessment, variables: Iterable[dict[str, Any]
 def rare_values(assessment: Assessment) -> frozenset[str]:
     """The values of the data set's quasi-identifiers held by fewer records than the
     threshold's class size, as the engine compares them (text)."""
-    from apps.assessments.hierarchies import class_threshold, value_counts
-
     k = class_threshold(assessment)
     rare: set[str] = set()
     quasi = Variable.objects.filter(dataset_id=assessment.dataset_id, role="quasi")

@@ -7,6 +7,7 @@ from django.core import checks
 def audit_key_check(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """At start-up (runserver, migrate, check): say when the audit trail is sealed with a key
     anyone can know (the development default)."""
+    # lazy: apps.py is imported before the models are loaded; a check runs after
     from apps.audit.services import audit_key_is_public
 
     if not audit_key_is_public():
@@ -29,6 +30,7 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.audit import signals
         from apps.audit.anchors import stored_anchor_provider
         from apps.audit.services import ANCHOR_PROVIDERS, audit_record

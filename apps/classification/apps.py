@@ -6,6 +6,7 @@ class ClassificationConfig(AppConfig):
     label = "classification"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.classification.services import (
             identifier_values_shown,
             variables_create_from_profile,

@@ -9,6 +9,7 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.core.db_guards import install_guards
 
         # After every migrate: the triggers that keep decided things decided (db_guards).

@@ -50,10 +50,14 @@ JOB_STATUS_LABELS = {
 # What each kind of job does, as the pages say it.
 JOB_KIND_LABELS = {
     "ingest": "Upload: reading and converting the file",
+    "ingest-tables": "Upload: reading, checking and joining the person and event tables",
     "profile": "Profiling the data set",
+    "cluster-profile": "Profiling the cluster table on the cluster",
     "assessment-risk": "Measuring the data risk (Step 4)",
     "assessment-search": "Searching for the optimal de-identification (Step 7)",
     "assessment-apply": "Writing the de-identified file (Step 7)",
+    "assessment-synthetic": "Generating and attacking synthetic data (Step 7)",
+    "assessment-table": "Protecting the table with complementary suppression (Step 7)",
     "report": "Preparing the signed report (Step 9)",
 }
 DECISION_LABELS = {"approve": "Approve", "reject": "Reject"}
@@ -211,6 +215,11 @@ AUDIT_ACTION_LABELS = {
     "download.report": "Report downloaded",
     "download.report_refused": "Report download refused (file differs from the signed one)",
     "download.secrets": "Secrets downloaded",
+    "cluster.connection_set": "Spark connection set",
+    "cluster.connection_clear": "Spark connection removed",
+    "dataset.register_cluster": "Cluster table registered as a data set",
+    "release.cluster_verified": "Cluster release checked against its approved manifest",
+    "release.cluster_refused": "Cluster release differs from its approved manifest",
     "assessment.justifications": "Justifications of altered variables recorded",
     "summary.generate": "Recipient summary generated",
     "download.summary_pdf": "Recipient summary downloaded",

@@ -1,7 +1,13 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -20,6 +26,7 @@ from apps.core.schema import DESCRIPTIONS, ORGANIZATION_FILTER
 from apps.datasets import hooks
 from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
+from apps.datasets.table_upload import dataset_upload_tables
 from apps.jobs.models import Job
 
 
@@ -29,6 +36,10 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
     )
     profile_job: serializers.PrimaryKeyRelatedField[Job] = serializers.PrimaryKeyRelatedField(
         read_only=True
+    )
+    tables = serializers.SerializerMethodField(
+        help_text="For a person table and event tables uploaded together: the person key and "
+        "each table's name, role, rows, columns and digest (profiles at …/profile/)."
     )
     intended_release_model = serializers.ChoiceField(
         choices=ReleaseModel.choices,
@@ -58,9 +69,21 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
             "status",
             "profile_job",
             "intended_release_model",
+            "tables",
             "created_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_tables(self, dataset: Dataset) -> dict[str, object] | None:
+        structure = dataset.table_structure or {}
+        if not structure.get("tables"):
+            return None
+        shown = ("name", "role", "rows", "columns", "event_columns", "first_row", "sha256")
+        return {
+            **{k: v for k, v in structure.items() if k != "tables"},
+            "tables": [{k: t[k] for k in shown if k in t} for t in structure["tables"]],
+        }
 
 
 class DatasetUploadSerializer(serializers.Serializer[Dataset]):
@@ -71,6 +94,19 @@ class DatasetUploadSerializer(serializers.Serializer[Dataset]):
     delimiter = strict.CharField(required=False, allow_blank=True, default="", max_length=4)
     encoding = strict.CharField(required=False, allow_blank=True, default="", max_length=40)
     sheet = strict.CharField(required=False, allow_blank=True, default="", max_length=100)
+
+
+class DatasetTablesUploadSerializer(serializers.Serializer[Dataset]):
+    organization = strict.SlugField(help_text="Short name (slug) of the organization.")
+    persons = serializers.FileField(allow_empty_file=True, help_text="The person table.")
+    events = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True),
+        min_length=1,
+        help_text="One or more event tables (repeat the field).",
+    )
+    person_key = strict.CharField(max_length=300, help_text="The column linking the tables.")
+    name = strict.CharField(required=False, allow_blank=True, default="", max_length=200)
+    description = strict.CharField(required=False, allow_blank=True, default="")
 
 
 @extend_schema_view(list=extend_schema(parameters=[ORGANIZATION_FILTER]))
@@ -136,6 +172,45 @@ class DatasetViewSet(
         )
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        request={"multipart/form-data": DatasetTablesUploadSerializer},
+        responses={201: DatasetSerializer, 413: OpenApiResponse(description=DESCRIPTIONS["413"])},
+    )
+    @action(detail=False, methods=["post"])
+    def tables(self, request: Request) -> Response:
+        """A person table and one or more event tables linked by a person key, uploaded
+        together. Answers 201 with the data set "converting"; its ``profile_job`` reads
+        each table, profiles it, checks and joins them (a refusal fails the job, naming the
+        table, the column and the rows), then profiles the joined long table."""
+        request.data  # noqa: B018  # parse the body: the upload handler may refuse the files
+        refused = getattr(request._request, "upload_refused", None)
+        if refused:
+            return Response(
+                {
+                    "message": "The files are larger than the upload limit; nothing was saved.",
+                    "extra": {"code": "too_large", **refused},
+                },
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        payload = DatasetTablesUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        organization = Organization.objects.filter(slug=data["organization"]).first()
+        if organization is None:
+            raise NotFound("No such organization.")
+        if not membership_get(user=request.user, organization=organization).can_edit:
+            raise PermissionDenied("Only analysts and administrators can upload data sets.")
+        dataset = dataset_upload_tables(
+            organization=organization,
+            user=user_of(request),
+            persons=data["persons"],
+            events=list(data["events"]),
+            person_key=data["person_key"],
+            name=data["name"],
+            description=data["description"],
+        )
+        return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
+
     def perform_destroy(self, instance: Dataset) -> None:
         dataset_delete(dataset=instance, user=user_of(self.request))
 
@@ -153,6 +228,12 @@ class DatasetViewSet(
             )
         membership = membership_get(user=request.user, organization=dataset.organization)
         profile = dataset.profile
+        tables = (dataset.table_structure or {}).get("tables", [])
+        if tables:  # each uploaded table's own profile beside the joined one's
+            profile = {
+                **profile,
+                "tables": [{"name": t["name"], "role": t["role"], **t["profile"]} for t in tables],
+            }
         if not membership.can_see_raw_values:
             profile = redact_profile(profile)
         else:
@@ -191,4 +272,7 @@ def redact_profile(profile: dict[str, object]) -> dict[str, object]:
     columns = []
     for column in profile.get("columns", []):  # type: ignore[attr-defined]
         columns.append({k: v for k, v in column.items() if k not in RAW_KEYS})
-    return {**profile, "columns": columns}
+    redacted: dict[str, object] = {**profile, "columns": columns}
+    if "tables" in profile:
+        redacted["tables"] = [redact_profile(t) for t in profile["tables"]]  # type: ignore[attr-defined]
+    return redacted

@@ -49,6 +49,10 @@ class Dataset(OrganizationOwned):
         blank=True,
         help_text="Used for Step 2 warnings until an assessment sets the release model.",
     )
+    # A person table and event tables uploaded together (apps.datasets.tables): the person
+    # key, each table's name, role, digest, rows, columns and profile, and which rows of the
+    # joined long table (the Parquet file above) are whose events. Empty: one table.
+    table_structure = models.JSONField(default=dict, blank=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -58,3 +62,9 @@ class Dataset(OrganizationOwned):
 
     def __str__(self) -> str:
         return self.name
+
+
+# The cluster path's models live in a module of their own (issue #27).
+from apps.datasets.cluster_models import ClusterTable, SparkConnection  # noqa: E402
+
+__all__ = ["ClusterTable", "Dataset", "DatasetStatus", "ReleaseModel", "SparkConnection"]

@@ -318,7 +318,14 @@ def dataset_delete(*, dataset: Dataset, user: User | None = None) -> None:
             f"'{dataset.name}' has assessments; it stays as the evidence they were made on.",
             status=409,
         )
-    names = [dataset.parquet_path, dataset.original_path]
+    # Linked tables: each table's upload (named by the job until the join records them).
+    uploads = (dataset.profile_job.params or {}).get("tables", []) if dataset.profile_job else []
+    names = [
+        dataset.parquet_path,
+        dataset.original_path,
+        *(t.get("original_path", "") for t in (dataset.table_structure or {}).get("tables", [])),
+        *(str(t.get("path", "")) for t in uploads),
+    ]
     with transaction.atomic():
         audit_record(
             organization=dataset.organization,

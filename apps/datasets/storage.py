@@ -12,6 +12,8 @@ from pathlib import Path
 from django.core.files import File
 from django.core.files.storage import default_storage
 
+from apps.core.errors import ApplicationError
+
 
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
@@ -36,7 +38,14 @@ def delete_quietly(*names: str) -> None:
 
 @contextlib.contextmanager
 def local_path(name: str) -> Iterator[Path]:
-    """A filesystem path for a stored file: the file itself on local storage, else a temp copy."""
+    """A filesystem path for a stored file: the file itself on local storage, else a temp copy.
+    No name (a cluster table has no stored file: its rows stay on its cluster) is refused."""
+    if not name:
+        raise ApplicationError(
+            "This data has no stored file here: a cluster table's rows are read on its "
+            "cluster, and this page or action reads a file on this machine.",
+            status=409,
+        )
     try:
         yield Path(default_storage.path(name))
         return

@@ -13,10 +13,11 @@ from apps.core.downloads import no_store
 from apps.core.errors import ApplicationError
 from apps.core.pagination import list_page
 from apps.datasets import hooks
-from apps.datasets.forms import DatasetUploadForm
+from apps.datasets.forms import DatasetTablesUploadForm, DatasetUploadForm
 from apps.datasets.models import DatasetStatus
 from apps.datasets.selectors import dataset_get, datasets_listed
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload, upload_limit_for
+from apps.datasets.table_upload import dataset_upload_tables
 from apps.jobs.selectors import job_refresh
 
 
@@ -87,6 +88,48 @@ def dataset_upload_view(request: HttpRequest, organization: Organization) -> Htt
     )
 
 
+@org_view(edit=True)
+def dataset_upload_tables_view(request: HttpRequest, organization: Organization) -> HttpResponse:
+    """A person table and one or more event tables, linked by a person key."""
+    limit = upload_limit_for(organization)
+    context: dict[str, object] = {"limit": limit, "help_topic": "upload"}
+    if request.method != "POST":
+        return render(
+            request, "datasets/upload_tables.html", {**context, "form": DatasetTablesUploadForm()}
+        )
+    form = DatasetTablesUploadForm(request.POST, request.FILES)
+    refused = getattr(request, "upload_refused", None)  # set while parsing the body
+    if refused:
+        form = DatasetTablesUploadForm(initial=request.POST.dict())
+        context["refused_message"] = _refused_message(refused)
+    elif form.is_valid():
+        try:
+            dataset = dataset_upload_tables(
+                organization=organization,
+                user=user_of(request),
+                persons=form.cleaned_data["persons"],
+                events=form.cleaned_data["events"],
+                person_key=form.cleaned_data["person_key"],
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+            )
+        except ApplicationError as exc:
+            field = exc.extra.get("field")
+            form.add_error(field if field in form.fields else None, exc.message)
+        else:
+            messages.success(
+                request,
+                f"'{dataset.name}' was uploaded; its tables are being read, checked and joined.",
+            )
+            return redirect("dataset-detail", org=organization.slug, dataset_id=dataset.id)
+    return render(
+        request,
+        "datasets/upload_tables.html",
+        {**context, "form": form},
+        status=413 if refused else 400,
+    )
+
+
 @org_view()
 def dataset_detail(
     request: HttpRequest, organization: Organization, dataset_id: UUID
@@ -107,6 +150,7 @@ def dataset_detail(
             "dataset": dataset,
             "job": job,
             "columns": (dataset.profile or {}).get("columns", []),
+            "tables": (dataset.table_structure or {}).get("tables", []),
             "help_topic": "profile",
         },
     )

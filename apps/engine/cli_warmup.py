@@ -27,6 +27,7 @@ from typing import Any
 
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal.preload import load_longitudinal_code
+from apps.engine.search.preload import load_compiled_code, load_sensitive_code
 
 _ENGINE = Path(__file__).resolve().parent
 
@@ -71,8 +72,6 @@ def is_warm() -> bool:
 
 def warmup() -> float:
     """Compile (or load) every kernel a search uses; returns the seconds it took."""
-    from apps.engine.search.preload import load_compiled_code, load_sensitive_code
-
     started = time.perf_counter()
     load_compiled_code()
     load_sensitive_code()

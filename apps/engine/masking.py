@@ -62,13 +62,16 @@ MAX_MAPPED_VALUES = 5_000_000
 @dataclass(frozen=True)
 class MaskSpec:
     """How to mask one column.  `length` = hex characters of a pseudonym (hmac, random);
-    `keep_leading`/`keep_trailing`/`mask_char` for character masking."""
+    `keep_leading`/`keep_trailing`/`mask_char` for character masking; `key` the key of a
+    keyed method (hmac, encrypt) chosen by the caller (e.g. a pseudonymisation domain's),
+    else a new one is drawn."""
 
     method: MaskMethod = "remove"
     length: int = 32
     keep_leading: int = 0
     keep_trailing: int = 0
     mask_char: str = "*"
+    key: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -280,7 +283,7 @@ def mask_direct_identifiers(
             )
             continue
         if spec.method in ("hmac", "encrypt"):
-            key = _check_key((keys or {}).get(column) or new_key(), column)
+            key = _check_key(spec.key or (keys or {}).get(column) or new_key(), column)
             out_keys[column] = key
             if spec.method == "hmac":
                 transform = partial(hmac_pseudonym, key=key, length=spec.length)

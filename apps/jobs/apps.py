@@ -6,6 +6,7 @@ class JobsConfig(AppConfig):
     label = "jobs"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.jobs import services, tasks
 
         # The services send a job's message through the task above them (no import cycle).

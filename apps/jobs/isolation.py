@@ -55,14 +55,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from apps.jobs.messages import out_of_memory_error, time_limit_error, unexpected_error_message
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import (
-    job_fail,
-    job_run_claimed,
-    out_of_memory_error,
-    time_limit_error,
-    unexpected_error_message,
-)
+from apps.jobs.services import job_fail, job_run_claimed
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,11 @@ from enum import Enum
 from django.conf import settings
 from django.utils import timezone
 
-from apps.jobs.models import Worker
+from apps.jobs.models import Job, JobStatus, Worker
 
 __all__ = [
     "WorkerState",
+    "job_is_lost",
     "live_workers",
     "worker_state",
     "workers_listening",
@@ -82,3 +83,18 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return True
     return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+def job_is_lost(job: Job) -> bool:
+    """Running, but its worker is gone: its process ended (same machine) or its heartbeat
+    stopped (``apps.jobs.liveness``). Where the worker cannot be checked (a job run
+    in-process elsewhere, or claimed before workers were recorded), silence longer than
+    ``DEIDWEB_JOB_STALE_SECONDS`` means the same."""
+    if job.status != JobStatus.RUNNING:
+        return False
+    state = worker_state(job.worker)
+    if state != WorkerState.UNKNOWN:
+        return state == WorkerState.DEAD
+    last = job.heartbeat_at or job.started_at
+    limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
+    return last is not None and timezone.now() - last > limit

@@ -9,9 +9,16 @@ from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import Organization
-from apps.jobs.liveness import WorkerState, live_workers, worker_state, workers_listening
+from apps.jobs.kinds import job_queue
+from apps.jobs.liveness import (
+    WorkerState,
+    job_is_lost,
+    live_workers,
+    worker_state,
+    workers_listening,
+)
+from apps.jobs.messages import job_lost_error
 from apps.jobs.models import Job, JobStatus, Worker
-from apps.jobs.services import job_is_lost, job_lost_error, job_queue
 
 __all__ = [
     "job_get",
@@ -116,6 +123,8 @@ def job_subject_url(job: Job) -> str | None:
             "assessment-risk": "data-risk",
             "assessment-search": "deidentify",
             "assessment-apply": "deidentify",
+            "assessment-synthetic": "deidentify",
+            "assessment-table": "deidentify",
         }.get(job.kind, "")
         kwargs = {"org": job.organization.slug, "assessment_id": job.subject.split(":", 1)[1]}
         if slug:

@@ -27,6 +27,9 @@ ends any job that runs away.
 Whatever ends a job (success, failure, cancel, a lost worker, a retry), the owner of its
 subject learns it through `JOB_FINISHED`/`JOB_RETRIED`, so that a data set never stays
 "profiling" after its profiling job is over.
+
+The kinds and what each app registers for them are in ``apps.jobs.kinds``, the handler's
+context in ``apps.jobs.context``, the failure messages in ``apps.jobs.messages``.
 """
 
 from __future__ import annotations
@@ -52,67 +55,56 @@ from apps.accounts.models import Membership, Organization, Role
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.hooks import Provided
-from apps.jobs.liveness import WorkerState, worker_state
+from apps.jobs.context import JobCancelled, JobContext
+from apps.jobs.kinds import (
+    JOB_FINISHED,
+    JOB_GUARDS,
+    JOB_HANDLERS,
+    JOB_RETRIED,
+    check_user_limit,
+    job_queue,
+)
+from apps.jobs.liveness import WorkerState, job_is_lost, worker_state
+from apps.jobs.messages import (
+    database_busy_error,
+    job_lost_again_error,
+    job_lost_error,
+    out_of_memory_error,
+    time_limit_error,
+    unexpected_error_message,
+)
 from apps.jobs.models import FINISHED, Job, JobStatus
 
+__all__ = [
+    "JOB_FINISHED",
+    "JOB_GUARDS",
+    "JOB_HANDLERS",
+    "JOB_RETRIED",
+    "JobCancelled",
+    "JobContext",
+    "job_cancel",
+    "job_claim",
+    "job_create",
+    "job_enqueue",
+    "job_execute",
+    "job_fail",
+    "job_fail_lost",
+    "job_housekeeping",
+    "job_is_lost",
+    "job_lost_error",
+    "job_mark_lost",
+    "job_may_cancel",
+    "job_message_send",
+    "job_queue",
+    "job_retry",
+    "job_run_claimed",
+    "job_send",
+    "job_take_over_lost",
+    "jobs_mark_lost",
+    "worker_id",
+]
+
 logger = logging.getLogger(__name__)
-
-# kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
-JOB_HANDLERS: dict[str, str] = {
-    "ingest": "apps.datasets.services.dataset_ingest_handler",
-    "profile": "apps.datasets.services.dataset_profile_handler",
-    "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
-    "assessment-search": "apps.assessments.search_job.assessment_search_handler",
-    "assessment-apply": "apps.assessments.release_apply.assessment_apply_handler",
-    "report": "apps.reports.jobs.report_generate_handler",
-}
-
-
-# kind → dotted path of ``guard(job: Job, action: str) -> None`` that raises ApplicationError
-# when the job may not be run, cancelled or retried (``action``): the work of a submitted or
-# decided assessment is frozen. Every path goes through ``_guard``; the handlers check again
-# under a row lock before they write.
-JOB_GUARDS: dict[str, str] = {
-    "assessment-risk": "apps.assessments.services.assessment_job_guard",
-    "assessment-search": "apps.assessments.services.assessment_job_guard",
-    "assessment-apply": "apps.assessments.services.assessment_job_guard",
-    "report": "apps.reports.jobs.report_job_guard",
-}
-
-
-# kind → dotted path of ``hook(job: Job) -> None`` called once the job has ended in any way
-# (succeeded, failed, cancelled, worker lost), outside the handler: it must not raise.
-JOB_FINISHED: dict[str, str] = {
-    "ingest": "apps.datasets.services.dataset_profile_finished",
-    "profile": "apps.datasets.services.dataset_profile_finished",
-    "assessment-apply": "apps.assessments.release_apply.assessment_apply_finished",
-}
-# kind → dotted path of ``hook(old: Job, new: Job) -> None`` called when a job is re-run.
-JOB_RETRIED: dict[str, str] = {
-    "ingest": "apps.datasets.services.dataset_profile_retried",
-    "profile": "apps.datasets.services.dataset_profile_retried",
-}
-
-
-# kind → the class of queue its task goes to (``settings.DEIDWEB_JOB_QUEUES``).
-JOB_QUEUE_CLASSES: dict[str, str] = {
-    "ingest": "heavy",
-    "profile": "heavy",
-    "assessment-risk": "interactive",
-    "assessment-search": "interactive",
-    "assessment-apply": "heavy",
-    "report": "heavy",
-}
-
-
-def job_queue(kind: str) -> str:
-    """The Celery queue of a job of this kind."""
-    queues: dict[str, str] = settings.DEIDWEB_JOB_QUEUES
-    return queues[JOB_QUEUE_CLASSES.get(kind, "heavy")]
-
-
-# Kinds deidweb starts by itself (a decision's report): never refused for a member's limit.
-JOB_SYSTEM_KINDS = {"report"}
 
 
 def _finished(job: Job) -> None:
@@ -156,41 +148,6 @@ def job_may_cancel(job: Job) -> bool:
     return True
 
 
-class JobCancelled(Exception):
-    """Raised inside a handler when the job was cancelled; unwinds the work cleanly."""
-
-
-class JobContext:
-    """Handed to a handler: report progress, learn about cancellation."""
-
-    def __init__(self, job: Job, *, min_interval: float = 1.0) -> None:
-        self.job = job
-        self.worker = job.worker
-        self._min_interval = min_interval
-        self._last_write = 0.0
-
-    def progress(self, percent: float, message: str = "", *, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last_write < self._min_interval:
-            return
-        self._last_write = now
-        # Only while this worker has it: cancelled, or taken over by another worker after
-        # this one was thought lost, the work stops here.
-        updated = Job.objects.filter(
-            id=self.job.id, status=JobStatus.RUNNING, worker=self.worker
-        ).update(
-            progress=max(0, min(100, int(percent))),
-            message=message[:300],
-            heartbeat_at=timezone.now(),
-        )
-        if not updated:
-            raise JobCancelled()
-
-    def check_cancelled(self) -> None:
-        if Job.objects.filter(id=self.job.id, status=JobStatus.CANCELLED).exists():
-            raise JobCancelled()
-
-
 def job_create(
     *,
     organization: Organization,
@@ -204,7 +161,7 @@ def job_create(
         raise ApplicationError(f"Unknown job kind '{kind}'.")
     with transaction.atomic():
         if created_by is not None:
-            _check_user_limit(user=created_by, kind=kind)
+            check_user_limit(user=created_by, kind=kind)
         job = Job.objects.create(
             organization=organization,
             kind=kind,
@@ -216,35 +173,6 @@ def job_create(
         if enqueue:
             job_enqueue(job=job)
     return job
-
-
-def _user_limited(kind: str) -> bool:
-    return JOB_QUEUE_CLASSES.get(kind, "heavy") == "heavy" and kind not in JOB_SYSTEM_KINDS
-
-
-def _check_user_limit(*, user: User, kind: str) -> None:
-    """Refuse a member's long job past ``DEIDWEB_JOB_USER_HEAVY_LIMIT`` of them queued or
-    running. The member's row is locked first, so two requests at once cannot both pass."""
-    if not _user_limited(kind):
-        return
-    User.objects.select_for_update().filter(pk=user.pk).first()
-    limited = [k for k in JOB_HANDLERS if _user_limited(k)]
-    pending = list(
-        Job.objects.filter(
-            created_by=user, kind__in=limited, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-        ).order_by("created_at")
-    )
-    limit = int(settings.DEIDWEB_JOB_USER_HEAVY_LIMIT)
-    if len(pending) < limit:
-        return
-    listed = "; ".join(f"{job.kind_label} ({job.get_status_display().lower()})" for job in pending)
-    raise ApplicationError(
-        f"You already have {len(pending)} long jobs queued or running, the most one person "
-        f"may have at once ({limit}): {listed}. Wait until one of them ends, or cancel one, "
-        "then start this one again.",
-        {"limit": limit, "jobs": [str(job.id) for job in pending]},
-        status=429,
-    )
 
 
 def job_enqueue(*, job: Job) -> None:
@@ -413,37 +341,6 @@ def job_run_claimed(job: Job) -> None:
     _finish(job, JobStatus.SUCCEEDED, message="Finished", result=result, progress=100)
 
 
-def unexpected_error_message(job: Job) -> str:
-    """What members read when a job fails on a bug: the traceback is in the log and, for the
-    site's administrators, on the job in the Django admin (ASVS 7.4.1)."""
-    return (
-        "The job stopped on an unexpected error. Run it again; if it fails again, tell your "
-        f"administrator, giving this reference: job {job.id}."
-    )
-
-
-def database_busy_error(exc: BaseException) -> str:
-    return (
-        "The job could not write to the database: another process kept it locked for longer "
-        f"than the wait allowed ({str(exc).strip()[:120]}). Run it again."
-    )
-
-
-def time_limit_error() -> str:
-    limit = int(settings.DEIDWEB_JOB_TIME_LIMIT)
-    return (
-        f"The job ran longer than the limit of {limit:,} s (DEIDWEB_JOB_TIME_LIMIT) and was "
-        "stopped."
-    )
-
-
-def out_of_memory_error() -> str:
-    return (
-        "The job ran out of memory and was stopped; the worker goes on. Run it on a smaller "
-        "file, or ask your administrator for a worker with more memory."
-    )
-
-
 # The final write of a job waits this long, in all, for a database another process locks.
 FINISH_RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -583,42 +480,6 @@ def job_retry(*, job: Job, user: User | None = None) -> Job:
         if path:
             import_string(path)(job, new_job)
     return new_job
-
-
-def job_is_lost(job: Job) -> bool:
-    """Running, but its worker is gone: its process ended (same machine) or its heartbeat
-    stopped (``apps.jobs.liveness``). Where the worker cannot be checked (a job run
-    in-process elsewhere, or claimed before workers were recorded), silence longer than
-    ``DEIDWEB_JOB_STALE_SECONDS`` means the same."""
-    if job.status != JobStatus.RUNNING:
-        return False
-    state = worker_state(job.worker)
-    if state != WorkerState.UNKNOWN:
-        return state == WorkerState.DEAD
-    last = job.heartbeat_at or job.started_at
-    limit = timedelta(seconds=settings.DEIDWEB_JOB_STALE_SECONDS)
-    return last is not None and timezone.now() - last > limit
-
-
-def job_lost_error(job: Job) -> str:
-    """Why a lost job (``job_is_lost``) failed: its worker seen gone, or silence."""
-    if worker_state(job.worker) == WorkerState.UNKNOWN:
-        return (
-            "The worker stopped while running this job (it was restarted, killed or ran out "
-            f"of memory): no progress for more than {int(settings.DEIDWEB_JOB_STALE_SECONDS)} "
-            "s. Run it again."
-        )
-    return (
-        "The worker running this job stopped (it was restarted, killed or ran out of memory) "
-        "before the job ended. Run it again."
-    )
-
-
-def job_lost_again_error(attempts: int) -> str:
-    return (
-        f"The worker stopped while running this job, {attempts} times (it was restarted, "
-        "killed or ran out of memory). Run it again."
-    )
 
 
 def job_mark_lost(job: Job) -> Job:

@@ -32,15 +32,11 @@ from django.db import close_old_connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.jobs.kinds import job_queue
 from apps.jobs.liveness import WorkerState, worker_state
+from apps.jobs.messages import job_lost_again_error
 from apps.jobs.models import Job, JobStatus, Worker
-from apps.jobs.services import (
-    _audit,
-    job_fail_lost,
-    job_lost_again_error,
-    job_queue,
-    job_send,
-)
+from apps.jobs.services import _audit, job_fail_lost, job_send
 
 logger = logging.getLogger(__name__)
 

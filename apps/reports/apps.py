@@ -6,6 +6,7 @@ class ReportsConfig(AppConfig):
     label = "reports"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.reports.jobs import report_again, report_request
         from apps.reviews import hooks as review_hooks
 

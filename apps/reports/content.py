@@ -21,6 +21,7 @@ from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
+    alternatives_rows,
     class_size_before_after,
     distribution_charts,
     pareto_chart,
@@ -36,6 +37,7 @@ from apps.audit.services import audit_key_is_public
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
 from apps.engine import context as engine_context
+from apps.engine.threshold import get_profile
 from apps.reports import signing
 from apps.reports.identity import organization_certificate, timestamp_url
 from apps.reviews.models import (
@@ -59,8 +61,6 @@ def person_name(user: User | None) -> str:
 
 
 def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
-    from apps.assessments.presenters import alternatives_rows
-
     return alternatives_rows(search or None, levels)
 
 
@@ -120,8 +120,6 @@ def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
 
 
 def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[str, Any] | None:
-    from apps.engine.threshold import get_profile
-
     if not context_result or not context_result.get("insider"):
         return None
     try:

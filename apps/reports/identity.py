@@ -15,6 +15,7 @@ from django.db import transaction
 
 from apps.accounts.models import Organization, signing_passphrase_purpose
 from apps.accounts.selectors import membership_get
+from apps.audit.services import audit_record
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.outbound import OutboundPolicy, OutboundRefused, check_url
@@ -121,8 +122,6 @@ def organization_signing_import(
     issued by a certification authority). Administrators only; checked before use; the old
     certificate is kept so that earlier reports still verify; audited with both
     fingerprints. Returns the new certificate's description."""
-    from apps.audit.services import audit_record
-
     if not membership_get(user=user, organization=organization).is_admin:
         raise ApplicationError("Only administrators change the signing certificate.", status=403)
     try:
@@ -180,8 +179,6 @@ def organization_timestamp_url_set(*, organization: Organization, user: Any, url
     """Set (or clear) the organization's timestamp authority; administrators only, audited."""
     from django.core.exceptions import ValidationError
     from django.core.validators import URLValidator
-
-    from apps.audit.services import audit_record
 
     if not membership_get(user=user, organization=organization).is_admin:
         raise ApplicationError("Only administrators change the timestamp authority.", status=403)

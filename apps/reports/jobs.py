@@ -14,10 +14,12 @@ from django.db import transaction
 
 from apps.accounts.selectors import membership_get
 from apps.assessments.models import Assessment
+from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import delete_quietly
-from apps.jobs.models import Job
-from apps.jobs.services import JobContext
+from apps.jobs.context import JobContext
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.services import job_create
 from apps.reports import signing
 from apps.reports.content import report_render
 from apps.reports.identity import (
@@ -58,9 +60,6 @@ def report_request(*, decision: ReviewDecision, user: User | None) -> Job | None
 
     Safe to call again: rendering from the frozen record gives the same content, and an
     intact stored report is returned as it is rather than signed a second time."""
-    from apps.jobs.models import JobStatus
-    from apps.jobs.services import job_create
-
     if not decision.final:
         raise ApplicationError("Only a final decision has a signed report.")
     report = Report.objects.filter(decision=decision).first()
@@ -173,8 +172,6 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
                 },
             )
             ReviewDecision.objects.filter(id=decision.id).update(report_sha256=digest)
-            from apps.audit.services import audit_record
-
             audit_record(
                 organization=organization,
                 actor=job.created_by,

@@ -11,6 +11,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from apps.accounts.models import Organization
+from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
 from apps.reports import signing
@@ -43,8 +44,6 @@ def report_file_open(*, report: Report, user: Any) -> IO[bytes]:
     private copy, so the bytes checked are the bytes sent, and the download is recorded."""
     import tempfile
 
-    from apps.audit.services import audit_record
-
     digest = hashlib.sha256()
     spool = tempfile.TemporaryFile()  # noqa: SIM115  # handed to the response, which closes it
     try:
@@ -71,8 +70,6 @@ def report_file_open(*, report: Report, user: Any) -> IO[bytes]:
 
 
 def _report_refused(report: Report, user: Any, actual: str, why: str) -> NoReturn:
-    from apps.audit.services import audit_record
-
     with transaction.atomic():
         audit_record(
             organization=report.organization,

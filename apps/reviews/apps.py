@@ -8,6 +8,7 @@ from django.apps import AppConfig
 
 def decision_anchors(organization: Any) -> Iterable[tuple[str, int, str]]:
     """Where each decision recorded the audit chain's head (printed in its signed report)."""
+    # lazy: apps.py is imported before the models are loaded
     from apps.reviews.models import ReviewDecision
 
     if organization is None:
@@ -26,6 +27,7 @@ class ReviewsConfig(AppConfig):
     label = "reviews"
 
     def ready(self) -> None:
+        # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
         from apps.assessments import hooks as assessment_hooks
         from apps.audit.services import ANCHOR_PROVIDERS
         from apps.reviews.release import release_file_open

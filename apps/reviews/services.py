@@ -30,6 +30,7 @@ from apps.assessments.threat_model_live import current_threat_model
 from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
+from apps.engine.threshold import is_a_sentence
 from apps.reviews import hooks
 from apps.reviews.models import (
     Decision,
@@ -100,8 +101,6 @@ def assessment_submit(
     """Submit a complete draft. A public release with no motivated-intruder test recorded
     needs a written reason (at least a sentence), kept with the submission and in the audit
     trail, and printed in the report."""
-    from apps.engine.threshold import is_a_sentence
-
     assessment = Assessment.objects.select_for_update().get(id=assessment.id)
     if not membership_get(user=user, organization=assessment.organization).can_edit:
         raise ApplicationError("Only analysts and administrators submit assessments.", status=403)

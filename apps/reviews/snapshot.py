@@ -31,6 +31,7 @@ from apps.audit.models import canonical_dumps
 from apps.classification.models import ClassificationChange, Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset
+from apps.engine.rows import ReleaseManifest
 from apps.reviews.models import AssessmentSnapshot
 
 SCHEMA = 1
@@ -113,7 +114,31 @@ def release_files(assessment: Assessment, *, check: bool = True) -> dict[str, An
                 f"The {key.replace('_', ' ')} file changed after Step 7 wrote it (its SHA-256 "
                 "no longer matches): apply the de-identification again."
             )
+    cluster = applied.get("cluster_release")
+    if cluster:
+        # A release on the cluster: what is frozen and approved is its manifest's digest
+        # (files, rows, SHA-256 of each); the files are checked against it on the cluster.
+        files["release_manifest"] = cluster_manifest_entry(cluster, check=check)
     return files
+
+
+def cluster_manifest_entry(cluster: dict[str, Any], *, check: bool) -> dict[str, Any]:
+    """The frozen entry of a cluster release: its location and manifest digest, the digest
+    recomputed from the stored manifest (a manifest edited in the database stops the
+    submission, as a changed file does)."""
+    manifest = ReleaseManifest.from_dict(cluster["manifest"])
+    if check and manifest.digest != cluster.get("digest"):
+        raise ApplicationError(
+            "The release manifest changed after Step 7 wrote it (its digest no longer "
+            "matches): apply the de-identification again."
+        )
+    return {
+        "path": cluster["location"],
+        "sha256": manifest.digest,
+        "bytes": sum(f.bytes for f in manifest.files),
+        "rows": manifest.rows,
+        "files": len(manifest.files),
+    }
 
 
 def _models(models: Any = None) -> Any:
@@ -282,6 +307,7 @@ class AssessmentRecord:
             "input_parquet": self.dataset.get("parquet_sha256", ""),
             "release_parquet": (files.get("release_parquet") or {}).get("sha256", ""),
             "release_csv": (files.get("release_csv") or {}).get("sha256", ""),
+            "release_manifest": (files.get("release_manifest") or {}).get("sha256", ""),
         }
 
 

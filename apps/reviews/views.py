@@ -110,8 +110,9 @@ def assessment_review(
             "findings": identifier_findings(applied, record.deid_config),
             "column_findings": column_findings(applied, record.deid_config),
             "masked_columns": masked_columns(applied),
+            # (risk counted in persons has no record-level class profile to chart)
             "risk_before_charts": risk_charts(frozen.risk_result, overall)
-            if frozen.risk_result
+            if frozen.risk_result and frozen.risk_result.get("profile")
             else None,
             "class_sizes": class_size_before_after(
                 applied.get("risk_before"), applied.get("risk_after")

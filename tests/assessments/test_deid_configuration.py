@@ -36,6 +36,7 @@ CURRENT = {
         "phone": {"method": "mask", "keep_leading": 2, "keep_trailing": 0},
     },
     "suppression_limit": 0.05,
+    "event_suppression_limit": 0.05,
     "metric": "loss",
     "max_levels": {"age": 2},
     "privacy_models": [{"column": "diagnosis", "spec": "distinct-l=2"}],
@@ -65,6 +66,7 @@ def test_the_oldest_stored_form_reads_with_the_defaults_of_what_it_lacks():
     # written back: the four keys as they were, and the defaults made explicit
     assert config.to_json() == {
         **OLDEST,
+        "event_suppression_limit": 0.05,
         "privacy_models": [],
         "csv_formula_guard": True,
         "identifiers_reviewed": {},
@@ -226,6 +228,7 @@ def test_the_page_and_the_api_store_the_same_configuration(
     expected = {
         "masking": {"email": {"method": "hmac", "keep_leading": 0, "keep_trailing": 0}},
         "suppression_limit": 0.1,
+        "event_suppression_limit": 0.05,
         "metric": "entropy",
         "max_levels": {"age": 1},
         "privacy_models": [{"column": "diagnosis", "spec": "distinct-l=2"}],

@@ -1,6 +1,7 @@
 """Several rows per person (issue 25): the person key and levels of Step 2, risk counted in
 persons in Step 4 (LONGITUDINAL.md §5, the cases about measurement, by hand), Step 6 on
-the per-person figures, and Step 7 refusing such data rather than searching it on rows."""
+the per-person figures, and Step 7 refusing what cannot work per person (its search and
+release in persons: test_longitudinal_release.py)."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -408,22 +409,33 @@ def test_one_row_per_person_data_gets_no_warning(assessment):
     assert persons.persons_state(assessment)["looks_longitudinal"] == []
 
 
-def test_step7_refuses_data_with_several_rows_per_person(tc1, analyst):
+def test_step7_refuses_what_cannot_work_per_person(tc1, analyst):
+    from apps.assessments.configuration import DeidConfig, PrivacyModel, Technique
+
     persons.assessment_set_persons(assessment=tc1, user=analyst, person_key="patient_id")
     services.assessment_set_threshold(
         assessment=tc1, profile="ontario_ipc_2016", answers=LOW_ANSWERS
     )
     services.assessment_set_context(assessment=tc1, answers={})
     measured(tc1, analyst)
+    # Settings stored by an older page (or another path): the one guard reads them.
+    tc1.deid_config = DeidConfig(
+        techniques=(Technique("rounding", column="length_of_stay", base=5.0),),
+        privacy_models=(PrivacyModel("length_of_stay", "distinct-l=2"),),
+    ).to_json()
+    tc1.save(update_fields=["deid_config"])
     with pytest.raises(ApplicationError) as caught:
         deidentify.assessment_start_search(assessment=tc1, user=analyst)
     assert caught.value.status == 409
-    assert "not available yet in the wizard" in caught.value.message
-    assert "deid search --person" in caught.value.message
+    assert "further techniques (rounding), which act on records" in caught.value.message
+    assert "privacy models on length_of_stay" in caught.value.message
     assert tc1.search_job is None
     tc1.chosen_levels = {"sex": 0, "birth_year": 0}
     with pytest.raises(ApplicationError, match="several rows per person"):
         release_apply.assessment_start_apply(assessment=tc1, user=analyst)
+    # The record-level search and apply never take such data (it would count rows).
+    with pytest.raises(ApplicationError, match="in persons, not records"):
+        persons.refuse_row_search(tc1)
 
 
 # --------------------------------------------------------------------------- pages
@@ -491,7 +503,7 @@ def test_step2_page_declares_the_person_and_refuses_a_varying_column(
     assert 'data-testid="persons-form"' not in body and "birth_year" in body
 
 
-def test_step4_page_in_persons_and_step7_page_refuses(tc1, analyst, client_for):
+def test_step4_page_in_persons_and_step7_page_in_persons(tc1, analyst, client_for):
     persons.assessment_set_persons(assessment=tc1, user=analyst, person_key="patient_id")
     client = client_for(analyst)
     response = client.post(page(tc1, "data-risk"), {"power": "2"})
@@ -507,8 +519,7 @@ def test_step4_page_in_persons_and_step7_page_refuses(tc1, analyst, client_for):
     assert "Risk against the adversary power" in body  # the chart, drawn here (no CDN)
     assert "p = 2 (chosen)" in body
     body = client.get(page(tc1, "deidentify")).content.decode()
-    assert 'data-testid="longitudinal-refusal"' in body
-    assert "deid search --person patient_id" in body
+    assert 'data-testid="longitudinal-note"' in body
 
 
 # --------------------------------------------------------------------------- API
@@ -565,12 +576,19 @@ def test_api_persons_power_and_risk(tc1, analyst, client_for):
     assert round(result["average_risk"], 4) == 0.6667
     assert [r["power"] for r in result["by_power"]] == ["1", "2", "3", "4", "5", "all"]
 
-    # Step 7 over the API: refused, with the reason, and no job started.
-    refused = client.post(base + "search/", "{}", content_type="application/json")
-    assert refused.status_code == 409
-    assert "not available yet in the wizard" in refused.json()["message"]
-    assert "deid search --person" in refused.json()["message"]
-    assert client.get(base + "search/").json()["job"] is None
+    # Step 7 over the API: the event limit is a setting of its own; the search waits for
+    # Steps 3 and 5 like any other, not refused for the persons.
+    config = client.put(
+        base + "deidentify/config/",
+        json.dumps({"event_suppression_limit": 0.02}),
+        content_type="application/json",
+    )
+    assert config.status_code == 200, config.json()
+    assert config.json()["event_suppression_limit"] == 0.02
+    assert client.get(base + "deidentify/config/").json()["event_suppression_limit"] == 0.02
+    waiting = client.post(base + "search/", "{}", content_type="application/json")
+    assert waiting.status_code in (400, 409)
+    assert "threshold" in waiting.json()["message"]
 
 
 def test_a_single_table_assessment_is_unchanged(assessment, analyst):

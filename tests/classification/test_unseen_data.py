@@ -189,7 +189,7 @@ def test_what_has_no_shape_is_left_to_a_person(shape: str, tmp_path: Path) -> No
 
 def _rule_words(*kinds: str) -> list[str]:
     """The one-word phrases of the name rules of these kinds, read from the detectors."""
-    from apps.classification.detectors import _NAME_RULES
+    from apps.classification.detectors.names import _NAME_RULES
 
     return sorted(
         phrase[0].rstrip("*")

@@ -99,13 +99,13 @@ def other_keys() -> dict[str, set[str]]:
     tell a word from a code, only the compound ones (``data-risk``, ``health_number``) are
     looked for: "account" or "release" are words too."""
     from apps.assessments.steps import STEPS
-    from apps.classification import detectors
+    from apps.classification.detectors import reasons, values
 
     fields = set()
     for model in django_apps.get_models():
         if model.__module__.startswith("apps."):
             fields |= {f.name for f in model._meta.get_fields() if "_" in f.name}
-    kinds = set(getattr(detectors, "_R", {})) | set(getattr(detectors, "_KIND_CHECKS", {}))
+    kinds = set(reasons._R) | set(values._KIND_CHECKS)
     families = {
         "step_slug": {s.slug for s in STEPS},
         "model_field": fields,

@@ -11,6 +11,7 @@ def seal_existing(apps, schema_editor):  # type: ignore[no-untyped-def]
     The append-only guard is lifted for this one statement on this one table, inside the
     migration's transaction (PostgreSQL), or dropped and re-created after migrate (SQLite,
     ``apps.core.db_guards``)."""
+    # lazy: a migration imports the app's live code only when it runs
     from apps.audit.services import event_seal, head_seal
 
     events = apps.get_model("audit", "AuditEvent")

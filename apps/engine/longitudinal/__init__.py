@@ -47,13 +47,17 @@ How the wizard (or any caller) uses it
    ``exhaustive_search`` is the reference. A :class:`Workspace` may be shared by measure
    and search calls on one problem (it caches the node's features and classes).
 
-Writing the release (generalized values, suppressed events and persons, keyed person
-pseudonyms, shifted dates with ``techniques.date_shift``) is the integration's part; the
-labels of every level are in ``problem.dimensions[j].lookup.labels``.
+5. **Writing the release**: :mod:`.release` gives what a chosen node releases —
+   ``node_release(problem, levels, criterion=..., power=..., budgets=Budgets(events,
+   persons))`` → the persons kept and the events kept (input order) after the search's
+   own suppression, ``budgets_reproducing`` the budgets under which the search found an
+   alternative, ``generalized_labels`` each QI's value per person or per event. Keyed
+   person pseudonyms and writing the file are the integration's part
+   (``apps.assessments.longitudinal_release``).
 
 Modules: :mod:`.formulas` (one function per formula), :mod:`.data`, :mod:`.codes`
 (ICD-10, ICD-9-CM), :mod:`.dates`, :mod:`.problem`, :mod:`.features`, :mod:`.kernels`
-(numba), :mod:`.evaluate`, :mod:`.measure`, :mod:`.search`.
+(numba), :mod:`.evaluate`, :mod:`.measure`, :mod:`.search`, :mod:`.release`.
 """
 
 from apps.engine.longitudinal.codes import (

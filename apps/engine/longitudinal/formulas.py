@@ -5,7 +5,7 @@ tuples of generalized event-level values of its events), ``C(i)`` the persons sh
 ``i``'s generalized person-level values (its person-level class), ``p`` the adversary
 power and ``s_i = min(p, |F_i|)``.
 
-These plain-Python functions are the definitions; the compiled kernels (``kernels.py``)
+These plain-Python functions are the definitions; the compiled kernels (``kernels/``)
 compute the same numbers on large data and are tested against them on random data.
 """
 

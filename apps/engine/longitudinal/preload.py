@@ -1,6 +1,6 @@
 """Load the longitudinal kernels' compiled code before a command starts its clock.
 
-The kernels (``kernels.py``) are compiled by numba and cached on disk; a process loads
+The kernels (``kernels/``) are compiled by numba and cached on disk; a process loads
 their machine code on first use. :func:`load_longitudinal_code` measures and searches a
 tiny problem (person-level and event-level QIs, every kind of power, with suppression), so
 that every specialization a real measure or search uses is loaded (or, in the first

@@ -69,6 +69,7 @@ def open_engine(name: str = "polars", *, remote: str | None = None) -> RowEngine
             raise EngineInputError(
                 "the spark engine needs a Spark Connect address (sc://HOST:PORT)"
             )
+        # lazy: pyspark is optional and heavy; only the spark engine needs it
         from apps.engine.rows.spark.engine import SparkRows
 
         return SparkRows.connect(remote)

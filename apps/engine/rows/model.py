@@ -145,6 +145,10 @@ class RowEngine(Protocol):
         """The source's column names, in order."""
         ...
 
+    def head(self, source: TableSource, rows: int) -> pl.DataFrame:
+        """At most ``rows`` rows of the source, typed (a profile's sample of a table)."""
+        ...
+
     def histogram(
         self, source: TableSource, columns: Sequence[str], *, progress: Progress | None = None
     ) -> EncodedData:

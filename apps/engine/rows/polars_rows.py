@@ -53,6 +53,9 @@ class PolarsRows:
     def columns(self, source: TableSource) -> tuple[str, ...]:
         return tuple(self._read(source).collect_schema().names())
 
+    def head(self, source: TableSource, rows: int) -> pl.DataFrame:
+        return self._read(source).head(rows).collect()
+
     def histogram(
         self, source: TableSource, columns: Sequence[str], *, progress: Progress | None = None
     ) -> EncodedData:

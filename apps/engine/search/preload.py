@@ -1,6 +1,6 @@
 """Load the search's compiled code before the first search is timed (and a job runs).
 
-The kernels (``search/kernels/``, ``loss/kernels.py``, ``textcodes.py``, the hierarchies'
+The kernels (``search/kernels/``, ``loss/kernels.py``, ``textcodes/``, the hierarchies'
 and the lattice's compiled passes) are compiled by numba and cached on disk; a process
 loads each one's machine code the first time it is called with a given code width
 (``uint8``, ``uint16``, ``uint32``: :func:`~problem.code_dtype`), and polars pays for the
@@ -42,6 +42,9 @@ from apps.engine.search.problem import (
     build_problem,
     problem_from_encoded,
 )
+from apps.engine.search.sensitive import sensitive_table
+from apps.engine.sensitive import kernels as sensitive_kernels
+from apps.engine.sensitive import parse_model, sensitive_column
 
 #: Values per quasi-identifier that give each code width (uint8, uint16, uint32).
 _WIDTHS = (4, 300, 70_000)
@@ -58,10 +61,8 @@ def _tiny_problem(values: int) -> SearchProblem:
 
 def kernel_modules() -> list[ModuleType]:
     """Every module of the engine holding compiled functions."""
-    from apps.engine.sensitive import kernels as sensitive_kernels
-
     return [
-        textcodes,
+        *(importlib.import_module(f"apps.engine.textcodes.{name}") for name in textcodes.MODULES),
         compiled,
         lattice,
         *(importlib.import_module(f"apps.engine.search.kernels.{name}") for name in MODULES),
@@ -131,9 +132,6 @@ def _searches_of_width(values: int) -> None:
 
 def _sensitive_of_width(values: int) -> None:
     """A search judging classes by sensitive-attribute models, one code width."""
-    from apps.engine.search.sensitive import sensitive_table
-    from apps.engine.sensitive import parse_model, sensitive_column
-
     problem = _tiny_problem(values)
     column = sensitive_column("s", ["1", "2", "3"], np.array([3, 3, 2]))
     models = [parse_model("s", spec) for spec in ("distinct-l=2", "equal-t=0.5")]

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from apps.engine.criteria import Criterion
 from apps.engine.errors import EngineInputError
 from apps.engine.hierarchies import Hierarchy
+from apps.engine.search.classes import base_table, roll_up
 from apps.engine.search.problem import (
     Codes,
     EncodedLike,
@@ -91,8 +92,6 @@ class SensitiveTable:
         """:meth:`judge` of node ``levels`` and its classes' codes (``[d x classes]``),
         the cells grouped from the bottom (apply, reports, tests; the search rolls cells
         up through its cache)."""
-        from apps.engine.search.classes import base_table, roll_up
-
         base = base_table(self.cells)
         table = roll_up(
             self.cells, base, tuple(int(v) for v in self.cell_levels(np.asarray(levels)))

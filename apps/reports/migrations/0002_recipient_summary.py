@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0005_signing_history_and_timestamp"),
-        ("assessments", "0007_variable_justifications"),
+        ("assessments", "0008_variable_justifications"),
         ("jobs", "0004_worker_registry"),
         ("reports", "0001_initial"),
         ("reviews", "0003_intruder_log"),

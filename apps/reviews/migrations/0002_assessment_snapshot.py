@@ -13,6 +13,7 @@ def snapshot_decided_versions(apps, schema_editor):  # type: ignore[no-untyped-d
     'migration' so the record says it was not taken at submission."""
     from types import SimpleNamespace
 
+    # lazy: a migration imports the app's live code only when it runs
     from apps.assessments.models import Assessment as LiveAssessment
     from apps.reviews.snapshot import content_sha256, snapshot_content
 

@@ -20,11 +20,18 @@ from apps.engine.hierarchies import suppression_hierarchy
 from apps.engine.longitudinal import (
     ALL, DateSpec, EventCountSpec, EventTable, from_tables, measure, optimal_search, prepare,
 )
-from apps.engine.longitudinal import kernels
+import importlib
+from apps.engine.longitudinal.kernels import MODULES
 from apps.engine.longitudinal.preload import load_longitudinal_code
 
 def signatures():
-    return {n: len(o.signatures) for n, o in vars(kernels).items() if isinstance(o, CPUDispatcher)}
+    found = {}
+    for name in MODULES:
+        module = importlib.import_module(f"apps.engine.longitudinal.kernels.{name}")
+        for n, o in vars(module).items():
+            if isinstance(o, CPUDispatcher) and o.__module__ == module.__name__:
+                found[f"{name}.{n}"] = len(o.signatures)
+    return found
 
 load_longitudinal_code()
 before = signatures()

@@ -11,16 +11,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from apps.engine.cli import main
+
 
 class Command(BaseCommand):
     help = "De-identification engine: measure risk, search for the optimal solution, apply it."
 
     def run_from_argv(self, argv: list[str]) -> None:
-        from apps.engine.cli import main
-
         sys.exit(main(argv[2:]))
 
     def handle(self, *args: Any, **options: Any) -> None:  # pragma: no cover - run_from_argv
-        from apps.engine.cli import main
-
         sys.exit(main(list(args)))

@@ -148,6 +148,13 @@ class SparkRows:
     def columns(self, source: TableSource) -> tuple[str, ...]:
         return tuple(self._read(source).columns)
 
+    def head(self, source: TableSource, rows: int) -> pl.DataFrame:
+        limited = self._read(source).limit(rows)
+        table = self._runner.run(limited.toArrow, message="Reading a sample", progress=None)
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+
     # ------------------------------------------------------------------ histogram
 
     def histogram(

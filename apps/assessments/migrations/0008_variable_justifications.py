@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("assessments", "0006_threat_model"),
+        ("assessments", "0007_pseudonym_domains"),
     ]
 
     operations = [

@@ -1,0 +1,436 @@
+"""Step 7's release of data with several rows per person (issue 25; LONGITUDINAL.md §3.2,
+§6): the long table written with the chosen generalization, the suppressed events and
+persons removed, the person key replaced by a keyed pseudonym, and the written file
+measured again in persons.
+
+* The suppression is the search's own at the chosen node (``apps.engine.longitudinal.
+  release.node_release``, with the budgets the search recorded for that node): events
+  first (a failing person's least-shared feature, every event carrying it), then whole
+  persons with all their rows.
+* Each quasi-identifier is replaced by its generalized value: a person-level one by the
+  person's value at its level (the same on every row of the person), an event-level one
+  by the event's.
+* The person key becomes HMAC-SHA-256 of the key's value under one key for the release
+  (``longitudinal_search.person_pseudonym_key``): every row of a person carries the same
+  pseudonym, two persons never share one. The key is sealed with the release's other
+  keys (``SECRETS_BUNDLE_PURPOSE``), as for single-table releases. Other direct
+  identifiers are masked as Step 7's settings say.
+* The file written is read back and measured per person (``measure`` at level 0 of
+  what was released: the values as released, the pseudonym as the person): max and
+  average risk, persons at risk, the figures for p = 1…5 and "all". The release passes
+  when its data risk (max risk, or the strict average for a non-public release) is within
+  the target of Step 6.
+
+The result is stored like a single-table release (``apply_result``, the file paths and
+their SHA-256), so the review freezes and digests it in the same way, with a
+``longitudinal`` part the report's longitudinal section reads.
+
+The apply job of an assessment goes through :func:`assessment_apply_dispatch`.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from django.db import transaction
+
+from apps.assessments import steps
+from apps.assessments.cluster_release import assessment_apply_handler
+from apps.assessments.deidentify import masking_check
+from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
+from apps.assessments.freetext import free_text_columns, release_text_scan
+from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
+from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.release_apply import (
+    _apply_folders,
+    _apply_summary,
+    _discard_unreferenced,
+    _mask_specs,
+    _referenced_elsewhere,
+    suppression_share,
+)
+from apps.assessments.release_columns import release_columns_measure
+from apps.assessments.services import assessment_lock_draft, sensitive_columns
+from apps.classification.models import Variable
+from apps.core import crypto
+from apps.core.errors import ApplicationError
+from apps.datasets import storage
+from apps.datasets.storage import delete_quietly, sha256_of
+from apps.engine.errors import EngineError
+from apps.engine.formula_guard import guard_formulas_lazy
+from apps.engine.longitudinal import REPORTED_POWERS, from_long_table, measure, prepare
+from apps.engine.longitudinal.formulas import top_code
+from apps.engine.longitudinal.release import (
+    Budgets,
+    NodeRelease,
+    generalized_labels,
+    node_release,
+)
+from apps.engine.masking import MaskSpec, mask_direct_identifiers
+from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
+from apps.jobs.models import Job
+from apps.jobs.services import JobContext
+
+PSEUDONYM = "HMAC-SHA-256"
+
+
+def _searched_node(assessment: Assessment, levels: dict[str, int]) -> dict[str, Any]:
+    """The search's node with these levels (its optimum or an alternative), with the
+    budgets that reproduce its suppression."""
+    search = assessment.search_result or {}
+    if search.get("unit") != "person":
+        raise ApplicationError("Run the search again: it was not run in persons.", status=409)
+    nodes = [search.get("solution") or {}, *(search.get("pareto") or [])]
+    node = next((n for n in nodes if n and n.get("levels") == levels), None)
+    if node is None or not node.get("budgets"):
+        raise ApplicationError(
+            "The chosen solution is not one the search over persons found: run the search "
+            "again and choose one of its solutions.",
+            status=409,
+        )
+    return dict(node)
+
+
+def data_risk(release_model: str, max_risk: float, average_risk: float) -> float:
+    """The risk Step 6 compares with its target: the max risk for a public or semi-public
+    release; for a non-public one the strict average (the max risk when above the cap)."""
+    if release_model == "non_public":
+        return max_risk if max_risk > DEFAULT_STRICT_AVERAGE_CAP else average_risk
+    return max_risk
+
+
+def release_frame(
+    inputs: PersonInputs, levels: dict[str, int], chosen: NodeRelease
+) -> pl.DataFrame:
+    """The long table with the node's values and without its suppressed rows (the person
+    key and the other direct identifiers still as they were)."""
+    labels = generalized_labels(inputs.problem, levels)
+    person = pl.Series("__person", inputs.problem.event_persons[0])
+    columns = [labels[q].gather(person).alias(q) for q in inputs.person_quasi]
+    columns += [labels[q].alias(q) for q in inputs.event_quasi]
+    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0]))
+
+
+def pseudonymized(
+    assessment: Assessment, inputs: PersonInputs, frame: pl.DataFrame
+) -> tuple[pl.DataFrame, dict[str, bytes], dict[str, pl.DataFrame], dict[str, dict[str, Any]]]:
+    """Mask the direct identifiers; the person key always by its keyed pseudonym (the
+    length set for it in Step 7 when it is a keyed pseudonym there, else 32 hex
+    characters). Returns the frame, the keys, the linking tables and the masking as
+    recorded."""
+    key_column = inputs.person_key
+    # The keyed columns' keys and the person key's: the Step 1 domain's, or new ones.
+    keys = release_pseudonym_keys(
+        assessment, [c for c, m in inputs.config.masking.items() if m.method in KEYED_METHODS]
+    )
+    keys[key_column] = person_pseudonym_key(assessment)
+    specs: dict[str, MaskSpec] = dict(_mask_specs(inputs.config, keys))
+    chosen = inputs.config.masking.get(key_column)
+    length = chosen.pseudonym_length if chosen is not None and chosen.method == "hmac" else 32
+    specs[key_column] = MaskSpec(method="hmac", length=length, key=keys[key_column])
+    masked = mask_direct_identifiers(frame, specs, keys=keys)
+    recorded = {c: m.to_json() for c, m in inputs.config.masking.items()}
+    recorded[key_column] = {"method": "hmac", "length": length}
+    return (
+        masked.data,
+        dict(masked.secrets.keys),
+        dict(masked.secrets.linking_tables),
+        recorded,
+    )
+
+
+def count_distribution(counts: np.ndarray[Any, Any], top: int) -> list[dict[str, Any]]:
+    """Persons by their number of events, top-coded: one row per count below ``top``,
+    then "top or more"."""
+    rows = []
+    for c in range(1, top):
+        rows.append({"events": str(c), "persons": int((counts == c).sum())})
+    rows.append({"events": f"{top}+", "persons": int((counts >= top).sum())})
+    return rows
+
+
+def measure_release(inputs: PersonInputs, released: pl.DataFrame, target: float) -> dict[str, Any]:
+    """The written file measured per person: its values as released, its pseudonym as
+    the person, at the chosen power and at p = 1…5 and "all"."""
+    if released.height == 0:
+        raise ApplicationError(
+            "The chosen solution leaves no event to release: choose another one.", status=409
+        )
+    try:
+        data = from_long_table(
+            released.select([inputs.person_key, *inputs.quasi]),
+            person=inputs.person_key,
+            person_quasi=inputs.person_quasi,
+            event_quasi=inputs.event_quasi,
+        )
+        risk = measure(prepare(data), power=inputs.power, target=target, by_power=REPORTED_POWERS)
+    except EngineError as exc:
+        raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
+    return {
+        "persons": risk.persons,
+        "events": risk.events,
+        "power": str(risk.power),
+        "min_class_size": risk.min_class_size,
+        "max_risk": risk.max_risk,
+        "average_risk": risk.average_risk,
+        "persons_at_risk": risk.persons_at_risk,
+        "target": target,
+        "by_power": [{"power": p, **f.to_dict()} for p, f in risk.by_power.items()],
+        "events_per_person": data.events_per_person(),
+    }
+
+
+def _risk_before(assessment: Assessment, model: str) -> dict[str, Any]:
+    risk = assessment.risk_result or {}
+    if risk.get("unit") != "person":
+        return {}
+    return {
+        "persons": risk.get("persons"),
+        "events": risk.get("events"),
+        "min_class_size": risk.get("min_class_size"),
+        "max_risk": risk.get("max_risk"),
+        "average_risk": risk.get("average_risk"),
+        "persons_at_risk": (risk.get("persons_at_risk") or {}).get("persons"),
+        "data_risk": risk.get("data_risk"),
+        "release_model": model,
+    }
+
+
+def person_release_result(
+    assessment: Assessment, job: Job, context: JobContext, scratch: Path
+) -> tuple[dict[str, Any], Path, Path, dict[str, Any] | None]:
+    """Write the release in ``scratch`` and measure it (module docstring): the result to
+    store, the Parquet and CSV files, and the secrets to seal (None without any)."""
+    levels: dict[str, int] = job.params["levels"]
+    context.progress(5, "Reading the persons and their events", force=True)
+    inputs = person_inputs(assessment, all_columns=True)
+    config, target = inputs.config, inputs.target
+    masking_check(assessment, config.masking)
+    node = _searched_node(assessment, levels)
+    context.progress(20, "Generalizing and suppressing events and persons", force=True)
+    try:
+        chosen = node_release(
+            inputs.problem,
+            levels,
+            criterion=inputs.criterion,
+            power=inputs.power,
+            budgets=Budgets(**node["budgets"]),
+        )
+    except EngineError as exc:
+        raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
+    generalized = release_frame(inputs, levels, chosen)
+    released, keys, tables, masking = pseudonymized(assessment, inputs, generalized)
+    context.progress(60, "Writing the release files", force=True)
+    parquet = scratch / "release.parquet"
+    released.write_parquet(parquet)
+    csv_path = scratch / "release.csv"
+    guard = bool(config.csv_formula_guard)
+    lazy = pl.scan_parquet(parquet)
+    csv_frame, guarded = guard_formulas_lazy(lazy) if guard else (lazy, {})
+    csv_frame.sink_csv(csv_path)
+    context.progress(70, "Measuring the release in persons", force=True)
+    threshold = float(target["data_risk_target"])
+    written = pl.read_parquet(parquet)
+    after = measure_release(inputs, written, threshold)
+    before_counts = inputs.problem.data.events_per_person()
+    after_counts = after.pop("events_per_person")
+    top = top_code(before_counts)
+    model = target["release_model"]
+    after_risk = data_risk(model, after["max_risk"], after["average_risk"])
+    passes = after_risk <= threshold + 1e-12
+    context.progress(80, "Measuring the other released columns", force=True)
+    roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
+    original = inputs.frame.lazy()
+    released_columns = release_columns_measure(
+        original,
+        lazy,
+        quasi=inputs.quasi,
+        sensitive=sensitive_columns(assessment),
+        masking=masking,
+        roles=roles,
+        free_text=free_text_columns(assessment),
+        release_size=inputs.criterion.release_size,
+        release_model=model,
+        data_risk_target=threshold,
+    )
+    text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
+    problem = inputs.problem
+    events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons
+    # persons kept whose every event was suppressed have no row left in the long table
+    emptied = int(chosen.alive.sum()) - int(after["persons"])
+    longitudinal = {
+        "person_key": inputs.person_key,
+        "person_quasi": inputs.person_quasi,
+        "event_quasi": inputs.event_quasi,
+        "power": str(inputs.power),
+        "persons_in": problem.persons,
+        "events_in": problem.events,
+        "persons_out": after["persons"],
+        "events_out": after["events"],
+        "limits": {
+            "persons": float(config.suppression_limit),
+            "events": float(config.event_suppression_limit),
+        },
+        "budgets": dict(node["budgets"]),
+        "suppressed": {
+            "persons": chosen.persons_suppressed,
+            "events_of_suppressed_persons": chosen.events_of_suppressed_persons,
+            "events": chosen.events_suppressed,
+            "persons_without_events_left": emptied,
+        },
+        "event_counts": {
+            "top_code": top,
+            "before": count_distribution(before_counts, top),
+            "after": count_distribution(after_counts, top),
+            "max_before": int(before_counts.max()) if before_counts.size else 0,
+            "max_after": int(after_counts.max()) if after_counts.size else 0,
+        },
+        "risk_after": after,
+        "pseudonym": {
+            "column": inputs.person_key,
+            "method": PSEUDONYM,
+            "length": masking[inputs.person_key]["length"],
+            # the named pseudonymisation domain whose key it shares (None: its own key)
+            "domain": domain_summary(assessment),
+        },
+    }
+    result = {
+        "job": str(job.id),
+        "unit": "person",
+        "levels": levels,
+        "level_labels": {q: inputs.specs[q].level_labels[levels[q]] for q in inputs.quasi},
+        "quasi_identifiers": inputs.quasi,
+        "masking": masking,
+        "pseudonym_domain": domain_summary(assessment),
+        "privacy_models": [],
+        "techniques": [],
+        "generalization_only": dict(node),
+        "rows_in": problem.events,
+        "rows_out": written.height,
+        "suppressed_rows": events_removed,
+        "suppressed_share": suppression_share(problem.events, events_removed),
+        "passes": passes,
+        "risk_measure": target["risk_measure"],
+        "data_risk_target": target["data_risk_target"],
+        "risk_before": _risk_before(assessment, model),
+        "risk_after": {
+            "max_risk": after["max_risk"],
+            "average_risk": after["average_risk"],
+            "min_class_size": after["min_class_size"],
+            "data_risk": after_risk,
+        },
+        "utility": {
+            "metric": "loss",
+            "loss": node.get("information_loss"),
+            "record_missingness": suppression_share(problem.events, events_removed),
+        },
+        "longitudinal": longitudinal,
+        **text_scan,
+        "released_columns": released_columns,
+        "sha256": {"parquet": sha256_of(parquet), "csv": sha256_of(csv_path)},
+        "columns": written.columns,
+        "has_secrets": True,
+        "csv_formula_guard": {"enabled": guard, "cells": guarded},
+    }
+    linking: dict[str, str] = {}
+    for column, table in tables.items():
+        buffer = io.StringIO()
+        table.write_csv(buffer)
+        linking[column] = buffer.getvalue()
+    secrets = {
+        "assessment": str(assessment.id),
+        "keys": {c: base64.b64encode(k).decode() for c, k in keys.items()},
+        "linking_tables": linking,
+    }
+    return result, parquet, csv_path, secrets
+
+
+def person_apply_handler(job: Job, context: JobContext, assessment: Assessment) -> dict[str, Any]:
+    """The apply job on person-keyed data: write, measure, store (module docstring)."""
+    done = assessment.apply_result or {}
+    if done.get("job") == str(job.id):
+        return _apply_summary(done)
+    _discard_unreferenced(assessment, job)
+    release_folder, secrets_folder = _apply_folders(assessment, job)
+    stored: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="deidweb-apply-") as folder:
+        scratch = Path(folder)
+        result, parquet, csv_path, secrets = person_release_result(
+            assessment, job, context, scratch
+        )
+        context.progress(90, "Storing the release and its sealed keys", force=True)
+        try:
+            parquet_name = storage.store(parquet, f"{release_folder}/deidentified.parquet")
+            stored.append(parquet_name)
+            csv_name = storage.store(csv_path, f"{release_folder}/deidentified.csv")
+            stored.append(csv_name)
+            secrets_name = wrapped_key = ""
+            if secrets is not None:
+                # sealed before it reaches any disk (as for single-table releases)
+                wrapped_key, sealed = crypto.seal_bytes(
+                    json.dumps(secrets).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
+                )
+                bundle = scratch / "secrets.sealed"
+                bundle.write_bytes(sealed)
+                secrets_name = storage.store(
+                    bundle, f"{secrets_folder}/keys-and-linking-tables.sealed"
+                )
+                stored.append(secrets_name)
+            _save(assessment, result, parquet_name, csv_name, secrets_name, wrapped_key, stored)
+        except Exception:
+            delete_quietly(*stored)
+            raise
+    return _apply_summary(result)
+
+
+def _save(
+    assessment: Assessment,
+    result: dict[str, Any],
+    parquet_name: str,
+    csv_name: str,
+    secrets_name: str,
+    wrapped_key: str,
+    stored: list[str],
+) -> None:
+    with transaction.atomic():
+        locked = assessment_lock_draft(assessment.id)
+        old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
+        locked.apply_result = result
+        locked.output_parquet_path = parquet_name
+        locked.output_csv_path = csv_name
+        locked.secrets_path = secrets_name
+        locked.secrets_wrapped_key = wrapped_key
+        steps.mark_changed(locked, "deidentify")
+        locked.utility_accepted = False
+        locked.save(
+            update_fields=[
+                "apply_result",
+                "output_parquet_path",
+                "output_csv_path",
+                "secrets_path",
+                "secrets_wrapped_key",
+                "step_state",
+                "utility_accepted",
+                "updated_at",
+            ]
+        )
+        unused = [n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)]
+        transaction.on_commit(lambda: delete_quietly(*unused))
+
+
+def assessment_apply_dispatch(job: Job, context: JobContext) -> dict[str, Any]:
+    """The apply job: in persons when the data set has a person key, else on records (an
+    upload's or a cluster table's, `cluster_release.assessment_apply_handler`)."""
+    assessment = Assessment.objects.select_related("dataset").get(
+        id=job.params["assessment_id"], organization=job.organization
+    )
+    if assessment.person_key:
+        return person_apply_handler(job, context, assessment)
+    return assessment_apply_handler(job, context)
