@@ -18,6 +18,7 @@ from apps.assessments.domains import (
     pseudonym_domain_create,
 )
 from apps.assessments.hierarchies import hierarchy_set
+from apps.assessments.justifications import altered_variables
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import assessment_set_persons, assessment_set_power
 from apps.core import crypto
@@ -26,6 +27,7 @@ from apps.datasets.storage import local_path
 from apps.engine.masking import hmac_pseudonym
 from tests.assessments.conftest import LOW_ANSWERS, _run
 from tests.assessments.test_persons import TC4, assessment_of, upload
+from tests.justify import justify_all
 
 ROLES = {"patient_id": "direct", "sex": "quasi", "birth_year": "quasi"}
 
@@ -290,7 +292,9 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
     services.assessment_accept_utility(
         assessment=assessment, user=analyst, note="The codes are kept; one event was removed."
     )
-    assessment.refresh_from_db()
+    # The altered variables (the person key, pseudonymized) each need a justification.
+    assert [r["column"] for r in altered_variables(assessment.apply_result)] == ["patient_id"]
+    justify_all(assessment)
     assessment_submit(
         assessment=assessment,
         user=analyst,

@@ -153,6 +153,15 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     _wait_then_reload(ana, Assessment.objects.get(id=assessment.id).apply_job_id)
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target")
     expect(ana.get_by_test_id("applied-persons")).to_contain_text("keyed pseudonym")
+    # Why each altered variable was altered (EMA Policy 0070): the person key at least.
+    expect(ana.get_by_test_id("justification-chart_number")).to_be_visible()
+    boxes = ana.get_by_test_id("justifications").locator("textarea")
+    for i in range(boxes.count()):
+        boxes.nth(i).fill("Open-data users need visits by person, never the hospital number.")
+    ana.get_by_test_id("save-justifications").click()
+    expect(ana.get_by_test_id("justification-chart_number").locator("textarea")).to_have_value(
+        "Open-data users need visits by person, never the hospital number."
+    )
 
     # Step 8, then the submission.
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
