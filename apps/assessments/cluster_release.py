@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.assessments import release_apply, steps
+from apps.assessments import release_apply, release_files
 from apps.assessments.configuration import Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
@@ -244,7 +244,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
 
 
 def _store(assessment: Assessment, job: Job, result: dict[str, Any], secrets: Any) -> None:
-    _, secrets_folder = release_apply._apply_folders(assessment, job)
+    _, secrets_folder = release_files._apply_folders(assessment, job)
     with tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch:
         secrets_name, wrapped_key = release_apply.release_secrets_store(
             assessment, secrets, secrets_folder, Path(scratch)
@@ -253,32 +253,13 @@ def _store(assessment: Assessment, job: Job, result: dict[str, Any], secrets: An
     try:
         with transaction.atomic():
             locked = assessment_lock_draft(assessment.id)
-            old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
-            locked.apply_result = result
-            locked.output_parquet_path = ""
-            locked.output_csv_path = ""
-            locked.secrets_path = secrets_name
-            locked.secrets_wrapped_key = wrapped_key
-            steps.mark_changed(locked, "deidentify")
-            locked.utility_accepted = False
-            locked.save(
-                update_fields=[
-                    "apply_result",
-                    "output_parquet_path",
-                    "output_csv_path",
-                    "secrets_path",
-                    "secrets_wrapped_key",
-                    "step_state",
-                    "utility_accepted",
-                    "updated_at",
-                ]
+            release_files.release_store(
+                locked,
+                result,
+                files=("", "", secrets_name),
+                wrapped_key=wrapped_key,
+                kept=[secrets_name],
             )
-            unused = [
-                n
-                for n in old
-                if n and n != secrets_name and not release_apply._referenced_elsewhere(n, locked)
-            ]
-            transaction.on_commit(lambda: delete_quietly(*unused))
     except Exception:
         delete_quietly(secrets_name)
         raise

@@ -48,15 +48,13 @@ from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseu
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
-from apps.assessments.release_apply import (
-    _apply_folders,
-    _apply_summary,
-    _discard_unreferenced,
-    _mask_specs,
-    _referenced_elsewhere,
-    suppression_share,
-)
+from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
+from apps.assessments.release_files import (
+    _apply_folders,
+    _discard_unreferenced,
+    _referenced_elsewhere,
+)
 from apps.assessments.services import assessment_lock_draft, sensitive_columns
 from apps.classification.models import Variable
 from apps.core import crypto

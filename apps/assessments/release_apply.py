@@ -15,7 +15,6 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from apps.assessments import steps
 from apps.assessments.attack_tests import release_attacks
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
@@ -27,6 +26,11 @@ from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_
 from apps.assessments.population import population_figures
 from apps.assessments.privacy_models import encode_for_search
 from apps.assessments.release_columns import release_columns_measure
+from apps.assessments.release_files import (
+    _apply_folders,
+    _discard_unreferenced,
+    release_store,
+)
 from apps.assessments.release_measures import release_measures
 from apps.assessments.services import (
     assessment_editable,
@@ -282,31 +286,13 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
                         "The release form changed while the records were written: the "
                         "version now releases another form (Step 7)."
                     )
-                old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
-                locked.apply_result = result
-                locked.output_parquet_path = parquet_name
-                locked.output_csv_path = csv_name
-                locked.secrets_path = secrets_name
-                locked.secrets_wrapped_key = wrapped_key
-                steps.mark_changed(locked, "deidentify")
-                locked.utility_accepted = False
-                locked.save(
-                    update_fields=[
-                        "apply_result",
-                        "output_parquet_path",
-                        "output_csv_path",
-                        "secrets_path",
-                        "secrets_wrapped_key",
-                        "step_state",
-                        "utility_accepted",
-                        "updated_at",
-                    ]
+                release_store(
+                    locked,
+                    result,
+                    files=(parquet_name, csv_name, secrets_name),
+                    wrapped_key=wrapped_key,
+                    kept=stored,
                 )
-                # Earlier versions of the assessment may still point at the old files.
-                unused = [
-                    n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)
-                ]
-                transaction.on_commit(lambda: delete_quietly(*unused))
         except Exception:
             delete_quietly(*stored)
             raise
@@ -412,35 +398,6 @@ def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:
         "suppressed_rows": result["suppressed_rows"],
         "passes": result["passes"],
     }
-
-
-def _apply_folders(assessment: Assessment, job: Job) -> tuple[str, str]:
-    """Where an apply job stores its files: folders of its own, so that a re-run of the job
-    (its worker died) finds and replaces exactly the files of its earlier attempt."""
-    prefix = (
-        f"organizations/{assessment.organization_id}/assessments/{assessment.id}"
-        f"/v{assessment.version}"
-    )
-    return f"{prefix}/release/{job.id}", f"{prefix}/secrets/{job.id}"
-
-
-def _discard_unreferenced(assessment: Assessment, job: Job) -> list[str]:
-    """Delete the files in an apply job's folders that no assessment refers to (left by an
-    attempt whose worker died, or by a job that failed); returns their names."""
-    from django.core.files.storage import default_storage
-
-    discarded = []
-    for folder in _apply_folders(assessment, job):
-        try:
-            _, files = default_storage.listdir(folder)
-        except (FileNotFoundError, NotADirectoryError, NotImplementedError):
-            continue
-        for file in files:
-            name = f"{folder}/{file}"
-            if not _referenced_elsewhere(name, None):
-                delete_quietly(name)
-                discarded.append(name)
-    return discarded
 
 
 def assessment_apply_finished(job: Job) -> None:
@@ -583,15 +540,3 @@ def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list
             }
         )
     return out
-
-
-def _referenced_elsewhere(name: str, assessment: Assessment | None) -> bool:
-    """Whether an assessment other than ``assessment`` (any, if None) refers to a file."""
-    from django.db.models import Q
-
-    others = Assessment.objects.all()
-    if assessment is not None:
-        others = others.exclude(id=assessment.id)
-    return others.filter(
-        Q(output_parquet_path=name) | Q(output_csv_path=name) | Q(secrets_path=name)
-    ).exists()

@@ -29,18 +29,13 @@ from typing import Any
 import polars as pl
 from django.db import transaction
 
-from apps.assessments import steps
 from apps.assessments.attack_tests import attack_rows
 from apps.assessments.deidentify import search_target
 from apps.assessments.freetext import release_text_scan
 from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
-from apps.assessments.release_apply import (
-    _apply_folders,
-    _discard_unreferenced,
-    _referenced_elsewhere,
-)
+from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
 from apps.assessments.release_forms.config import FORM_TITLES, SYNTHETIC, TABLE, ReleaseForm
 from apps.assessments.release_forms.services import release_form_check, synthetic_columns
 from apps.assessments.services import assessment_lock_draft
@@ -304,30 +299,9 @@ def _write(
                         "The release form's settings changed while this job ran: write the "
                         "release again."
                     )
-                old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
-                locked.apply_result = result
-                locked.output_parquet_path = parquet_name
-                locked.output_csv_path = csv_name
-                locked.secrets_path = ""
-                locked.secrets_wrapped_key = ""
-                steps.mark_changed(locked, "deidentify")
-                locked.utility_accepted = False
-                locked.save(
-                    update_fields=[
-                        "apply_result",
-                        "output_parquet_path",
-                        "output_csv_path",
-                        "secrets_path",
-                        "secrets_wrapped_key",
-                        "step_state",
-                        "utility_accepted",
-                        "updated_at",
-                    ]
+                release_store(
+                    locked, result, files=(parquet_name, csv_name, ""), wrapped_key="", kept=stored
                 )
-                unused = [
-                    n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)
-                ]
-                transaction.on_commit(lambda: delete_quietly(*unused))
         except Exception:
             delete_quietly(*stored)
             raise
