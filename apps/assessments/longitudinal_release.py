@@ -48,6 +48,7 @@ from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseu
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import (
     _apply_folders,
     _apply_summary,
@@ -63,6 +64,7 @@ from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, sha256_of
+from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.longitudinal import REPORTED_POWERS, from_long_table, measure, prepare
@@ -108,14 +110,49 @@ def data_risk(release_model: str, max_risk: float, average_risk: float) -> float
 
 def release_frame(
     inputs: PersonInputs, levels: dict[str, int], chosen: NodeRelease
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, pl.Series | None]:
     """The long table with the node's values and without its suppressed rows (the person
-    key and the other direct identifiers still as they were)."""
+    key and the other direct identifiers still as they were), and, for linked tables, the
+    kept rows' event tables (:func:`_linked_rows`)."""
     labels = generalized_labels(inputs.problem, levels)
+    if inputs.row_tables is not None:
+        return _linked_rows(inputs, labels, chosen)
     person = pl.Series("__person", inputs.problem.event_persons[0])
     columns = [labels[q].gather(person).alias(q) for q in inputs.person_quasi]
     columns += [labels[q].alias(q) for q in inputs.event_quasi]
-    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0]))
+    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0])), None
+
+
+def _linked_rows(
+    inputs: PersonInputs, labels: dict[str, pl.Series], chosen: NodeRelease
+) -> tuple[pl.DataFrame, pl.Series]:
+    """Linked tables' long table at the node: an event's row is kept with its event, the
+    row of a person without events with its person; an event-level value is its event's
+    (empty on the other tables' rows, as in the long table)."""
+    tables = inputs.row_tables
+    assert tables is not None and inputs.structure is not None
+    problem, height = inputs.problem, inputs.frame.height
+    index = pl.DataFrame(
+        {"__id": problem.data.ids, "__person": np.arange(problem.persons, dtype=np.int64)}
+    )
+    person = (
+        inputs.frame.select(pl.col(inputs.person_key).cast(pl.String).alias("__id"))
+        .join(index, on="__id", how="left", maintain_order="left")
+        .get_column("__person")
+        .to_numpy()
+    )
+    kept = np.asarray(chosen.alive, dtype=np.bool_)[person]
+    columns = [labels[q].gather(pl.Series(person)).alias(q) for q in inputs.person_quasi]
+    names = tables.to_numpy()
+    for t, table in enumerate(event_tables(inputs.structure)):
+        rows = np.flatnonzero(names == str(table["name"]))
+        kept[rows] = chosen.kept_events[t]
+        for j in problem.event_dimensions(t):
+            name = problem.dimensions[j].name
+            empty = pl.Series(name, [None] * height, dtype=pl.String)
+            columns.append(empty.scatter(rows, labels[name]))
+    flags = pl.Series(kept)
+    return inputs.frame.with_columns(columns).filter(flags), tables.filter(flags)
 
 
 def pseudonymized(
@@ -156,20 +193,35 @@ def count_distribution(counts: np.ndarray[Any, Any], top: int) -> list[dict[str,
     return rows
 
 
-def measure_release(inputs: PersonInputs, released: pl.DataFrame, target: float) -> dict[str, Any]:
+def measure_release(
+    inputs: PersonInputs, released: pl.DataFrame, target: float, tables: pl.Series | None = None
+) -> dict[str, Any]:
     """The written file measured per person: its values as released, its pseudonym as
-    the person, at the chosen power and at p = 1…5 and "all"."""
+    the person, at the chosen power and at p = 1…5 and "all". For linked tables
+    (``tables``: each released row's event table) as Step 4 counts them: the row of a
+    person without events is no event."""
     if released.height == 0:
         raise ApplicationError(
             "The chosen solution leaves no event to release: choose another one.", status=409
         )
     try:
-        data = from_long_table(
-            released.select([inputs.person_key, *inputs.quasi]),
-            person=inputs.person_key,
-            person_quasi=inputs.person_quasi,
-            event_quasi=inputs.event_quasi,
-        )
+        columns = released.select([inputs.person_key, *inputs.quasi])
+        if tables is not None and inputs.structure is not None:
+            data = linked_data(
+                inputs.structure,
+                columns,
+                tables,
+                person=inputs.person_key,
+                person_quasi=inputs.person_quasi,
+                event_quasi=inputs.event_quasi,
+            )
+        else:
+            data = from_long_table(
+                columns,
+                person=inputs.person_key,
+                person_quasi=inputs.person_quasi,
+                event_quasi=inputs.event_quasi,
+            )
         risk = measure(prepare(data), power=inputs.power, target=target, by_power=REPORTED_POWERS)
     except EngineError as exc:
         raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
@@ -225,7 +277,7 @@ def person_release_result(
         )
     except EngineError as exc:
         raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
-    generalized = release_frame(inputs, levels, chosen)
+    generalized, released_tables = release_frame(inputs, levels, chosen)
     released, keys, tables, masking = pseudonymized(assessment, inputs, generalized)
     context.progress(60, "Writing the release files", force=True)
     parquet = scratch / "release.parquet"
@@ -238,7 +290,7 @@ def person_release_result(
     context.progress(70, "Measuring the release in persons", force=True)
     threshold = float(target["data_risk_target"])
     written = pl.read_parquet(parquet)
-    after = measure_release(inputs, written, threshold)
+    after = measure_release(inputs, written, threshold, released_tables)
     before_counts = inputs.problem.data.events_per_person()
     after_counts = after.pop("events_per_person")
     top = top_code(before_counts)
