@@ -183,10 +183,12 @@ def pseudonymized(
     )
 
 
-def count_distribution(counts: np.ndarray[Any, Any], top: int) -> list[dict[str, Any]]:
+def count_distribution(
+    counts: np.ndarray[Any, Any], top: int, *, zero: bool = False
+) -> list[dict[str, Any]]:
     """Persons by their number of events, top-coded: one row per count below ``top``,
-    then "top or more"."""
-    rows = []
+    then "top or more"; first the persons without events when ``zero`` (linked tables)."""
+    rows = [{"events": "0", "persons": int((counts == 0).sum())}] if zero else []
     for c in range(1, top):
         rows.append({"events": str(c), "persons": int((counts == c).sum())})
     rows.append({"events": f"{top}+", "persons": int((counts >= top).sum())})
@@ -294,6 +296,8 @@ def person_release_result(
     before_counts = inputs.problem.data.events_per_person()
     after_counts = after.pop("events_per_person")
     top = top_code(before_counts)
+    # linked tables: persons without events are counted, with 0 events
+    without_events = bool((before_counts == 0).any())
     model = target["release_model"]
     after_risk = data_risk(model, after["max_risk"], after["average_risk"])
     passes = after_risk <= threshold + 1e-12
@@ -339,8 +343,8 @@ def person_release_result(
         },
         "event_counts": {
             "top_code": top,
-            "before": count_distribution(before_counts, top),
-            "after": count_distribution(after_counts, top),
+            "before": count_distribution(before_counts, top, zero=without_events),
+            "after": count_distribution(after_counts, top, zero=without_events),
             "max_before": int(before_counts.max()) if before_counts.size else 0,
             "max_after": int(after_counts.max()) if after_counts.size else 0,
         },

@@ -106,7 +106,16 @@ def test_step7_counts_a_person_without_events_as_step4_does(custodian, analyst):
     assert result["risk_before"]["max_risk"] == pytest.approx(1.0)
     assert result["risk_before"]["average_risk"] == pytest.approx(0.8)
     # Events per person before: 3, 1, 2, 0, 1; after the same (nothing suppressed).
-    assert lg["event_counts"]["before"] == lg["event_counts"]["after"]
+    counts = lg["event_counts"]
+    top = counts["top_code"]
+    assert top == 3  # the 95th percentile of 0, 1, 1, 2, 3
+    assert counts["before"] == [
+        {"events": "0", "persons": 1},
+        {"events": "1", "persons": 2},
+        {"events": "2", "persons": 1},
+        {"events": "3+", "persons": 1},
+    ]
+    assert counts["after"] == counts["before"]
     assert lg["suppressed"]["persons_without_events_left"] == 0
 
     # The long table released: the 7 visits then person 4's row, generalized, the key
