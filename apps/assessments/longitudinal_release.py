@@ -41,26 +41,23 @@ import numpy as np
 import polars as pl
 from django.db import transaction
 
-from apps.assessments import steps
 from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
-from apps.assessments.release_files import (
-    _apply_folders,
-    _discard_unreferenced,
-    _referenced_elsewhere,
-)
+from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
 from apps.assessments.services import assessment_lock_draft, sensitive_columns
 from apps.classification.models import Variable
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, sha256_of
+from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.longitudinal import REPORTED_POWERS, from_long_table, measure, prepare
@@ -106,14 +103,49 @@ def data_risk(release_model: str, max_risk: float, average_risk: float) -> float
 
 def release_frame(
     inputs: PersonInputs, levels: dict[str, int], chosen: NodeRelease
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, pl.Series | None]:
     """The long table with the node's values and without its suppressed rows (the person
-    key and the other direct identifiers still as they were)."""
+    key and the other direct identifiers still as they were), and, for linked tables, the
+    kept rows' event tables (:func:`_linked_rows`)."""
     labels = generalized_labels(inputs.problem, levels)
+    if inputs.row_tables is not None:
+        return _linked_rows(inputs, labels, chosen)
     person = pl.Series("__person", inputs.problem.event_persons[0])
     columns = [labels[q].gather(person).alias(q) for q in inputs.person_quasi]
     columns += [labels[q].alias(q) for q in inputs.event_quasi]
-    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0]))
+    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0])), None
+
+
+def _linked_rows(
+    inputs: PersonInputs, labels: dict[str, pl.Series], chosen: NodeRelease
+) -> tuple[pl.DataFrame, pl.Series]:
+    """Linked tables' long table at the node: an event's row is kept with its event, the
+    row of a person without events with its person; an event-level value is its event's
+    (empty on the other tables' rows, as in the long table)."""
+    tables = inputs.row_tables
+    assert tables is not None and inputs.structure is not None
+    problem, height = inputs.problem, inputs.frame.height
+    index = pl.DataFrame(
+        {"__id": problem.data.ids, "__person": np.arange(problem.persons, dtype=np.int64)}
+    )
+    person = (
+        inputs.frame.select(pl.col(inputs.person_key).cast(pl.String).alias("__id"))
+        .join(index, on="__id", how="left", maintain_order="left")
+        .get_column("__person")
+        .to_numpy()
+    )
+    kept = np.asarray(chosen.alive, dtype=np.bool_)[person]
+    columns = [labels[q].gather(pl.Series(person)).alias(q) for q in inputs.person_quasi]
+    names = tables.to_numpy()
+    for t, table in enumerate(event_tables(inputs.structure)):
+        rows = np.flatnonzero(names == str(table["name"]))
+        kept[rows] = chosen.kept_events[t]
+        for j in problem.event_dimensions(t):
+            name = problem.dimensions[j].name
+            empty = pl.Series(name, [None] * height, dtype=pl.String)
+            columns.append(empty.scatter(rows, labels[name]))
+    flags = pl.Series(kept)
+    return inputs.frame.with_columns(columns).filter(flags), tables.filter(flags)
 
 
 def pseudonymized(
@@ -144,30 +176,47 @@ def pseudonymized(
     )
 
 
-def count_distribution(counts: np.ndarray[Any, Any], top: int) -> list[dict[str, Any]]:
+def count_distribution(
+    counts: np.ndarray[Any, Any], top: int, *, zero: bool = False
+) -> list[dict[str, Any]]:
     """Persons by their number of events, top-coded: one row per count below ``top``,
-    then "top or more"."""
-    rows = []
+    then "top or more"; first the persons without events when ``zero`` (linked tables)."""
+    rows = [{"events": "0", "persons": int((counts == 0).sum())}] if zero else []
     for c in range(1, top):
         rows.append({"events": str(c), "persons": int((counts == c).sum())})
     rows.append({"events": f"{top}+", "persons": int((counts >= top).sum())})
     return rows
 
 
-def measure_release(inputs: PersonInputs, released: pl.DataFrame, target: float) -> dict[str, Any]:
+def measure_release(
+    inputs: PersonInputs, released: pl.DataFrame, target: float, tables: pl.Series | None = None
+) -> dict[str, Any]:
     """The written file measured per person: its values as released, its pseudonym as
-    the person, at the chosen power and at p = 1…5 and "all"."""
+    the person, at the chosen power and at p = 1…5 and "all". For linked tables
+    (``tables``: each released row's event table) as Step 4 counts them: the row of a
+    person without events is no event."""
     if released.height == 0:
         raise ApplicationError(
             "The chosen solution leaves no event to release: choose another one.", status=409
         )
     try:
-        data = from_long_table(
-            released.select([inputs.person_key, *inputs.quasi]),
-            person=inputs.person_key,
-            person_quasi=inputs.person_quasi,
-            event_quasi=inputs.event_quasi,
-        )
+        columns = released.select([inputs.person_key, *inputs.quasi])
+        if tables is not None and inputs.structure is not None:
+            data = linked_data(
+                inputs.structure,
+                columns,
+                tables,
+                person=inputs.person_key,
+                person_quasi=inputs.person_quasi,
+                event_quasi=inputs.event_quasi,
+            )
+        else:
+            data = from_long_table(
+                columns,
+                person=inputs.person_key,
+                person_quasi=inputs.person_quasi,
+                event_quasi=inputs.event_quasi,
+            )
         risk = measure(prepare(data), power=inputs.power, target=target, by_power=REPORTED_POWERS)
     except EngineError as exc:
         raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
@@ -223,7 +272,7 @@ def person_release_result(
         )
     except EngineError as exc:
         raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
-    generalized = release_frame(inputs, levels, chosen)
+    generalized, released_tables = release_frame(inputs, levels, chosen)
     released, keys, tables, masking = pseudonymized(assessment, inputs, generalized)
     context.progress(60, "Writing the release files", force=True)
     parquet = scratch / "release.parquet"
@@ -236,10 +285,12 @@ def person_release_result(
     context.progress(70, "Measuring the release in persons", force=True)
     threshold = float(target["data_risk_target"])
     written = pl.read_parquet(parquet)
-    after = measure_release(inputs, written, threshold)
+    after = measure_release(inputs, written, threshold, released_tables)
     before_counts = inputs.problem.data.events_per_person()
     after_counts = after.pop("events_per_person")
     top = top_code(before_counts)
+    # linked tables: persons without events are counted, with 0 events
+    without_events = bool((before_counts == 0).any())
     model = target["release_model"]
     after_risk = data_risk(model, after["max_risk"], after["average_risk"])
     passes = after_risk <= threshold + 1e-12
@@ -285,8 +336,8 @@ def person_release_result(
         },
         "event_counts": {
             "top_code": top,
-            "before": count_distribution(before_counts, top),
-            "after": count_distribution(after_counts, top),
+            "before": count_distribution(before_counts, top, zero=without_events),
+            "after": count_distribution(after_counts, top, zero=without_events),
             "max_before": int(before_counts.max()) if before_counts.size else 0,
             "max_after": int(after_counts.max()) if after_counts.size else 0,
         },
@@ -398,29 +449,13 @@ def _save(
     stored: list[str],
 ) -> None:
     with transaction.atomic():
-        locked = assessment_lock_draft(assessment.id)
-        old = [locked.output_parquet_path, locked.output_csv_path, locked.secrets_path]
-        locked.apply_result = result
-        locked.output_parquet_path = parquet_name
-        locked.output_csv_path = csv_name
-        locked.secrets_path = secrets_name
-        locked.secrets_wrapped_key = wrapped_key
-        steps.mark_changed(locked, "deidentify")
-        locked.utility_accepted = False
-        locked.save(
-            update_fields=[
-                "apply_result",
-                "output_parquet_path",
-                "output_csv_path",
-                "secrets_path",
-                "secrets_wrapped_key",
-                "step_state",
-                "utility_accepted",
-                "updated_at",
-            ]
+        release_store(
+            assessment_lock_draft(assessment.id),
+            result,
+            files=(parquet_name, csv_name, secrets_name),
+            wrapped_key=wrapped_key,
+            kept=stored,
         )
-        unused = [n for n in old if n and n not in stored and not _referenced_elsewhere(n, locked)]
-        transaction.on_commit(lambda: delete_quietly(*unused))
 
 
 def assessment_apply_dispatch(job: Job, context: JobContext) -> dict[str, Any]:

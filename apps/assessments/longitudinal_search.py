@@ -32,6 +32,7 @@ from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.domains import release_pseudonym_keys
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.person_tables import longitudinal_data, row_tables
 from apps.assessments.persons import (
     check_person_level,
     effective_levels,
@@ -51,7 +52,6 @@ from apps.engine.longitudinal import (
     NodeResult,
     Power,
     Workspace,
-    from_long_table,
     optimal_search,
     parse_power,
     prepare,
@@ -77,6 +77,9 @@ class PersonInputs:
     :func:`person_inputs`."""
 
     frame: pl.DataFrame  # the columns read, rows in the data set's order
+    # linked tables: each row's event table (None: a person without events); else None
+    row_tables: pl.Series | None
+    structure: dict[str, Any] | None
     person_key: str
     quasi: list[str]
     person_quasi: list[str]
@@ -122,7 +125,10 @@ def person_inputs(assessment: Assessment, *, all_columns: bool = False) -> Perso
             "person (Step 2).",
             {"step": "classification", "person_key": key},
         )
-    levels = effective_levels(assessment.person_levels, quasi, suggested_levels(frame, key, quasi))
+    structure = assessment.dataset.table_structure or None
+    levels = effective_levels(
+        assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
+    )
     check_person_level(frame, key, levels)
     person_quasi = [q for q in quasi if levels[q] == "person"]
     event_quasi = [q for q in quasi if levels[q] == "event"]
@@ -131,8 +137,9 @@ def person_inputs(assessment: Assessment, *, all_columns: bool = False) -> Perso
         criterion = criterion_for_release(
             target["release_model"], target["threshold"], target["context_risk"]
         )
-        data = from_long_table(
-            frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
+        # Step 4's persons and events: on linked tables a person without events has none
+        data = longitudinal_data(
+            structure, frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
         )
         problem = prepare(
             data,
@@ -143,6 +150,8 @@ def person_inputs(assessment: Assessment, *, all_columns: bool = False) -> Perso
         raise _refuse_engine(exc, power) from None
     return PersonInputs(
         frame=frame,
+        row_tables=row_tables(structure, frame.height),
+        structure=structure,
         person_key=key,
         quasi=[*person_quasi, *event_quasi],
         person_quasi=person_quasi,

@@ -10,10 +10,11 @@ adds three things, all here:
 * a file uploaded this way is longitudinal by construction: until the key is declared,
   Step 2 warns as it does for a long table whose identifier repeats
   (:func:`structure_hints`);
-* Step 4 rebuilds the person table and each event table from the long table's recorded
-  rows, so a person without events has no events — not one event with empty values —
-  and the events of different tables stay different kinds of event
-  (:func:`longitudinal_data`).
+* Step 4, Step 7's search and the release's re-measure rebuild the person table and each
+  event table from the long table's recorded rows (:func:`longitudinal_data`; a
+  release's kept rows through :func:`linked_data`), so a person without events has no
+  events — not one event with empty values — and the events of different tables stay
+  different kinds of event.
 """
 
 from __future__ import annotations
@@ -106,6 +107,56 @@ def table_facts(structure: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def row_tables(structure: Mapping[str, Any] | None, height: int) -> pl.Series | None:
+    """Each long-table row's event table (its name; None for the row of a person without
+    events), from the recorded rows; None for a single table. ``height`` is the long
+    table's, checked against the recorded one."""
+    if not is_multi_table(dict(structure or {})):
+        return None
+    assert structure is not None
+    if height != int(structure["rows"]):
+        raise ApplicationError(
+            f"The data set's file has {height:,} rows where its tables recorded "
+            f"{int(structure['rows']):,}: it was changed since it was uploaded."
+        )
+    names: list[str | None] = [None] * height
+    for table in event_tables(dict(structure)):
+        first = int(table["first_row"]) - 1
+        names[first : first + int(table["rows"])] = [str(table["name"])] * int(table["rows"])
+    return pl.Series("__table", names, dtype=pl.String)
+
+
+def linked_data(
+    structure: Mapping[str, Any],
+    frame: pl.DataFrame,
+    tables: pl.Series,
+    *,
+    person: str,
+    person_quasi: Sequence[str],
+    event_quasi: Sequence[str],
+) -> LongitudinalData:
+    """The persons and their events of linked tables from rows of their long table (all of
+    them, or a release's), ``tables`` naming each row's event table (None: the row of a
+    person without events, who is a person with no event)."""
+    people = frame.select(person, *person_quasi).unique(
+        subset=[person], keep="first", maintain_order=True
+    )
+    events = []
+    for table in event_tables(dict(structure)):
+        quasi = tuple(q for q in event_quasi if q in table["event_columns"])
+        events.append(
+            EventTable(
+                name=str(table["name"]),
+                data=frame.filter(tables.eq_missing(str(table["name"]))).select(person, *quasi),
+                person=person,
+                quasi=quasi,
+            )
+        )
+    return from_tables(
+        persons=people, person_key=person, person_quasi=list(person_quasi), events=events
+    )
+
+
 def longitudinal_data(
     structure: Mapping[str, Any] | None,
     frame: pl.DataFrame,
@@ -114,12 +165,14 @@ def longitudinal_data(
     person_quasi: Sequence[str],
     event_quasi: Sequence[str],
 ) -> LongitudinalData:
-    """The persons and their events for Step 4's count: from the long table as it is, or,
-    for linked tables, from the tables the long table's recorded rows came from.
+    """The persons and their events for Step 4's count and Step 7's search: from the long
+    table as it is, or, for linked tables, from the tables the long table's recorded rows
+    came from (:func:`linked_data`).
 
     ``frame`` holds the long table's rows in stored order (its person key and
     quasi-identifier columns at least)."""
-    if not is_multi_table(dict(structure or {})):
+    tables = row_tables(structure, frame.height)
+    if tables is None:
         return from_long_table(
             frame, person=person, person_quasi=person_quasi, event_quasi=event_quasi
         )
@@ -129,26 +182,11 @@ def longitudinal_data(
         person,
         {**dict.fromkeys(person_quasi, PERSON), **dict.fromkeys(event_quasi, EVENT)},
     )
-    if frame.height != int(structure["rows"]):
-        raise ApplicationError(
-            f"The data set's file has {frame.height:,} rows where its tables recorded "
-            f"{int(structure['rows']):,}: it was changed since it was uploaded."
-        )
-    people = frame.select(person, *person_quasi).unique(
-        subset=[person], keep="first", maintain_order=True
-    )
-    events = []
-    for table in event_tables(dict(structure)):
-        quasi = tuple(q for q in event_quasi if q in table["event_columns"])
-        rows = frame.slice(int(table["first_row"]) - 1, int(table["rows"]))
-        events.append(
-            EventTable(
-                name=str(table["name"]),
-                data=rows.select(person, *quasi),
-                person=person,
-                quasi=quasi,
-            )
-        )
-    return from_tables(
-        persons=people, person_key=person, person_quasi=list(person_quasi), events=events
+    return linked_data(
+        structure,
+        frame,
+        tables,
+        person=person,
+        person_quasi=person_quasi,
+        event_quasi=event_quasi,
     )
