@@ -104,6 +104,30 @@ def timestamp_url(organization: Organization) -> str:
     return organization.signing_timestamp_url or str(getattr(settings, "DEIDWEB_TSA_URL", ""))
 
 
+def organization_sign(
+    pdf: bytes, identity: tuple[Any, Any], organization: Organization, *, reason: str, what: str
+) -> bytes:
+    """``pdf`` signed with the organization's identity (key, certificate) and countersigned
+    by its timestamp authority, if any: every signed document's one way (the report, the
+    recipient summary). ``what`` names the document in the message of a failed timestamp."""
+    try:
+        return signing.sign_pdf(
+            pdf,
+            identity[0],
+            identity[1],
+            reason=reason,
+            location=organization.name,
+            signer_name=organization.name,
+            timestamp_url=timestamp_url(organization),
+            timestamp_policy=timestamp_policy(),
+        )
+    except signing.TimestampError as exc:
+        raise ApplicationError(
+            f"{exc} The {what} was not signed; an administrator must correct the address on "
+            "the organization's signing page."
+        ) from None
+
+
 def timestamp_policy() -> OutboundPolicy:
     """Where the server may call a timestamp authority (``apps.core.outbound``): public https
     addresses, and what the operator allows besides (plain http, in-house networks)."""

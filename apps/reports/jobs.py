@@ -20,14 +20,8 @@ from apps.datasets.storage import delete_quietly
 from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_create
-from apps.reports import signing
 from apps.reports.content import report_render
-from apps.reports.identity import (
-    organization_signing_ensure,
-    signing_identity,
-    timestamp_policy,
-    timestamp_url,
-)
+from apps.reports.identity import organization_sign, organization_signing_ensure, signing_identity
 from apps.reports.models import Report
 from apps.reports.summary_jobs import summary_generate, summary_missing
 from apps.reports.verification import report_intact, sha256_hex
@@ -135,22 +129,7 @@ def report_generate_handler(job: Job, context: JobContext) -> dict[str, Any]:
     context.progress(15, "Rendering the report", force=True)
     pdf = report_render(assessment=assessment, decision=decision)
     context.progress(75, "Signing the report", force=True)
-    try:
-        signed = signing.sign_pdf(
-            pdf,
-            identity[0],
-            identity[1],
-            reason=SIGNING_REASON,
-            location=organization.name,
-            signer_name=organization.name,
-            timestamp_url=timestamp_url(organization),
-            timestamp_policy=timestamp_policy(),
-        )
-    except signing.TimestampError as exc:
-        raise ApplicationError(
-            f"{exc} The report was not signed; an administrator must correct the address on "
-            "the organization's signing page."
-        ) from None
+    signed = organization_sign(pdf, identity, organization, reason=SIGNING_REASON, what="report")
     digest = sha256_hex(signed)
     context.progress(90, "Storing the signed report", force=True)
     name = default_storage.save(

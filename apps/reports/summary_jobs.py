@@ -16,8 +16,7 @@ from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import delete_quietly
 from apps.jobs.models import Job
-from apps.reports import signing
-from apps.reports.identity import read_stored, timestamp_policy, timestamp_url
+from apps.reports.identity import organization_sign, read_stored
 from apps.reports.models import RecipientSummary
 from apps.reports.summary import sha256_hex, summary_data, summary_render
 from apps.reviews.models import ReviewDecision
@@ -66,22 +65,9 @@ def summary_generate(
     organization = assessment.organization
     data = summary_data(assessment=assessment, decision=decision)
     pdf, twin = summary_render(organization=organization, data=data)
-    try:
-        signed = signing.sign_pdf(
-            pdf,
-            identity[0],
-            identity[1],
-            reason=SIGNING_REASON,
-            location=organization.name,
-            signer_name=organization.name,
-            timestamp_url=timestamp_url(organization),
-            timestamp_policy=timestamp_policy(),
-        )
-    except signing.TimestampError as exc:
-        raise ApplicationError(
-            f"{exc} The recipient summary was not signed; an administrator must correct the "
-            "address on the organization's signing page."
-        ) from None
+    signed = organization_sign(
+        pdf, identity, organization, reason=SIGNING_REASON, what="recipient summary"
+    )
     pdf_name = default_storage.save(_path(decision, "pdf"), ContentFile(signed))
     json_name = default_storage.save(_path(decision, "json"), ContentFile(twin))
     try:
