@@ -28,12 +28,13 @@ from apps.engine.longitudinal import codes
 
 Kind = HierarchySpec.Kind
 CODE_KINDS = frozenset({Kind.ICD10, Kind.ICD9CM})
+# Level 0 is "original code": the pages say it as "kept as is" (presenters.level_in_words).
 # Offending values named in a message.
 SHOWN = 5
 LEVEL_NAMES = {
-    Kind.ICD10: ["code", "3-character category", "block", "chapter", "suppressed (*)"],
+    Kind.ICD10: ["original code", "3-character category", "block", "chapter", "suppressed (*)"],
     Kind.ICD9CM: [
-        "code", "4 digits", "3-digit category", "section", "chapter", "suppressed (*)",
+        "original code", "4 digits", "3-digit category", "section", "chapter", "suppressed (*)",
     ],
 }  # fmt: skip
 SYSTEM_NAMES = {Kind.ICD10: "ICD-10", Kind.ICD9CM: "ICD-9-CM"}

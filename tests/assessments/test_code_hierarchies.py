@@ -16,6 +16,7 @@ from apps.assessments import services
 from apps.assessments.hierarchies import build_hierarchy, hierarchies_proposed, hierarchy_set
 from apps.assessments.hierarchy_codes import looks_like_icd10
 from apps.assessments.models import HierarchySpec
+from apps.assessments.presenters import level_in_words
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.assessments.test_api import API, put
@@ -30,7 +31,7 @@ ROWS_ICD10 = {
     "I21.4": ["I21", "I20-I25", "I00-I99", "*"],
     "I25.1": ["I25", "I20-I25", "I00-I99", "*"],
 }
-ICD10_NAMES = ["code", "3-character category", "block", "chapter", "suppressed (*)"]
+ICD10_NAMES = ["original code", "3-character category", "block", "chapter", "suppressed (*)"]
 
 
 def rows(text: str) -> dict[str, list[str]]:
@@ -92,6 +93,11 @@ def test_lenient_generalizes_values_outside_the_classification():
         "D49.1": ["D49", "*", "*", "*"],  # in no chapter
         "XYZ": ["*", "*", "*", "*"],  # not a code
     }
+
+
+def test_the_original_code_is_said_as_kept():
+    assert level_in_words("original code") == "kept as is"
+    assert level_in_words("3-character category") == "3-character category"
 
 
 def test_lenient_must_be_true_or_false():
