@@ -15,6 +15,7 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.hierarchy_codes import CODE_KINDS, code_hierarchy, code_level_labels
 from apps.assessments.hierarchy_defaults import completed_params, default_spec
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
@@ -161,6 +162,8 @@ def check_params(column: str, kind: str, params: dict[str, Any]) -> None:
         numbers("lengths", lambda n: _is_whole(n) and n >= 0, "a list of whole numbers")
     elif kind == Kind.CATEGORICAL:
         optional("keep_ungrouped", lambda b: isinstance(b, bool), "true or false")
+    elif kind in CODE_KINDS:
+        optional("lenient", lambda b: isinstance(b, bool), "true or false")
     optional(
         "codes",
         lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
@@ -222,6 +225,8 @@ def _build(
             return hierarchy
         if kind == Kind.SUPPRESS:
             return h.suppression_hierarchy(column, values)
+        if kind in CODE_KINDS:
+            return code_hierarchy(column, kind, params, values)
     except EngineError as exc:
         raise ApplicationError(f"Hierarchy of '{column}': {exc}", {"column": column}) from None
     except (KeyError, TypeError, ValueError) as exc:
@@ -233,6 +238,9 @@ def _build(
 
 def level_labels(kind: str, params: dict[str, Any], height: int) -> list[str]:
     """Readable names of a hierarchy's levels, for the pages and the report."""
+    codes = code_level_labels(kind, height)
+    if codes is not None:
+        return codes
     if kind == Kind.INTERVAL:
         names = [f"intervals of {float(w):g}" for w in params.get("widths", [])]
     elif kind == Kind.DATE:

@@ -15,6 +15,9 @@ values decide whether the builder can apply:
 - whole numbers get whole widths of 2 or more: an interval of width 0.5 or 1 over whole
   numbers is the original value again, a level that generalizes nothing.
 
+Diagnosis codes: when most different values are written as WHO ICD-10 codes, the ICD-10
+code hierarchy (apps.assessments.hierarchy_codes), lenient when some are not codes.
+
 A column where such codes are more than a few of the different values is not a column of
 dates or numbers: it is offered keep-or-suppress, as any other category list.
 """
@@ -26,6 +29,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from apps.assessments.hierarchy_codes import looks_like_icd10, suggested_code_spec
 from apps.assessments.models import HierarchySpec
 from apps.classification.models import Variable
 from apps.classification.quasi_values import numeric_missing_codes
@@ -159,6 +163,8 @@ def default_spec(variable: Variable, values: list[str | None]) -> tuple[str, dic
                 {"widths": [5, 10, 20], "top": TOP_CODED_AGE, "top_label": f"{TOP_CODED_AGE}+"},
                 found[1],
             )
+    if looks_like_icd10(present):
+        return Kind.ICD10, suggested_code_spec(present)
     numeric = numeric_codes(present)
     if inferred in {"date", "datetime"} or kind in DATE_KINDS or numeric is None:
         layout = date_layout(present)

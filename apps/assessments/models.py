@@ -251,6 +251,8 @@ class HierarchySpec(OrganizationOwned):
         CATEGORICAL = "categorical", HIERARCHY_KIND_LABELS["categorical"]
         ARX = "arx", HIERARCHY_KIND_LABELS["arx"]
         SUPPRESS = "suppress", HIERARCHY_KIND_LABELS["suppress"]
+        ICD10 = "icd10", HIERARCHY_KIND_LABELS["icd10"]
+        ICD9CM = "icd9cm", HIERARCHY_KIND_LABELS["icd9cm"]
 
     assessment = models.ForeignKey(Assessment, on_delete=models.CASCADE, related_name="hierarchies")
     column = models.CharField(max_length=300)

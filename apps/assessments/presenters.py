@@ -279,7 +279,7 @@ def utility_charts(result: dict[str, Any], *, hide_below: int | None = None) -> 
 
 def level_in_words(label: str) -> str:
     """A hierarchy level's name as a person says it: the bottom level is 'kept'."""
-    if label in ("", "original"):
+    if label in ("", "original", "original code"):
         return "kept as is"
     if label == "suppressed (*)":
         return "suppressed (*)"

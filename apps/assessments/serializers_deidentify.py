@@ -197,7 +197,8 @@ class HierarchySerializer(serializers.Serializer[Any]):
         default=dict,
         help_text="interval: widths, bottom, top, bottom_label, top_label; date: levels; "
         "prefix: lengths; categorical: levels (list of {group: [values]}; left out for a role "
-        "not allowed raw values), keep_ungrouped.",
+        "not allowed raw values), keep_ungrouped; icd10, icd9cm: lenient (true: a value "
+        "outside the classification is released at its chapter or as *, instead of refused).",
     )
     arx_text = strict.CharField(
         write_only=True, allow_blank=True, default="", help_text="With kind = arx: value;level1;…"

@@ -106,6 +106,8 @@ def _hierarchy_params(post: Any, kind: str) -> tuple[dict[str, Any], str]:
                 name, members = line.split(":", 1)
                 groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
         return {"levels": [groups], "keep_ungrouped": bool(post.get("keep_ungrouped"))}, ""
+    if kind in (HierarchySpec.Kind.ICD10, HierarchySpec.Kind.ICD9CM):
+        return {"lenient": bool(post.get(f"lenient_{kind}"))}, ""
     if kind == HierarchySpec.Kind.ARX:
         upload = post.get("arx_file")
         return {}, upload or post.get("arx_text", "")
@@ -178,6 +180,7 @@ def deidentify_step(
             ],
             class_size=class_threshold(assessment),
             kinds=HierarchySpec.Kind.choices,
+            code_kinds=[("icd10", "ICD-10"), ("icd9cm", "ICD-9-CM")],
             date_levels=DATE_LEVELS,
             search=search,
             verdict=search_verdict(search),

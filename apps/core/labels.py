@@ -141,6 +141,8 @@ HIERARCHY_KIND_LABELS = {
     "categorical": "Categorical groups",
     "arx": "Imported ARX hierarchy",
     "suppress": "Keep or suppress only (*)",
+    "icd10": "ICD-10 codes",
+    "icd9cm": "ICD-9-CM codes",
 }
 # How a direct identifier was masked, in a few words (pages) …
 MASKING_METHOD_LABELS = {
