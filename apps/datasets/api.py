@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
@@ -28,6 +27,35 @@ from apps.datasets.models import Dataset, ReleaseModel
 from apps.datasets.services import dataset_delete, dataset_preview, dataset_upload
 from apps.datasets.table_upload import dataset_upload_tables
 from apps.jobs.models import Job
+
+
+class DatasetTableSerializer(serializers.Serializer[dict[str, object]]):
+    """One table of a person table and event tables uploaded together."""
+
+    name = serializers.CharField(help_text="The file's name.")
+    role = serializers.ChoiceField(choices=["person", "event"])
+    rows = serializers.IntegerField()
+    columns = serializers.ListField(child=serializers.CharField())
+    event_columns = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="An event table's own columns (not the key, not the person table's).",
+    )
+    first_row = serializers.IntegerField(
+        required=False, help_text="An event table's first row in the joined table (1-based)."
+    )
+    sha256 = serializers.CharField(required=False)
+
+
+class DatasetTablesSerializer(serializers.Serializer[dict[str, object]]):
+    """How a person table and event tables uploaded together make the data set."""
+
+    person_key = serializers.CharField()
+    tables = DatasetTableSerializer(many=True)
+    persons = serializers.IntegerField()
+    events = serializers.IntegerField()
+    persons_without_events = serializers.IntegerField()
+    rows = serializers.IntegerField(help_text="Rows of the joined table.")
 
 
 class DatasetSerializer(serializers.ModelSerializer[Dataset]):
@@ -74,7 +102,7 @@ class DatasetSerializer(serializers.ModelSerializer[Dataset]):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(DatasetTablesSerializer(allow_null=True))
     def get_tables(self, dataset: Dataset) -> dict[str, object] | None:
         structure = dataset.table_structure or {}
         if not structure.get("tables"):

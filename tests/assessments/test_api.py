@@ -326,6 +326,17 @@ def test_search_choose_apply_utility_and_release_files(
     for step in ("search", "apply", "risk"):
         run(api, url(aid, step))
     assert put(api, url(aid, "utility"), {"note": "Counts by diagnosis only."}).status_code == 200
+    # Each altered variable needs its justification (EMA Policy 0070), given over the API:
+    # the e-mail masked, age and sex generalized.
+    missing = api.get(url(aid, "justifications")).json()["missing"]
+    assert sorted(missing) == ["age", "email", "sex"]
+    response = put(
+        api,
+        url(aid, "justifications"),
+        {"justifications": {c: f"{c}: no finer detail is needed for counts." for c in missing}},
+    )
+    assert response.status_code == 200, response.json()
+    assert api.get(url(aid, "justifications")).json()["missing"] == []
     response = post(
         api, url(aid, "submit"), {"note": "Ready for review.", "intruder_waiver": WAIVER}
     )
