@@ -46,6 +46,7 @@ FROZEN_FIELDS = (
     "person_levels",
     "adversary_power",
     "threat_model",
+    "pseudonym_domain_id",  # whose key the keyed pseudonyms share (None: the release's own)
     "threshold_profile",
     "threshold_mode",
     "threshold_answers",
