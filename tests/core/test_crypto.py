@@ -83,6 +83,7 @@ def test_every_sealed_field_is_declared_for_rotation():
     assert declared == {
         ("accounts.organization", "signing_passphrase_sealed"),
         ("assessments.assessment", "secrets_wrapped_key"),
+        ("assessments.pseudonymdomain", "key_sealed"),
         ("datasets.sparkconnection", "remote_sealed"),
     }
     # and no other field is named as if it held a secret without being declared
