@@ -4,6 +4,7 @@ that start where the interesting part begins."""
 from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from playwright.sync_api import expect
 
 from apps.assessments import services
 from apps.assessments.models import Assessment
@@ -49,3 +50,15 @@ def reload_when_settled(page) -> None:  # type: ignore[no-untyped-def]
         if "ERR_ABORTED" not in str(exc) and "detached" not in str(exc):
             raise
     page.wait_for_load_state("load")
+
+
+def justify_on_step_7(page, text: str) -> int:  # type: ignore[no-untyped-def]
+    """On Step 7's page after the file is written: a justification for every altered
+    variable (required before submission, EMA Policy 0070), saved; returns how many."""
+    boxes = page.get_by_test_id("justifications").locator("textarea")
+    count = boxes.count()
+    for i in range(count):
+        boxes.nth(i).fill(text)
+    page.get_by_test_id("save-justifications").click()
+    expect(page.get_by_test_id("justifications").locator("textarea").first).to_have_value(text)
+    return count

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.assessments.models import Assessment
-from tests.browser.prepared import reload_when_settled, trade_off_at_step_7
+from tests.browser.prepared import justify_on_step_7, reload_when_settled, trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
 
@@ -34,6 +34,7 @@ def test_the_reviewer_sees_the_applied_alternative(
     assert wait_for_job(apply_job, timeout=120).status == "succeeded"
     reload_when_settled(ana)
     expect(ana.get_by_test_id("applied")).to_contain_text("meets the target", timeout=TIMEOUT)
+    assert justify_on_step_7(ana, "The study needs sex and diagnosis, not exact ages.") >= 1
     ana.goto(f"{base}/o/{custodian.slug}/assessments/{assessment.id}/steps/utility/")
     ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
         "Sex and diagnosis are what the study needs."

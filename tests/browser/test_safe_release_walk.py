@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from apps.assessments.models import Assessment
 from apps.datasets.demo import generate_register
 from apps.datasets.models import Dataset
-from tests.browser.prepared import reload_when_settled
+from tests.browser.prepared import justify_on_step_7, reload_when_settled
 from tests.browser.test_assessment_flow import TIMEOUT, save_step, sign_in
 from tests.conftest import wait_for_job
 
@@ -145,6 +145,7 @@ def test_demo_register_walks_to_a_submittable_release_through_the_guards(
         "A re-scan of the released column finds nothing."
     )
     expect(page.get_by_test_id("identifier-findings")).to_have_count(0)
+    assert justify_on_step_7(page, "The register's users need no finer detail than this.") >= 1
 
     page.get_by_role("link", name=re.compile("Next: Step 8")).click()
     page.get_by_label("Why the remaining utility is acceptable for the purpose").fill(

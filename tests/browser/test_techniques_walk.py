@@ -37,7 +37,7 @@ def test_local_suppression_and_pram_through_step_7(
     expect(page.get_by_test_id("no-techniques")).to_be_visible()
     # Local suppression: only its fields show.
     page.get_by_test_id("technique-kind").select_option("local_suppression")
-    expect(page.get_by_label("sex", exact=True)).to_be_visible()
+    expect(page.get_by_test_id("technique-form").get_by_label("sex", exact=True)).to_be_visible()
     expect(page.get_by_label("Chance of keeping a category")).to_be_hidden()
     page.get_by_test_id("add-technique").click()
     expect(page.get_by_test_id("technique-0")).to_contain_text("Local suppression")

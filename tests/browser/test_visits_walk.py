@@ -24,7 +24,7 @@ from apps.datasets.models import Dataset
 from apps.engine.masking import hmac_pseudonym
 from apps.jobs.models import Job
 from apps.reports.management.commands.seed_demo import DEMO_VISITS_ROLES
-from tests.browser.prepared import reload_when_settled
+from tests.browser.prepared import justify_on_step_7, reload_when_settled
 from tests.browser.test_assessment_flow import TIMEOUT, save_step
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
@@ -155,13 +155,7 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     expect(ana.get_by_test_id("applied-persons")).to_contain_text("keyed pseudonym")
     # Why each altered variable was altered (EMA Policy 0070): the person key at least.
     expect(ana.get_by_test_id("justification-chart_number")).to_be_visible()
-    boxes = ana.get_by_test_id("justifications").locator("textarea")
-    for i in range(boxes.count()):
-        boxes.nth(i).fill("Open-data users need visits by person, never the hospital number.")
-    ana.get_by_test_id("save-justifications").click()
-    expect(ana.get_by_test_id("justification-chart_number").locator("textarea")).to_have_value(
-        "Open-data users need visits by person, never the hospital number."
-    )
+    justify_on_step_7(ana, "Open-data users need visits by person, never the hospital number.")
 
     # Step 8, then the submission.
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
