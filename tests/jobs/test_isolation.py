@@ -160,6 +160,18 @@ def test_the_job_process_ends_with_its_worker(custodian, settings):
             break
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{child[0]}") or _state(child[0]) == "Z"
+    # The killed processes' database sessions end when the server notices: wait for their
+    # locks to go, so that the test's own clean-up (a TRUNCATE) does not meet them.
+    with connection.cursor() as cursor:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                "WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                break
+            time.sleep(0.1)
 
 
 def _parent(pid: int) -> int:
