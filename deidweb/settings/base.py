@@ -405,6 +405,10 @@ SPECTACULAR_SETTINGS = {
         "KindEnum": "apps.assessments.models.HierarchySpec.Kind",
         # Why a release must be re-assessed (issue 28).
         "ReassessmentTriggerKindEnum": "apps.reviews.models.ReassessmentTrigger.Kind",
+        # A member's role in the organization.
+        "RoleEnum": "apps.accounts.models.Role",
+        # Person- or event-level: a linked table's role, a quasi-identifier's level (issue 25).
+        "PersonEventEnum": ["person", "event"],
     },
 }
 
