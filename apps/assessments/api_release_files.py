@@ -29,7 +29,20 @@ from apps.datasets.storage import local_path
 
 
 class DownloadSerializer(serializers.Serializer[Any]):
-    format = serializers.ChoiceField(choices=["csv", "parquet"], default="csv")
+    format = serializers.ChoiceField(
+        choices=["csv", "parquet", "zip"],
+        default="csv",
+        help_text="csv or parquet: the released table; zip: every file of the release, each "
+        "checked against the approved digest, with their SHA-256 (SHA256SUMS).",
+    )
+    file = serializers.CharField(
+        required=False,
+        default="",
+        max_length=200,
+        help_text="A file of the release by name, as the decision lists it (a release of "
+        "linked tables: each table in Parquet and CSV, e.g. visits.csv); format is then "
+        "ignored.",
+    )
 
 
 class FileFormatNegotiation(DefaultContentNegotiation):
@@ -92,6 +105,9 @@ class ReleaseFileActions(AssessmentActions):
             (200, "application/vnd.apache.parquet"): OpenApiResponse(
                 OpenApiTypes.BINARY, description="The de-identified file."
             ),
+            (200, "application/zip"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="Every file of the release, with SHA256SUMS."
+            ),
         },
     )
     @action(
@@ -102,12 +118,17 @@ class ReleaseFileActions(AssessmentActions):
         content_negotiation_class=FileFormatNegotiation,
     )
     def release_download(self, request: Request, pk: str | None = None) -> HttpResponseBase:
-        """The de-identified file, once a reviewer approved the release (403 before)."""
+        """The de-identified file, once a reviewer approved the release (403 before): the
+        table, a file of the release by name, or all of them (zip); 409 when its bytes are
+        not the approved ones."""
         assessment = self.get_object()
         query = DownloadSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         released = hooks.release_file_open(
-            assessment=assessment, fmt=query.validated_data["format"], user=request.user
+            assessment=assessment,
+            fmt=query.validated_data["format"],
+            user=request.user,
+            file=query.validated_data["file"],
         )
         response = file_download(released.handle, filename=released.filename)
         response["X-Content-SHA256"] = released.sha256

@@ -35,7 +35,8 @@ def submission_blockers(assessment: Assessment) -> list[str]:
 
 @Provided.declare
 def release_file_open(
-    *, assessment: Assessment, fmt: str, user: User | AnonymousUser | None
+    *, assessment: Assessment, fmt: str, user: User | AnonymousUser | None, file: str = ""
 ) -> ReleaseFile:
-    """The approved release file in ``fmt`` (csv, parquet), ready to serve."""
+    """The approved release file in ``fmt`` (csv, parquet; zip: every file of the release),
+    or the release's file named ``file`` (a linked-tables release's table), ready to serve."""
     raise NotImplementedError

@@ -23,7 +23,9 @@ measured again in persons.
 
 The result is stored like a single-table release (``apply_result``, the file paths and
 their SHA-256), so the review freezes and digests it in the same way, with a
-``longitudinal`` part the report's longitudinal section reads.
+``longitudinal`` part the report's longitudinal section reads. A release of linked tables
+is also written again as its tables (``linked_release``), each file listed in the result
+and frozen, digested and checked like the long table's.
 
 The apply job of an assessment goes through :func:`assessment_apply_dispatch`.
 """
@@ -45,6 +47,7 @@ from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
+from apps.assessments.linked_release import check_tables_measure, store_tables, write_tables
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.person_tables import linked_data
@@ -286,6 +289,12 @@ def person_release_result(
     threshold = float(target["data_risk_target"])
     written = pl.read_parquet(parquet)
     after = measure_release(inputs, written, threshold, released_tables)
+    listed: list[dict[str, Any]] = []  # linked tables: written again as the tables
+    if released_tables is not None and inputs.structure is not None:
+        listed = write_tables(
+            inputs.structure, inputs.person_key, written, released_tables, scratch, guard=guard
+        )
+        check_tables_measure(inputs, listed, after, threshold)
     before_counts = inputs.problem.data.events_per_person()
     after_counts = after.pop("events_per_person")
     top = top_code(before_counts)
@@ -384,6 +393,7 @@ def person_release_result(
         **text_scan,
         "released_columns": released_columns,
         "sha256": {"parquet": sha256_of(parquet), "csv": sha256_of(csv_path)},
+        "release_files": listed,
         "columns": written.columns,
         "has_secrets": True,
         "csv_formula_guard": {"enabled": guard, "cells": guarded},
@@ -420,6 +430,7 @@ def person_apply_handler(job: Job, context: JobContext, assessment: Assessment) 
             stored.append(parquet_name)
             csv_name = storage.store(csv_path, f"{release_folder}/deidentified.csv")
             stored.append(csv_name)
+            store_tables(result["release_files"], release_folder, stored)
             secrets_name = wrapped_key = ""
             if secrets is not None:
                 # sealed before it reaches any disk (as for single-table releases)

@@ -508,7 +508,9 @@ def release_download(
     only as the exact bytes approved (``reviews.release``)."""
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        released = hooks.release_file_open(assessment=assessment, fmt=fmt, user=request.user)
+        released = hooks.release_file_open(
+            assessment=assessment, fmt=fmt, user=request.user, file=request.GET.get("file", "")
+        )
     except ApplicationError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None

@@ -444,6 +444,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "intruder_tests": intruder_tests,
         "intruder": intruder_test_status(assessment, until=decided_at),
         "digests": {**record.digests(), **(decision.digests or {})},
+        "release_tables": record.release_tables(),
         "certificate": signing.describe_certificate(pem),
         "timestamp_url": timestamp_url(organization),
         "people": {

@@ -37,7 +37,7 @@ from apps.reports import signing
 from apps.reports.identity import organization_certificate
 from apps.reviews.models import ReviewDecision
 from apps.reviews.selectors import intruder_test_status
-from apps.reviews.snapshot import assessment_record
+from apps.reviews.snapshot import AssessmentRecord, assessment_record
 
 SCHEMA = "deidweb-recipient-summary/1"
 # What the PDF's keywords carry before the JSON twin's digest (read back by verification).
@@ -103,6 +103,16 @@ def _dictionary(record: Any, applied: dict[str, Any], justifications: dict[str, 
     return rows
 
 
+def _tables(record: AssessmentRecord) -> list[dict[str, Any]]:
+    return [
+        {
+            key: f.get(key)
+            for key in ("name", "table", "role", "format", "rows", "persons", "sha256")
+        }
+        for f in record.release_tables()
+    ]
+
+
 def summary_data(*, assessment: Assessment, decision: ReviewDecision) -> dict[str, Any]:
     """The recipient summary as JSON-safe data, from the version's frozen record and the
     decisions up to ``decision`` (module docstring): the same every time it is built."""
@@ -143,6 +153,8 @@ def summary_data(*, assessment: Assessment, decision: ReviewDecision) -> dict[st
                 for key in ("release_csv", "release_parquet")
                 if files.get(key)
             },
+            # a release of linked tables: each table's files (name, rows, persons, digest)
+            **({"tables": _tables(record)} if record.release_tables() else {}),
         },
         "sharing_model": {
             "form": form,

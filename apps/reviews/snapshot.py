@@ -25,6 +25,7 @@ from django.utils.dateparse import parse_datetime
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.deidentify import deid_config
 from apps.assessments.models import RELEASE_FIELDS, Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.release_files import FILE_PREFIX, file_key, listed_files, release_manifest
 from apps.assessments.selectors import overall_risk
 from apps.assessments.threat_model import threat_model_of
 from apps.audit.models import canonical_dumps
@@ -70,11 +71,6 @@ FROZEN_FIELDS = (
     "variable_justifications",
     "step_state",
 )
-FILES = (
-    ("release_parquet", "output_parquet_path", "parquet"),
-    ("release_csv", "output_csv_path", "csv"),
-    ("secrets", "secrets_path", None),
-)
 
 
 def _stored_digest(name: str) -> dict[str, Any]:
@@ -88,31 +84,36 @@ def _stored_digest(name: str) -> dict[str, Any]:
 
 
 def release_files(assessment: Assessment, *, check: bool = True) -> dict[str, Any]:
-    """The stored release files with the digest of the bytes in storage now.
+    """The stored release files (``release_files.release_manifest``: one table's Parquet
+    and CSV, the sealed keys, each table of a linked-tables release) with the digest of the
+    bytes in storage now, under the key the decision records it by.
 
     With ``check``, a release file whose bytes differ from the digest recorded when it was
     written (or that is gone) stops the submission: the reviewer would approve a file that
     is not the one that was measured."""
     applied = assessment.apply_result or {}
-    written = applied.get("sha256") or {}
     files: dict[str, Any] = {}
-    for key, attribute, written_key in FILES:
-        name = getattr(assessment, attribute, "")
-        if not name:
-            continue
+    for entry in release_manifest(assessment):
+        what = entry.facts.get("name") or entry.key.replace("_", " ")
         try:
-            files[key] = _stored_digest(name)
+            files[entry.key] = {**_stored_digest(entry.path), **entry.facts}
         except OSError:
             if check:
                 raise ApplicationError(
-                    f"The {key.replace('_', ' ')} file written in Step 7 is missing from "
+                    f"The {what} file written in Step 7 is missing from "
                     "storage: apply the de-identification again."
                 ) from None
-            files[key] = {"path": name, "sha256": "", "bytes": 0, "missing": True}
+            files[entry.key] = {
+                "path": entry.path,
+                "sha256": "",
+                "bytes": 0,
+                "missing": True,
+                **entry.facts,
+            }
             continue
-        if check and written_key and written.get(written_key) not in (None, files[key]["sha256"]):
+        if check and entry.written_sha256 not in (None, files[entry.key]["sha256"]):
             raise ApplicationError(
-                f"The {key.replace('_', ' ')} file changed after Step 7 wrote it (its SHA-256 "
+                f"The {what} file changed after Step 7 wrote it (its SHA-256 "
                 "no longer matches): apply the de-identification again."
             )
     cluster = applied.get("cluster_release")
@@ -309,7 +310,18 @@ class AssessmentRecord:
             "release_parquet": (files.get("release_parquet") or {}).get("sha256", ""),
             "release_csv": (files.get("release_csv") or {}).get("sha256", ""),
             "release_manifest": (files.get("release_manifest") or {}).get("sha256", ""),
+            # each further file of the release (a linked-tables release's tables)
+            **{k: f.get("sha256", "") for k, f in files.items() if k.startswith(FILE_PREFIX)},
         }
+
+    def release_tables(self) -> list[dict[str, Any]]:
+        """The frozen further files of the release (a linked-tables release's tables in
+        Parquet and CSV): name, table, role, format, rows, persons, SHA-256, bytes; in the
+        order the apply job wrote them (the stored record does not keep key order)."""
+        order = [file_key(str(f["name"])) for f in listed_files(self.assessment.apply_result)]
+        keys = [k for k in self.files if k.startswith(FILE_PREFIX)]
+        keys.sort(key=lambda k: order.index(k) if k in order else len(order))
+        return [{"key": k, **self.files[k]} for k in keys]
 
 
 def _frozen_view(assessment: Assessment, content: dict[str, Any]) -> Assessment:
