@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from apps.assessments import deidentify, steps
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.hierarchies import hierarchy_preview
 from apps.assessments.models import RELEASE_FIELDS, Assessment, HierarchySpec
+from apps.assessments.person_dates import dates_state
 from apps.assessments.persons import persons_state
 from apps.assessments.selectors import overall_risk
 from apps.assessments.serializers import (
@@ -111,6 +113,9 @@ def risk_data(assessment: Assessment) -> dict[str, Any]:
             "result": assessment.risk_result,
             "job": _job(assessment.risk_job),
             "population": assessment.population or {},
+            "person_dates": dates_state(DeidConfig.from_json(assessment.deid_config))
+            if assessment.person_key
+            else None,
         }
     ).data
 
