@@ -97,7 +97,9 @@ def context_data(assessment: Assessment) -> dict[str, Any]:
 
 def persons_data(assessment: Assessment, *, suggest: bool = True) -> dict[str, Any]:
     """Step 2's persons block; ``suggest`` reads the data for the suggested levels."""
-    return PersonsSerializer(persons_state(assessment, suggest=suggest)).data
+    state = persons_state(assessment, suggest=suggest)
+    state["person_dates"] = dates_state(DeidConfig.from_json(assessment.deid_config))
+    return PersonsSerializer(state).data
 
 
 def deid_config_data(assessment: Assessment) -> dict[str, Any]:
@@ -113,9 +115,6 @@ def risk_data(assessment: Assessment) -> dict[str, Any]:
             "result": assessment.risk_result,
             "job": _job(assessment.risk_job),
             "population": assessment.population or {},
-            "person_dates": dates_state(DeidConfig.from_json(assessment.deid_config))
-            if assessment.person_key
-            else None,
         }
     ).data
 

@@ -376,6 +376,7 @@ class PersonDatesForm(forms.Form):
     )
     date_mode = forms.ChoiceField(
         label="Date mode",
+        required=False,
         choices=[
             ("absolute", "Absolute: each date generalized to day, month, quarter or year"),
             (

@@ -235,11 +235,6 @@ class RiskSerializer(JobBlockSerializer):
         help_text="The population the release is a sample of: {} (not a sample, the "
         'default), {"region": key} or {"size": people}.',
     )
-    person_dates = serializers.JSONField(
-        read_only=True,
-        help_text="With a person key: the date settings ({columns, mode, shift_days, levels} "
-        "or null) and the event count ({enabled, top} or null: not counted).",
-    )
 
 
 class PopulationSerializer(serializers.Serializer[Any]):
@@ -330,6 +325,11 @@ class PersonsSerializer(serializers.Serializer[Any]):
         "far fewer distinct values than rows (several rows per person?).",
     )
     adversary_power = strict.CharField(read_only=True, help_text="Step 4's power: 1–10 or all.")
+    person_dates = serializers.JSONField(
+        read_only=True,
+        help_text="Step 4's date settings ({dates: {columns, mode, shift_days, levels} or "
+        "null, event_count: {enabled, top} or null: not counted}); set them with POST risk/.",
+    )
 
 
 class OverallSerializer(serializers.Serializer[Any]):

@@ -354,7 +354,7 @@ def risk_step(
         initial={"power": assessment.adversary_power},
     )
     dates_form = PersonDatesForm(
-        request.POST if "power" in request.POST else None,
+        request.POST if "dates_form" in request.POST else None,
         columns=services.quasi_identifiers(assessment) if assessment.person_key else [],
         initial=PersonDatesForm.initial_from(
             dates_state(DeidConfig.from_json(assessment.deid_config))
@@ -374,6 +374,7 @@ def risk_step(
                     user=user_of(request),
                     power=power_form.cleaned_data["power"],
                 )
+            if dates_form.is_bound:
                 assessment_set_dates(
                     assessment=assessment, user=user_of(request), settings=dates_form.settings()
                 )

@@ -201,6 +201,7 @@ def test_page_and_api_store_the_same_settings(custodian, analyst, client_for):
         url,
         {
             "power": "2",
+            "dates_form": "1",
             "date_columns": ["admission"],
             "date_mode": "anchored",
             "shift_days": "14",
@@ -239,7 +240,7 @@ def test_page_and_api_store_the_same_settings(custodian, analyst, client_for):
     # The page shows the settings back and offers the event count by default.
     body = client.get(url).content.decode()
     assert 'data-testid="dates-form"' in body and 'value="admission" id="id_date_columns_2" checked' in body
-    state = client.get(f"/api/v1/assessments/{by_api.id}/risk/").json()["person_dates"]
+    state = client.get(f"/api/v1/assessments/{by_api.id}/persons/").json()["person_dates"]
     assert state["dates"]["shift_days"] == 14
 
 
