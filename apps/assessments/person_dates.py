@@ -42,7 +42,7 @@ from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
 from apps.engine.longitudinal import DateSpec, EventCountSpec, LongitudinalProblem
-from apps.engine.longitudinal.dates import ANCHOR
+from apps.engine.longitudinal.dates import ANCHOR, DateMode
 from apps.engine.longitudinal.formulas import INTERVAL_WIDTHS
 from apps.engine.longitudinal.problem import EVENT_COUNT
 from apps.engine.masking import new_key
@@ -66,7 +66,7 @@ def date_spec(config: DeidConfig) -> DateSpec | None:
     dates = person_dates(config)
     if dates is None:
         return None
-    mode = "anchored" if dates.mode == "anchored" else "absolute"
+    mode: DateMode = "anchored" if dates.mode == "anchored" else "absolute"
     return DateSpec(dates.columns, mode, dates.shift_days)
 
 

@@ -189,9 +189,7 @@ def test_a_date_column_that_does_not_parse_is_named_with_its_rows(custodian, ana
 def test_page_and_api_store_the_same_settings(custodian, analyst, client_for):
     def fresh() -> Assessment:
         assessment = assessment_of(custodian, analyst, upload(custodian, analyst, STEP4, ROLES))
-        persons.assessment_set_persons(
-            assessment=assessment, user=analyst, person_key="patient_id"
-        )
+        persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
         return assessment
 
     client = client_for(analyst)
@@ -239,7 +237,10 @@ def test_page_and_api_store_the_same_settings(custodian, analyst, client_for):
     assert by_api.deid_config["dates"] == expected
     # The page shows the settings back and offers the event count by default.
     body = client.get(url).content.decode()
-    assert 'data-testid="dates-form"' in body and 'value="admission" id="id_date_columns_2" checked' in body
+    assert (
+        'data-testid="dates-form"' in body
+        and 'value="admission" id="id_date_columns_2" checked' in body
+    )
     state = client.get(f"/api/v1/assessments/{by_api.id}/persons/").json()["person_dates"]
     assert state["dates"]["shift_days"] == 14
 
