@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from apps.assessments import deidentify, steps
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.hierarchies import hierarchy_preview
 from apps.assessments.models import RELEASE_FIELDS, Assessment, HierarchySpec
+from apps.assessments.person_dates import dates_state
 from apps.assessments.persons import persons_state
 from apps.assessments.selectors import overall_risk
 from apps.assessments.serializers import (
@@ -95,7 +97,9 @@ def context_data(assessment: Assessment) -> dict[str, Any]:
 
 def persons_data(assessment: Assessment, *, suggest: bool = True) -> dict[str, Any]:
     """Step 2's persons block; ``suggest`` reads the data for the suggested levels."""
-    return PersonsSerializer(persons_state(assessment, suggest=suggest)).data
+    state = persons_state(assessment, suggest=suggest)
+    state["person_dates"] = dates_state(DeidConfig.from_json(assessment.deid_config))
+    return PersonsSerializer(state).data
 
 
 def deid_config_data(assessment: Assessment) -> dict[str, Any]:

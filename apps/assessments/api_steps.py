@@ -20,6 +20,7 @@ from apps.assessments.api_blocks import (
     threshold_data,
     utility_data,
 )
+from apps.assessments.person_dates import assessment_set_dates
 from apps.assessments.persons import assessment_set_persons, assessment_set_power
 from apps.assessments.serializers import (
     ContextSavedSerializer,
@@ -138,6 +139,13 @@ class StepActions(AssessmentActions):
             assessment_set_power(
                 assessment=assessment, user=self._user(), power=body.validated_data["power"]
             )
+        chosen_dates = {
+            name: body.validated_data[name]
+            for name in ("dates", "event_count")
+            if name in body.validated_data
+        }
+        if chosen_dates:
+            assessment_set_dates(assessment=assessment, user=self._user(), settings=chosen_dates)
         job = services.assessment_start_risk(assessment=assessment, user=self._user())
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

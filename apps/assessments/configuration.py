@@ -139,6 +139,51 @@ class Technique:
         return cls(**values)
 
 
+DATE_MODES = ("absolute", "anchored")
+MAX_SHIFT_DAYS = 36_500  # as apps.engine.longitudinal.dates.DateSpec
+
+
+@dataclass(frozen=True)
+class PersonDates:
+    """Event-level date columns of person-keyed data and how they are measured and
+    released (LONGITUDINAL.md §2.7): ``absolute`` (day → month → quarter → year) or
+    ``anchored`` (the first event date as a person-level quasi-identifier, later dates as
+    intervals from it); ``shift_days``: each person's dates released shifted by a secret
+    offset of up to ± that many days (measured anchored, on what the shift leaves)."""
+
+    columns: tuple[str, ...] = ()
+    mode: str = "absolute"
+    shift_days: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"columns": list(self.columns), "mode": self.mode, "shift_days": self.shift_days}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PersonDates:
+        return cls(
+            columns=tuple(str(c) for c in data.get("columns") or ()),
+            mode=str(data.get("mode") or "absolute"),
+            shift_days=data.get("shift_days"),
+        )
+
+
+@dataclass(frozen=True)
+class EventCount:
+    """The number of events per person as a derived person-level quasi-identifier
+    (LONGITUDINAL.md §2.6): ``top`` is its top-code, "p95" (the 95th percentile of events
+    per person, the default), a count, or None (no top-code)."""
+
+    enabled: bool = True
+    top: int | str | None = "p95"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "top": self.top}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EventCount:
+        return cls(enabled=bool(data.get("enabled", True)), top=data.get("top", "p95"))
+
+
 @dataclass(frozen=True)
 class DeidConfig:
     """Step 7's configuration (module docstring). ``masking`` holds the direct identifiers
@@ -163,6 +208,10 @@ class DeidConfig:
     # what Step 7 writes: de-identified records, synthetic data or a table (issue 28;
     # apps.assessments.release_forms), set apart like the techniques
     release_form: ReleaseForm = field(default_factory=ReleaseForm)
+    # person-keyed data (issue 25): the dates (None: no date column declared) and the
+    # event count (None: never chosen, not counted); Step 4 and Step 7 both read them
+    dates: PersonDates | None = None
+    event_count: EventCount | None = None
 
     def search_settings(self) -> tuple[Any, ...]:
         """What the search depends on: a change of any drops its result."""
@@ -172,6 +221,8 @@ class DeidConfig:
             dict(self.max_levels),
             self.privacy_models,
             self.event_suppression_limit,
+            self.dates,
+            self.event_count,
         )
 
     def settings(self) -> tuple[Any, ...]:
@@ -198,6 +249,10 @@ class DeidConfig:
             out["techniques"] = [t.to_json() for t in self.techniques]
         if self.release_form != ReleaseForm():
             out["release_form"] = self.release_form.to_json()
+        if self.dates is not None:
+            out["dates"] = self.dates.to_json()
+        if self.event_count is not None:
+            out["event_count"] = self.event_count.to_json()
         return out
 
     @classmethod
@@ -226,6 +281,10 @@ class DeidConfig:
             identifiers_reviewed=dict(data.get("identifiers_reviewed") or {}),
             columns_reviewed=dict(data.get("columns_reviewed") or {}),
             release_form=ReleaseForm.from_json(data.get("release_form")),
+            dates=None if not data.get("dates") else PersonDates.from_json(data["dates"]),
+            event_count=None
+            if not data.get("event_count")
+            else EventCount.from_json(data["event_count"]),
         )
 
     def replace(self, **changes: Any) -> DeidConfig:
@@ -352,6 +411,86 @@ def _privacy_models(value: Any) -> tuple[PrivacyModel, ...]:
     return tuple(out)
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _dates(value: Any) -> PersonDates | None:
+    """The date settings (LONGITUDINAL.md §2.7): None or no column means no dates. A
+    shift needs dates and is measured anchored; the anchored mode needs a date column."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ApplicationError(
+            "The dates are the date columns, the date mode and the shift, if any.",
+            {"field": "dates"},
+        )
+    columns = value.get("columns") or []
+    if isinstance(columns, str | bytes) or not isinstance(columns, list | tuple):
+        raise ApplicationError("The date columns are a list of columns.", {"field": "dates"})
+    names = tuple(dict.fromkeys(str(c).strip() for c in columns if str(c).strip()))
+    mode = value.get("mode") or "absolute"
+    if mode not in DATE_MODES:
+        raise ApplicationError(
+            f"The date mode is absolute or anchored, not {mode!r}.", {"field": "date_mode"}
+        )
+    shift = value.get("shift_days")
+    if shift is not None and (not _whole(shift) or not 1 <= shift <= MAX_SHIFT_DAYS):
+        raise ApplicationError(
+            f"The date shift is a whole number of days from 1 to {MAX_SHIFT_DAYS:,}, not "
+            f"{shift!r}.",
+            {"field": "shift_days"},
+        )
+    if not names:
+        if shift is not None:
+            raise ApplicationError(
+                "A date shift needs the date columns it shifts: name them, or remove the shift.",
+                {"field": "shift_days"},
+            )
+        if mode == "anchored":
+            raise ApplicationError(
+                "The anchored date mode needs at least one event-level date column: the "
+                "first event date is the anchor (LONGITUDINAL.md §2.7).",
+                {"field": "dates"},
+            )
+        return None
+    if shift is not None and mode != "anchored":
+        raise ApplicationError(
+            "Shifted dates keep only the intervals between a person's dates and the first "
+            "date to the shift's range: choose the anchored mode with a shift "
+            "(LONGITUDINAL.md §2.7).",
+            {"field": "date_mode"},
+        )
+    return PersonDates(columns=names, mode=str(mode), shift_days=shift)
+
+
+def _event_count(value: Any) -> EventCount | None:
+    """Whether the number of events per person is a quasi-identifier, and its top-code
+    ("p95", a count of at least 1, or None)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ApplicationError(
+            "The event count is whether it is counted and its top-code.",
+            {"field": "event_count"},
+        )
+    top = value.get("top", "p95")
+    if isinstance(top, str):
+        text = top.strip().lower()
+        if text.isdigit():
+            top = int(text)
+        elif text in ("", "none"):
+            top = None
+        elif text == "p95":
+            top = "p95"
+    if top is not None and top != "p95" and (not _whole(top) or top < 1):
+        raise ApplicationError(
+            f"The top-code of the event count is p95, a count of at least 1, or none, not {top!r}.",
+            {"field": "event_count_top"},
+        )
+    return EventCount(enabled=bool(value.get("enabled", True)), top=top)
+
+
 def parse(data: Mapping[str, Any], *, base: DeidConfig | None = None) -> DeidConfig:
     """Step 7's settings sent by the page or the API, as a ``DeidConfig``: each setting
     given replaces ``base``'s, each one left out keeps it (the techniques and the readings
@@ -366,6 +505,8 @@ def parse(data: Mapping[str, Any], *, base: DeidConfig | None = None) -> DeidCon
         "max_levels": _max_levels,
         "privacy_models": _privacy_models,
         "csv_formula_guard": bool,
+        "dates": _dates,
+        "event_count": _event_count,
     }
     for name, read in readers.items():
         if name in data:

@@ -24,6 +24,7 @@ from apps.assessments.configuration import (
 from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.person_dates import engine_heights
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.privacy_models import privacy_models_check
 from apps.assessments.selectors import overall_risk
@@ -131,7 +132,16 @@ def masking_check(assessment: Assessment, masking: Mapping[str, Masking]) -> Non
             _check_character_mask(assessment, column, spec)
 
 
-def _max_levels_check(assessment: Assessment, max_levels: Mapping[str, int]) -> None:
+def _max_levels_check(assessment: Assessment, config: DeidConfig) -> None:
+    max_levels = dict(config.max_levels)
+    # dates, the anchor and the event count of person-keyed data: the engine's levels
+    for column, height in engine_heights(config).items():
+        level = max_levels.pop(column, None)
+        if level is not None and not 0 <= level <= height:
+            raise ApplicationError(
+                f"The maximum level of '{column}' must be between 0 and {height}.",
+                {"column": column},
+            )
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     if any(column not in specs for column in max_levels):
         # A quasi-identifier without a saved hierarchy has its default one, which the page
@@ -192,7 +202,7 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
     after the settings (``apps.assessments.techniques.techniques_set``)."""
     assessment_editable(assessment)
     masking_check(assessment, config.masking)
-    _max_levels_check(assessment, config.max_levels)
+    _max_levels_check(assessment, config)
     old = deid_config(assessment)
     sensitive = sensitive_columns(assessment)
     numeric = set(
@@ -214,6 +224,8 @@ def deid_config_save(*, assessment: Assessment, config: DeidConfig) -> None:
         identifiers_reviewed=old.identifiers_reviewed,
         columns_reviewed=old.columns_reviewed,
         release_form=old.release_form,
+        dates=config.dates,
+        event_count=config.event_count,
     )
     assessment.deid_config = new.to_json()
     if old.search_settings() != new.search_settings():

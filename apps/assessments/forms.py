@@ -359,3 +359,96 @@ class PowerForm(forms.Form):
         power = self.fields["power"]
         assert isinstance(power, forms.ChoiceField)
         power.choices = [(p, "all events" if p == ALL else p) for p in POWER_CHOICES]
+
+
+class PersonDatesForm(forms.Form):
+    """Step 4 with a person key: the event-level date columns, how they are measured, and
+    the number of events per person. The form only gathers the values: the one reader of
+    these settings (``configuration.parse``, through ``person_dates.assessment_set_dates``)
+    checks them, for the page and the API alike."""
+
+    date_columns = forms.MultipleChoiceField(
+        label="Event-level date columns",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The dates of each event (admission, service, dispensing). Leave empty when "
+        "no quasi-identifier is a date (LONGITUDINAL.md §2.7).",
+    )
+    date_mode = forms.ChoiceField(
+        label="Date mode",
+        required=False,
+        choices=[
+            ("absolute", "Absolute: each date generalized to day, month, quarter or year"),
+            (
+                "anchored",
+                "Anchored: the first event date (generalized) and the days from it to each "
+                "later event, in bins of 7, 30, 90 or 365 days",
+            ),
+        ],
+        initial="absolute",
+        help_text="Anchored keeps the order and spacing of a person's events while hiding "
+        "the calendar dates (LONGITUDINAL.md §2.7, after El Emam et al.'s date method).",
+    )
+    shift_days = forms.IntegerField(
+        label="Shift each person's dates by a secret random offset of up to ± days",
+        required=False,
+        help_text="Empty: no shift. With a shift (anchored mode), the risk is measured on what "
+        "the shift leaves: the days between a person's events, and the first date only to the "
+        "shift's range. The offsets are never shown nor reported.",
+    )
+    event_count = forms.BooleanField(
+        label="Count the number of events per person as a person-level quasi-identifier",
+        required=False,
+        initial=True,
+        help_text="Someone who knows how many visits a person had can single them out "
+        "(LONGITUDINAL.md §2.6, TC1 and TC9); offered by default for data with several rows "
+        "per person. Generalized as 0 | 1 | 2-3 | 4-7 | 8-15 | 16+, then 0 | 1 | 2+.",
+    )
+    event_count_top = forms.CharField(
+        label="Top-code of the number of events",
+        required=False,
+        initial="p95",
+        help_text="p95: the 95th percentile of events per person (the default; the value "
+        "used is shown with the result); a number; or none.",
+    )
+
+    def __init__(self, *args: Any, columns: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["date_columns"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(c, c) for c in columns or []]
+
+    @staticmethod
+    def initial_from(state: dict[str, Any]) -> dict[str, Any]:
+        """The stored settings (``person_dates.dates_state``) as the form's initial values;
+        never chosen: the event count offered, with the 95th-percentile top-code."""
+        dates = state.get("dates") or {}
+        counted = state.get("event_count")
+        top = "p95" if counted is None else counted.get("top")
+        return {
+            "date_columns": list(dates.get("columns") or []),
+            "date_mode": dates.get("mode") or "absolute",
+            "shift_days": dates.get("shift_days"),
+            "event_count": True if counted is None else bool(counted.get("enabled")),
+            "event_count_top": "none" if top is None else str(top),
+        }
+
+    def settings(self) -> dict[str, Any]:
+        """The settings as the API sends them."""
+        data = self.cleaned_data
+        columns = list(data.get("date_columns") or [])
+        return {
+            "dates": {
+                "columns": columns,
+                "mode": data.get("date_mode") or "absolute",
+                "shift_days": data.get("shift_days"),
+            }
+            if columns or data.get("shift_days") is not None or data.get("date_mode") == "anchored"
+            else None,
+            "event_count": {
+                "enabled": True,
+                "top": (data.get("event_count_top") or "p95").strip(),
+            }
+            if data.get("event_count")
+            else {"enabled": False, "top": "p95"},
+        }

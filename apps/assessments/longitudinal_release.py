@@ -50,6 +50,13 @@ from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.linked_release import check_tables_measure, store_tables, write_tables
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.person_dates import (
+    dimension_levels,
+    release_plan,
+    released_dates,
+    remeasure_settings,
+    shift_release,
+)
 from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
@@ -113,9 +120,11 @@ def release_frame(
     labels = generalized_labels(inputs.problem, levels)
     if inputs.row_tables is not None:
         return _linked_rows(inputs, labels, chosen)
+    # dates: shifted ones are written as they are (then shifted), the anchor added
+    unchanged, added = release_plan(inputs.problem, inputs.frame.columns)
     person = pl.Series("__person", inputs.problem.event_persons[0])
-    columns = [labels[q].gather(person).alias(q) for q in inputs.person_quasi]
-    columns += [labels[q].alias(q) for q in inputs.event_quasi]
+    columns = [labels[q].gather(person).alias(q) for q in [*inputs.person_quasi, *added]]
+    columns += [labels[q].alias(q) for q in inputs.event_quasi if q not in unchanged]
     return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0])), None
 
 
@@ -138,13 +147,16 @@ def _linked_rows(
         .to_numpy()
     )
     kept = np.asarray(chosen.alive, dtype=np.bool_)[person]
-    columns = [labels[q].gather(pl.Series(person)).alias(q) for q in inputs.person_quasi]
+    unchanged, added = release_plan(problem, inputs.frame.columns)
+    columns = [labels[q].gather(pl.Series(person)).alias(q) for q in [*inputs.person_quasi, *added]]
     names = tables.to_numpy()
     for t, table in enumerate(event_tables(inputs.structure)):
         rows = np.flatnonzero(names == str(table["name"]))
         kept[rows] = chosen.kept_events[t]
         for j in problem.event_dimensions(t):
             name = problem.dimensions[j].name
+            if name in unchanged:
+                continue
             empty = pl.Series(name, [None] * height, dtype=pl.String)
             columns.append(empty.scatter(rows, labels[name]))
     flags = pl.Series(kept)
@@ -192,7 +204,11 @@ def count_distribution(
 
 
 def measure_release(
-    inputs: PersonInputs, released: pl.DataFrame, target: float, tables: pl.Series | None = None
+    inputs: PersonInputs,
+    released: pl.DataFrame,
+    target: float,
+    tables: pl.Series | None = None,
+    levels: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The written file measured per person: its values as released, its pseudonym as
     the person, at the chosen power and at p = 1…5 and "all". For linked tables
@@ -202,25 +218,31 @@ def measure_release(
         raise ApplicationError(
             "The chosen solution leaves no event to release: choose another one.", status=409
         )
+    # dates and the event count as released (person_dates.remeasure_settings)
+    added, dates, counted, at = remeasure_settings(inputs.problem, levels or {})
+    person_quasi = [*inputs.person_quasi, *added]
     try:
-        columns = released.select([inputs.person_key, *inputs.quasi])
+        columns = released.select([inputs.person_key, *inputs.quasi, *added])
         if tables is not None and inputs.structure is not None:
             data = linked_data(
                 inputs.structure,
                 columns,
                 tables,
                 person=inputs.person_key,
-                person_quasi=inputs.person_quasi,
+                person_quasi=person_quasi,
                 event_quasi=inputs.event_quasi,
             )
         else:
             data = from_long_table(
                 columns,
                 person=inputs.person_key,
-                person_quasi=inputs.person_quasi,
+                person_quasi=person_quasi,
                 event_quasi=inputs.event_quasi,
             )
-        risk = measure(prepare(data), power=inputs.power, target=target, by_power=REPORTED_POWERS)
+        problem = prepare(data, dates=dates, event_count=counted)
+        risk = measure(
+            problem, levels=at, power=inputs.power, target=target, by_power=REPORTED_POWERS
+        )
     except EngineError as exc:
         raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
     return {
@@ -276,6 +298,7 @@ def person_release_result(
     except EngineError as exc:
         raise ApplicationError(f"The de-identification could not be applied: {exc}") from None
     generalized, released_tables = release_frame(inputs, levels, chosen)
+    generalized, shift_secret = shift_release(generalized, inputs.problem, inputs.person_key)
     released, keys, tables, masking = pseudonymized(assessment, inputs, generalized)
     context.progress(60, "Writing the release files", force=True)
     parquet = scratch / "release.parquet"
@@ -288,7 +311,7 @@ def person_release_result(
     context.progress(70, "Measuring the release in persons", force=True)
     threshold = float(target["data_risk_target"])
     written = pl.read_parquet(parquet)
-    after = measure_release(inputs, written, threshold, released_tables)
+    after = measure_release(inputs, written, threshold, released_tables, levels)
     listed: list[dict[str, Any]] = []  # linked tables: written again as the tables
     if released_tables is not None and inputs.structure is not None:
         listed = write_tables(
@@ -320,6 +343,7 @@ def person_release_result(
     )
     text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
     problem = inputs.problem
+    labels = dimension_levels(problem, inputs.specs)[1]
     events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons
     # persons kept whose every event was suppressed have no row left in the long table
     emptied = int(chosen.alive.sum()) - int(after["persons"])
@@ -351,6 +375,8 @@ def person_release_result(
             "max_after": int(after_counts.max()) if after_counts.size else 0,
         },
         "risk_after": after,
+        # date mode, columns and levels, shift range (never an offset); event count
+        **released_dates(problem, levels, labels),
         "pseudonym": {
             "column": inputs.person_key,
             "method": PSEUDONYM,
@@ -363,7 +389,7 @@ def person_release_result(
         "job": str(job.id),
         "unit": "person",
         "levels": levels,
-        "level_labels": {q: inputs.specs[q].level_labels[levels[q]] for q in inputs.quasi},
+        "level_labels": {q: labels[q][lv] for q, lv in levels.items() if q in labels},
         "quasi_identifiers": inputs.quasi,
         "masking": masking,
         "pseudonym_domain": domain_summary(assessment),
@@ -403,11 +429,13 @@ def person_release_result(
         buffer = io.StringIO()
         table.write_csv(buffer)
         linking[column] = buffer.getvalue()
-    secrets = {
+    secrets: dict[str, Any] = {
         "assessment": str(assessment.id),
         "keys": {c: base64.b64encode(k).decode() for c, k in keys.items()},
         "linking_tables": linking,
     }
+    if shift_secret is not None:  # sealed with the keys, never in the result or report
+        secrets["date_shift"] = shift_secret
     return result, parquet, csv_path, secrets
 
 

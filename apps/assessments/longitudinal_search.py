@@ -32,6 +32,16 @@ from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.domains import release_pseudonym_keys
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_of
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.person_dates import (
+    check_dates,
+    date_spec,
+    dates_state,
+    derived_facts,
+    dimension_levels,
+    event_count_spec,
+    fixed_by_shift,
+    person_dates,
+)
 from apps.assessments.person_tables import longitudinal_data, row_tables
 from apps.assessments.persons import (
     check_person_level,
@@ -130,6 +140,10 @@ def person_inputs(assessment: Assessment, *, all_columns: bool = False) -> Perso
         assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
     )
     check_person_level(frame, key, levels)
+    dates = person_dates(config)
+    check_dates(frame, dates, levels)
+    # dates have the engine's own levels (calendar, or anchor and intervals)
+    dated = set(dates.columns) if dates is not None else set()
     person_quasi = [q for q in quasi if levels[q] == "person"]
     event_quasi = [q for q in quasi if levels[q] == "event"]
     power = parse_power(assessment.adversary_power)
@@ -143,7 +157,9 @@ def person_inputs(assessment: Assessment, *, all_columns: bool = False) -> Perso
         )
         problem = prepare(
             data,
-            hierarchies={q: hierarchy_of(specs[q]) for q in quasi},
+            hierarchies={q: hierarchy_of(specs[q]) for q in quasi if q not in dated},
+            dates=date_spec(config),
+            event_count=event_count_spec(config),
             require_hierarchies=True,
         )
     except EngineError as exc:
@@ -208,6 +224,10 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
 
     context.progress(5, "Searching the generalization lattice over persons and events", force=True)
     space = Workspace(problem)
+    heights, labels = dimension_levels(problem, inputs.specs)
+    names = list(problem.names)
+    caps = {q: int(v) for q, v in config.max_levels.items() if q in names}
+    caps.update(fixed_by_shift(problem))
     try:
         result = optimal_search(
             problem,
@@ -215,7 +235,7 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
             power=inputs.power,
             suppression_limit=float(config.suppression_limit),
             event_suppression_limit=float(config.event_suppression_limit),
-            max_levels={q: v for q, v in config.max_levels.items() if q in inputs.quasi} or None,
+            max_levels=caps or None,
             pareto=True,
             progress=listen,
             workspace=space,
@@ -228,7 +248,7 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
     def stored_node(node: NodeResult) -> dict[str, Any]:
         return node_data(node, _budgets(inputs, node, space))
 
-    specs, quasi = inputs.specs, inputs.quasi
+    quasi = inputs.quasi
     solution = stored_node(result.solution) if result.solution is not None else None
     # One alternative per generalization: a solution is chosen by its levels (Step 7),
     # so of the outcomes at the same levels (other budgets) the optimum's, else the one
@@ -263,13 +283,17 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
         "criterion": result.criterion,
         "data_risk_target": inputs.target["data_risk_target"],
         "target_class_size": inputs.target.get("target_class_size"),
-        "heights": {q: specs[q].height for q in quasi},
-        "level_labels": {q: specs[q].level_labels for q in quasi},
+        "heights": heights,
+        "level_labels": labels,
+        # the derived quasi-identifiers (event count, anchor) beside the columns
+        "dimensions": names,
+        **derived_facts(problem),
+        **dates_state(config),
         "solution": solution,
         "levels": levels,
         "pareto": alternatives,
         "levels_text": ", ".join(
-            f"{q}: {specs[q].level_labels[lv] if lv < len(specs[q].level_labels) else lv}"
+            f"{q}: {labels[q][lv] if lv < len(labels[q]) else lv}"
             for q, lv in (levels or {}).items()
         ),
         "nodes_total": result.nodes_total,
@@ -277,12 +301,8 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
         "nodes_over_budget": result.nodes_over_budget,
         "optimal": result.optimal,
         "outcome": "optimal" if result.optimal else "time_budget",
-        "caps": {
-            q: int(config.max_levels[q])
-            for q in quasi
-            if q in config.max_levels and int(config.max_levels[q]) < specs[q].height
-        },
-        "nodes_uncapped": math.prod(specs[q].height + 1 for q in quasi),
+        "caps": {q: v for q, v in caps.items() if v < heights[q]},
+        "nodes_uncapped": math.prod(heights[d.name] + 1 - d.min_level for d in problem.dimensions),
         "seconds": result.seconds,
         "timing": {
             "read": read,

@@ -11,8 +11,8 @@ person-level class), exactly or not at all.
 
 This module holds the rules of that declaration (:func:`assessment_set_persons`), what
 Step 2 shows about it (:func:`persons_state`: suggested levels, the warning when a file
-looks longitudinal but no person is declared), the person-level Step 4 measure
-(:func:`person_risk_result`), the guard of what Step 7 cannot do per person
+looks longitudinal but no person is declared), the levels as Step 4 and Step 7 read
+them (:func:`data_levels`; the Step 4 measure is ``person_risk``), the guard of what Step 7 cannot do per person
 (:func:`refuse_longitudinal_deidentify`) and the one that keeps such data from the
 record-level search (:func:`refuse_row_search`).
 
@@ -33,31 +33,16 @@ from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
-from apps.assessments.person_tables import (
-    check_structure,
-    longitudinal_data,
-    structure_hints,
-    structure_levels,
-    table_facts,
-)
+from apps.assessments.person_tables import check_structure, structure_hints, structure_levels
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
-from apps.engine.longitudinal import (
-    ALL,
-    REPORTED_POWERS,
-    CountingBudgetExceeded,
-    measure,
-    parse_power,
-    prepare,
-    suggest_levels,
-)
+from apps.engine.longitudinal import ALL, parse_power, suggest_levels
 from apps.engine.longitudinal.data import LONGITUDINAL_RATIO
 from apps.engine.longitudinal.formulas import MAX_POWER
-from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
 
 Level = Literal["person", "event"]
 LEVELS: tuple[Level, ...] = ("person", "event")
@@ -312,6 +297,24 @@ def persons_state(
     }
 
 
+def data_levels(
+    assessment: Assessment, extra: Sequence[str] = ()
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The person key, the quasi-identifiers and ``extra`` columns read, and each
+    quasi-identifier's level (stored, else suggested), after the checks of Step 2: a
+    value in the key on every row, person-level columns constant within a person."""
+    key = assessment.person_key
+    quasi = _quasi(assessment)
+    frame = _read(assessment, [key, *quasi, *(c for c in extra if c in _columns(assessment))])
+    _check_key(frame, key)
+    structure = assessment.dataset.table_structure
+    levels = effective_levels(
+        assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
+    )
+    check_person_level(frame, key, levels)
+    return frame, levels
+
+
 @transaction.atomic
 def assessment_set_persons(
     *,
@@ -398,93 +401,6 @@ def assessment_set_power(
         action="assessment.adversary_power",
         user=user,
     )
-
-
-# --------------------------------------------------------------------------- Step 4
-
-
-def _figures(counts_figures: Mapping[str, Any], cap: float) -> dict[str, Any]:
-    highest = counts_figures.get("max_risk")
-    average = counts_figures.get("average_risk")
-    strict = None if highest is None else (highest if highest > cap else average)
-    return {**counts_figures, "strict_average_risk": strict}
-
-
-def person_risk_result(
-    assessment: Assessment, *, quasi: list[str], model: str, target: float | None
-) -> dict[str, Any]:
-    """Step 4 on data with several rows per person: the strict per-person count at the
-    chosen power and at p = 1…5 and "all", over the persons (never the rows).
-
-    Max risk = 1 / the smallest per-person count; average risk = the mean over persons of
-    1 / their count; the strict average is the average unless the max risk is above the
-    cap (as for records); persons at risk are those whose own risk exceeds the target."""
-    key = assessment.person_key
-    if key not in key_candidates(assessment):
-        raise ApplicationError(
-            f"The person key '{key}' is no longer classified as a direct identifier: "
-            "classify it so again, or declare another key, in Step 2.",
-            {"step": "classification", "person_key": key},
-        )
-    frame = _read(assessment, [key, *quasi])
-    _check_key(frame, key)
-    structure = assessment.dataset.table_structure
-    levels = effective_levels(
-        assessment.person_levels, quasi, suggested_levels(frame, key, quasi, structure)
-    )
-    check_person_level(frame, key, levels)
-    person_quasi = [q for q in quasi if levels[q] == "person"]
-    event_quasi = [q for q in quasi if levels[q] == "event"]
-    power = parse_power(assessment.adversary_power)
-    chosen_target = target if target is not None else DEFAULT_AT_RISK_TARGET
-    try:
-        data = longitudinal_data(
-            structure, frame, person=key, person_quasi=person_quasi, event_quasi=event_quasi
-        )
-        risk = measure(prepare(data), power=power, target=chosen_target, by_power=REPORTED_POWERS)
-    except CountingBudgetExceeded as exc:
-        raise ApplicationError(
-            f"The exact per-person count at adversary power {power} would take too long: "
-            f"{exc}. Choose a lower power (or generalize the event-level quasi-identifiers "
-            "in the data first); deidweb never reports an estimate as exact."
-        ) from None
-    except EngineError as exc:
-        raise ApplicationError(str(exc)) from None
-    cap = DEFAULT_STRICT_AVERAGE_CAP
-    strict = risk.max_risk if risk.max_risk > cap else risk.average_risk
-    data_risk = strict if model == "non_public" else risk.max_risk
-    return {
-        "unit": "person",
-        "release_model": model,
-        "quasi_identifiers": quasi,
-        "person_key": key,
-        "person_quasi": person_quasi,
-        "event_quasi": event_quasi,
-        "rows": frame.height,
-        "persons": risk.persons,
-        "events": risk.events,
-        **table_facts(structure),
-        "power": str(risk.power),
-        "person_classes": risk.classes,
-        "subsets": risk.subsets,
-        "min_class_size": risk.min_class_size,
-        "max_risk": risk.max_risk,
-        "average_risk": risk.average_risk,
-        "strict_average_risk": strict,
-        "strict_average_cap": cap,
-        "data_risk": data_risk,
-        "risk_measure": "strict average risk" if model == "non_public" else "max risk",
-        "target": chosen_target,
-        "target_is_default": target is None,
-        "persons_at_risk": {
-            "persons": risk.persons_at_risk,
-            "share": risk.persons_at_risk / risk.persons if risk.persons else 0.0,
-        },
-        "by_power": [
-            {"power": key_, **_figures(figures.to_dict(), cap)}
-            for key_, figures in risk.by_power.items()
-        ],
-    }
 
 
 # --------------------------------------------------------------------------- Step 7

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.models import Assessment
-from apps.assessments.persons import person_risk_result
+from apps.assessments.person_risk import person_risk_result
 from apps.assessments.population import population_figures
 from apps.assessments.selectors import data_risk_of, overall_risk
 from apps.assessments.services import (

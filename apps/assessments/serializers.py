@@ -253,6 +253,22 @@ class RiskRunSerializer(serializers.Serializer[Any]):
         help_text="Optional, with a person key (Step 2): the adversary power, how many of a "
         "person's events an adversary knows (1 to 10, or all; 3 until set). Omit to keep it.",
     )
+    dates = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="Optional, with a person key: the event-level date columns and how they are "
+        'measured (LONGITUDINAL.md §2.7), {"columns": [...], "mode": "absolute" (day, month, '
+        'quarter, year) or "anchored" (first date per person, then intervals), "shift_days": '
+        "null or N (dates released shifted per person by up to ±N days; anchored)}; null: no "
+        "dates. Omit to keep them.",
+    )
+    event_count = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="Optional, with a person key: the number of events per person as a "
+        'person-level quasi-identifier (LONGITUDINAL.md §2.6), {"enabled": true, "top": '
+        '"p95" | N | null} (top-code); null: not counted. Omit to keep it.',
+    )
 
 
 class LevelSuggestionSerializer(serializers.Serializer[Any]):
@@ -309,6 +325,11 @@ class PersonsSerializer(serializers.Serializer[Any]):
         "far fewer distinct values than rows (several rows per person?).",
     )
     adversary_power = strict.CharField(read_only=True, help_text="Step 4's power: 1–10 or all.")
+    person_dates = serializers.JSONField(
+        read_only=True,
+        help_text="Step 4's date settings ({dates: {columns, mode, shift_days, levels} or "
+        "null, event_count: {enabled, top} or null: not counted}); set them with POST risk/.",
+    )
 
 
 class OverallSerializer(serializers.Serializer[Any]):

@@ -16,10 +16,12 @@ from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments import hooks, persons, population, services, steps
 from apps.assessments.attack_tests import attack_rows
+from apps.assessments.configuration import DeidConfig
 from apps.assessments.domains import pseudonym_domains, release_and_domain_save
 from apps.assessments.forms import (
     AssessmentCreateForm,
     ContextForm,
+    PersonDatesForm,
     PersonsForm,
     PopulationForm,
     PowerForm,
@@ -29,6 +31,7 @@ from apps.assessments.forms import (
 )
 from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import RELEASE_FIELDS, Assessment
+from apps.assessments.person_dates import assessment_set_dates, dates_state
 from apps.assessments.persons import assessment_set_persons, persons_state
 from apps.assessments.presenters import (
     person_risk_chart,
@@ -350,7 +353,15 @@ def risk_step(
         request.POST if "power" in request.POST else None,
         initial={"power": assessment.adversary_power},
     )
-    valid = all(f.is_valid() or not f.is_bound for f in (population_form, power_form))
+    dates_form = PersonDatesForm(
+        request.POST if "dates_form" in request.POST else None,
+        columns=services.quasi_identifiers(assessment) if assessment.person_key else [],
+        initial=PersonDatesForm.initial_from(
+            dates_state(DeidConfig.from_json(assessment.deid_config))
+        ),
+    )
+    forms_ = (population_form, power_form, dates_form)
+    valid = all(f.is_valid() or not f.is_bound for f in forms_)
     if request.method == "POST" and valid:
         try:
             if population_form.is_bound:
@@ -362,6 +373,10 @@ def risk_step(
                     assessment=assessment,
                     user=user_of(request),
                     power=power_form.cleaned_data["power"],
+                )
+            if dates_form.is_bound:
+                assessment_set_dates(
+                    assessment=assessment, user=user_of(request), settings=dates_form.settings()
                 )
             services.assessment_start_risk(assessment=assessment, user=user_of(request))
             messages.success(request, "The risk measurement has started.")
@@ -387,9 +402,10 @@ def risk_step(
             population_chart=population_chart((assessment.risk_result or {}).get("population")),
             no_population=population.NO_POPULATION,
             power_form=power_form,
+            dates_form=dates_form,
             power_chart=person_risk_chart(assessment.risk_result),
         ),
-        status=400 if population_form.errors or power_form.errors else 200,
+        status=400 if any(f.errors for f in forms_) else 200,
     )
 
 

@@ -122,12 +122,18 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     ana.get_by_role("link", name="Context risk").click()
     save_step(ana)
 
-    # Step 4: risk in persons at the default power (3 events known).
+    # Step 4: risk in persons at the default power (3 events known); the admission date
+    # declared an absolute date (day, month, quarter, year), the number of visits per
+    # patient counted as offered by default.
     ana.get_by_role("link", name="Data risk").click()
     expect(ana.get_by_test_id("risk-unit")).to_contain_text("chart_number")
+    ana.get_by_test_id("dates-form").locator("summary").click()
+    ana.get_by_test_id("date-columns").get_by_label("admission_date").check()
     ana.get_by_test_id("run-risk").click()
     _wait_then_reload(ana, Assessment.objects.get(id=assessment.id).risk_job_id)
     expect(ana.get_by_test_id("power-all")).to_be_visible()
+    expect(ana.get_by_test_id("date-mode")).to_contain_text("absolute")
+    expect(ana.get_by_test_id("event-count")).to_contain_text("top-coded at")
 
     # Step 7: both suppression limits; the search and the release in persons.
     ana.get_by_role("link", name="De-identify").click()
@@ -208,6 +214,18 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
         "chart_number", "sex", "birth_year", "admission_date", "diagnosis_code",
         "discharge_disposition",
     }  # fmt: skip
+    # The admission dates as released: every one at the calendar level the search chose.
+    assert applied["longitudinal"]["dates"]["mode"] == "absolute"
+    level = applied["longitudinal"]["dates"]["levels"]["admission_date"]
+    pattern = {
+        "day": r"\d{4}-\d{2}-\d{2}",
+        "month": r"\d{4}-\d{2}",
+        "quarter": r"\d{4}-Q[1-4]",
+        "year": r"\d{4}",
+        "*": r"\*",
+    }[level]
+    assert all(re.fullmatch(pattern, d) for d in released.get_column("admission_date"))
+    assert applied["longitudinal"]["event_count"]["top_code"] >= 1
     # Every chart number is replaced by its keyed pseudonym: one per patient, never shared,
     # and no chart number left anywhere in the file.
     pseudonyms = released.get_column("chart_number")

@@ -9,7 +9,8 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.assessments import persons, services
-from apps.assessments.persons import assessment_set_persons, person_risk_result, persons_state
+from apps.assessments.person_risk import person_risk_result
+from apps.assessments.persons import assessment_set_persons, persons_state
 from apps.audit.models import AuditEvent
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
