@@ -47,6 +47,7 @@ from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseu
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.person_attack_tests import person_release_attacks
 from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
@@ -310,6 +311,12 @@ def person_release_result(
         data_risk_target=threshold,
     )
     text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
+    context.progress(
+        85, "Attack tests in persons: singling out, linkability, inference", force=True
+    )
+    attacks = person_release_attacks(
+        assessment, inputs, levels, generalized, released_tables, written
+    )
     problem = inputs.problem
     events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons
     # persons kept whose every event was suppressed have no row left in the long table
@@ -383,6 +390,7 @@ def person_release_result(
         "longitudinal": longitudinal,
         **text_scan,
         "released_columns": released_columns,
+        "attacks": attacks,
         "sha256": {"parquet": sha256_of(parquet), "csv": sha256_of(csv_path)},
         "columns": written.columns,
         "has_secrets": True,
