@@ -121,3 +121,38 @@ def test_the_apply_job_attacks_a_person_release_in_persons(
         ("Linkability (nearest match)", "person", 10),
     ]
     assert twin[1]["attack_rate"]["rate"] == pytest.approx(exact["attack"]["rate"])
+
+
+def test_linked_tables_a_person_without_events_is_one_target(custodian, analyst):
+    from apps.assessments import release_apply
+    from tests.assessments.conftest import _run
+    from tests.assessments.test_linked_tables_release import _prepared
+
+    # Persons 1…5 (person 4 without events), released at sex kept, birth year and
+    # diagnosis at *: (F) {1, 4, 5}, (M) {2, 3}; 1, 2, 3 and 5 hold the one code "*".
+    # At p = 1: 1 and 5 know {*} → 1 of 2 in F; 2 and 3 → 1 of 2 in M; person 4 knows no
+    # event (the empty set) → the three of F hold it: 1/3.
+    assessment = _prepared(custodian, analyst)
+    _run(deidentify_search(assessment, analyst))
+    assessment.refresh_from_db()
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    result = assessment.apply_result
+    assert result["levels"] == {"sex": 0, "birth_year": 1, "diagnosis": 1}
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    assert (attacks["original_persons"], attacks["released_persons"]) == (5, 5)
+    assert attacks["released_events"] == 7 and attacks["targets"] == 2
+    by_hand = [1 / 2, 1 / 2, 1 / 2, 1 / 3, 1 / 2]
+    order = np.random.default_rng(attacks["seed"]).permutation(5)
+    exact = _result(attacks, "linkability", "exact match")
+    assert exact["attack"]["rate"] == pytest.approx(
+        np.mean([by_hand[i] for i in np.sort(order[:2])])
+    )
+    assert exact["control"]["rate"] == 0.0
+
+
+def deidentify_search(assessment, analyst):  # type: ignore[no-untyped-def]
+    from apps.assessments import deidentify
+
+    return deidentify.assessment_start_search(assessment=assessment, user=analyst)
