@@ -31,7 +31,8 @@ def codes(*series: pl.Series) -> list[I64]:
     """The values of several series coded together (equal text, equal code; missing its
     own code)."""
     joined = pl.concat([s.cast(pl.String).fill_null("\x00") for s in series]).alias("v")
-    codes = joined.rank("dense").cast(pl.Int64).to_numpy() - 1
+    physical = joined.cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy()
+    codes = unique_inverse(physical)[1]
     out, at = [], 0
     for s in series:
         out.append(codes[at : at + s.len()])
@@ -39,16 +40,38 @@ def codes(*series: pl.Series) -> list[I64]:
     return out
 
 
+def unique_inverse(values: I64) -> tuple[I64, I64]:
+    """The distinct values (ascending) and each value's index among them (a sort: far
+    faster than ``np.unique`` on millions of integers)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(ordered.size, dtype=np.bool_)
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(values.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
+
+
+def sorted_unique(values: I64) -> I64:
+    ordered = np.sort(values)
+    new = np.ones(ordered.size, dtype=np.bool_)
+    new[1:] = ordered[1:] != ordered[:-1]
+    return ordered[new]
+
+
 def _tuples(columns: Sequence[I64], size: int) -> I64:
-    if not columns:
-        return np.zeros(size, dtype=np.int64)
-    stacked = np.stack(columns, axis=1)
-    return np.unique(stacked, axis=0, return_inverse=True)[1].astype(np.int64).reshape(-1)
+    """Each row's group on its code tuple (columns folded in one at a time)."""
+    group = np.zeros(size, dtype=np.int64)
+    for column in columns:
+        column = np.asarray(column, dtype=np.int64)
+        radix = int(column.max()) + 1 if column.size else 1
+        group = unique_inverse(group * radix + column)[1]
+    return group
 
 
 def csr(owner: I64, item: I64, owners: int, width: int) -> tuple[I64, I64]:
     """Distinct items of each owner, ascending (CSR)."""
-    pair = np.unique(owner * max(width, 1) + item)
+    pair = sorted_unique(owner * max(width, 1) + item)
     offsets = np.zeros(owners + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair // max(width, 1), minlength=owners), out=offsets[1:])
     return offsets, (pair % max(width, 1)).astype(np.int64)
@@ -164,8 +187,7 @@ def code(seen: LongitudinalData, released: LongitudinalData) -> Coded:
     )
     group = _tuples([both[:, q] for q in range(width)], n + m)
     released_group = group[n:]
-    distinct, released_class = np.unique(released_group, return_inverse=True)
-    released_class = released_class.astype(np.int64).reshape(-1)
+    distinct, released_class = unique_inverse(released_group)
     class_of_group = np.full(int(group.max()) + 1 if group.size else 1, -1, dtype=np.int64)
     class_of_group[distinct] = np.arange(distinct.size, dtype=np.int64)
     seen_class = class_of_group[group[:n]]
@@ -177,9 +199,12 @@ def code(seen: LongitudinalData, released: LongitudinalData) -> Coded:
     s_off, s_feat, r_off, r_feat, n_features = _features(seen, released)
     person = np.repeat(np.arange(m, dtype=np.int64), np.diff(r_off))
     keys = released_class[person] * max(n_features, 1) + r_feat
-    order = np.lexsort((person, keys))
+    order = np.argsort(keys, kind="stable")  # persons ascending within a key
     keys, person = keys[order], person[order]
-    post_keys, first = np.unique(keys, return_index=True)
+    starts_at = np.ones(keys.size, dtype=np.bool_)
+    starts_at[1:] = keys[1:] != keys[:-1]
+    first = np.flatnonzero(starts_at)
+    post_keys = keys[first]
     post_starts = np.append(first, keys.size).astype(np.int64)
     own = (
         pl.DataFrame({PERSON_ID: seen.ids.cast(pl.String)})

@@ -181,6 +181,7 @@ def person_scores(
     seen_rows: pl.DataFrame | None = None,
     released_rows: pl.DataFrame | None = None,
     seed: int = 0,
+    coded: Coded | None = None,
 ) -> PersonScores:
     """The chance that each attack succeeds on each target (persons of ``seen`` by index,
     id order), ``leave_out`` marking control targets.  ``seen``: every original person as
@@ -188,7 +189,7 @@ def person_scores(
     released person's true id; ``*_rows``: rows with ``__person_id`` and the sensitive
     columns (original values; released values)."""
     _check(seen, released, sensitive, seen_rows, released_rows)
-    coded = code(seen, released)
+    coded = coded if coded is not None else code(seen, released)
     picks = np.asarray(targets, dtype=np.int64)
     leave = np.asarray(leave_out if leave_out is not None else [False] * picks.size, dtype=np.bool_)
     rng = np.random.default_rng(seed)
@@ -308,6 +309,7 @@ def attack_persons(
     order = rng.permutation(n)
     picks = np.concatenate([np.sort(order[:a]), np.sort(order[a : 2 * a])]).astype(np.int64)
     leave = np.arange(picks.size) >= a
+    coded = code(seen, released)
     scores = person_scores(
         seen,
         released,
@@ -318,8 +320,8 @@ def attack_persons(
         seen_rows=seen_rows,
         released_rows=released_rows,
         seed=int(rng.integers(0, 2**62)),
+        coded=coded,
     )
-    coded = code(seen, released)
     m = released.persons
     own = coded.seen_own[picks[:a]]
 
