@@ -96,14 +96,15 @@ def _features(seen: LongitudinalData, released: LongitudinalData) -> tuple[I64, 
         size = sum(len(p) for p in persons)
         tuples = _tuples([np.concatenate(c) for c in columns], size)
         count = int(tuples.max()) + 1 if size else 0
-        for side, (p, start) in enumerate(zip(persons, (0, table.events), strict=False)):
+        for which, (p, start) in enumerate(zip(persons, (0, table.events), strict=False)):
             owners.append(np.asarray(p, dtype=np.int64))
             items.append(tuples[start : start + len(p)] + first)
-            sides.append(np.full(len(p), side, dtype=np.int64))
+            sides.append(np.full(len(p), which, dtype=np.int64))
         first += count
-    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
-    item = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
-    side = np.concatenate(sides) if sides else np.zeros(0, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    owner: I64 = np.concatenate(owners) if owners else empty
+    item: I64 = np.concatenate(items) if items else empty
+    side: I64 = np.concatenate(sides) if sides else empty
     s_off, s_feat = csr(owner[side == 0], item[side == 0], seen.persons, first)
     r_off, r_feat = csr(owner[side == 1], item[side == 1], released.persons, first)
     return s_off, s_feat, r_off, r_feat, first

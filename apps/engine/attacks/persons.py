@@ -173,7 +173,7 @@ def _check(
 def person_scores(
     seen: LongitudinalData,
     released: LongitudinalData,
-    targets: Sequence[int],
+    targets: Sequence[int] | I64,
     *,
     power: Power,
     leave_out: Sequence[bool] | None = None,
