@@ -14,6 +14,7 @@ adversarial testing; the criteria are the Article 29 Working Party's (Opinion 05
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from apps.assessments.hierarchies import hierarchy_of
@@ -61,14 +62,43 @@ def release_attacks(
     ]
     attackers += [QuasiIdentifier(c) for c in others]
     guessed = [s for s in sensitive if s in names and s not in known_columns]
-    tolerance = min(float(data_risk_target), 1.0)
+    return attacks_tested(
+        lambda: attack_release(
+            data,
+            released,
+            quasi=attackers,
+            sensitive=guessed,
+            seed=seed_of(seed_key),
+            blank_is_wildcard=blanks,
+        ),
+        known_columns=known_columns,
+        attacked_on=[q.column for q in attackers],
+        left_out=left_out,
+        data_risk_target=data_risk_target,
+    )
+
+
+def attacks_tested(
+    attack: Callable[[], Any],
+    *,
+    known_columns: list[str],
+    attacked_on: list[str],
+    left_out: list[str],
+    data_risk_target: float,
+    unit: str = "record",
+) -> dict[str, Any]:
+    """Run an engine attack (records: ``attack_release``; persons:
+    ``attack_persons``, ``person_attack_tests``) and keep its report in the one shape
+    Step 8, the review, the report and the summary read: never raises on the data; a
+    release the attacks cannot read is recorded as not tested, with the reason."""
     base = {
+        "unit": unit,
         "known_columns": known_columns,
-        "attacked_on": [q.column for q in attackers],
+        "attacked_on": attacked_on,
         "known_not_released": left_out,
-        "tolerance": tolerance,
+        "tolerance": min(float(data_risk_target), 1.0),
     }
-    if not attackers:
+    if not attacked_on:
         return {
             **base,
             "status": "not_run",
@@ -76,14 +106,7 @@ def release_attacks(
             "columns): there is nothing to attack with.",
         }
     try:
-        report = attack_release(
-            data,
-            released,
-            quasi=attackers,
-            sensitive=guessed,
-            seed=seed_of(seed_key),
-            blank_is_wildcard=blanks,
-        )
+        report = attack()
     except EngineError as exc:
         return {**base, "status": "not_run", "reason": f"The attacks could not be run: {exc}"}
     return {**base, "status": "done", **report.to_dict()}
@@ -93,7 +116,9 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f} %"
 
 
-def verdict(result: dict[str, Any], tolerance: float, *, synthetic: bool = False) -> dict[str, Any]:
+def verdict(
+    result: dict[str, Any], tolerance: float, *, synthetic: bool = False, persons: bool = False
+) -> dict[str, Any]:
     """A plain-language verdict: linkability and singling out against the naive baseline,
     inference against the control (what the release tells of anyone, in it or not).
 
@@ -114,8 +139,10 @@ def verdict(result: dict[str, Any], tolerance: float, *, synthetic: bool = False
     gap = attack - reference
     within = gap <= tolerance + 1e-12
     what = {
-        "singling_out": "isolates the person's record",
-        "linkability": "links the person to their own record",
+        "singling_out": "isolates the person" if persons else "isolates the person's record",
+        "linkability": "links the person to their own pseudonym"
+        if persons
+        else "links the person to their own record",
         "inference": f"guesses the person's {result['variant']}",
     }[result["criterion"]]
     text = (
@@ -151,12 +178,16 @@ def attack_rows(attacks: dict[str, Any] | None) -> list[dict[str, Any]]:
                 "attacks": result["attacks"],
                 "seed": attacks["seed"],
                 "method_version": attacks["method_version"],
+                "unit": attacks.get("unit") or "record",
                 "verdict": verdict(
-                    result, tolerance, synthetic=attacks.get("release_kind") == "synthetic"
+                    result,
+                    tolerance,
+                    synthetic=attacks.get("release_kind") == "synthetic",
+                    persons=attacks.get("unit") == "person",
                 ),
             }
         )
     return rows
 
 
-__all__ = ["attack_rows", "release_attacks", "verdict"]
+__all__ = ["attack_rows", "attacks_tested", "release_attacks", "verdict"]

@@ -57,6 +57,7 @@ from apps.assessments.person_dates import (
     remeasure_settings,
     shift_release,
 )
+from apps.assessments.person_attack_tests import person_release_attacks
 from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
@@ -342,6 +343,12 @@ def person_release_result(
         data_risk_target=threshold,
     )
     text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
+    context.progress(
+        85, "Attack tests in persons: singling out, linkability, inference", force=True
+    )
+    attacks = person_release_attacks(
+        assessment, inputs, levels, generalized, released_tables, written
+    )
     problem = inputs.problem
     labels = dimension_levels(problem, inputs.specs)[1]
     events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons
@@ -418,6 +425,7 @@ def person_release_result(
         "longitudinal": longitudinal,
         **text_scan,
         "released_columns": released_columns,
+        "attacks": attacks,
         "sha256": {"parquet": sha256_of(parquet), "csv": sha256_of(csv_path)},
         "release_files": listed,
         "columns": written.columns,

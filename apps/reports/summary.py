@@ -194,6 +194,7 @@ def summary_data(*, assessment: Assessment, decision: ReviewDecision) -> dict[st
                     "control",
                     "baseline",
                     "attacks",
+                    "unit",
                     "seed",
                     "method_version",
                     "verdict",

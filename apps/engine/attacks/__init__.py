@@ -86,6 +86,9 @@ API for the wizard (after Step 7's apply; Step 8, the review and both reports sh
         baseline: Rate(successes, trials, rate, low, high), advantage: Difference);
         .result(criterion, variant), .to_dict() for the JSON twin
     wilson(successes, trials), rate(...), difference(first, second)
+    attack_persons(seen, released, *, power, sensitive=(), seen_rows=None,
+                   released_rows=None, seed, targets=DEFAULT_TARGETS)
+        -> PersonAttackReport  person-keyed data, counted in persons (persons.py)
 """
 
 from apps.engine.attacks.model import (
@@ -100,6 +103,7 @@ from apps.engine.attacks.model import (
     AttackReport,
     AttackResult,
 )
+from apps.engine.attacks.persons import PersonAttackReport, attack_persons, person_scores
 from apps.engine.attacks.release import attack_release
 from apps.engine.attacks.stats import Difference, Rate, difference, rate, wilson
 from apps.engine.attacks.synthetic import attack_synthetic
@@ -116,12 +120,15 @@ __all__ = [
     "SINGLING_OUT",
     "AttackReport",
     "AttackResult",
+    "PersonAttackReport",
     "Difference",
     "QuasiIdentifier",
     "Rate",
+    "attack_persons",
     "attack_release",
     "attack_synthetic",
     "difference",
+    "person_scores",
     "rate",
     "wilson",
 ]

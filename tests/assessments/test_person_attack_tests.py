@@ -1,0 +1,158 @@
+"""Attack tests on a person release after apply (issues 25 and 28), counted in persons, in
+Step 8, the review, the report and the recipient summary's JSON twin.
+
+The data (test_longitudinal_release.SUPPRESSION): 20 persons, all (F, 1970); HN001…HN010
+hold code A (twice each: 20 rows, 10 persons), HN011…HN019 code B once, HN020 codes A and
+Z. At p = 1 and k = 2 the release keeps the codes and suppresses HN020's Z visit. The
+adversary knows the person-level values and one code. By hand, per person:
+
+* HN001…HN010 know {A}: 11 released persons hold A (HN001…HN010, HN020): linked 1/11;
+* HN011…HN019 know {B}: 9 persons: 1/9;
+* HN020 knows {A} (1/11) or {Z}, which no released person holds: no exact match (0);
+  the nearest match is all 20 persons of (F, 1970), none holding Z (1/20). Exact
+  (1/11 + 0)/2, nearest (1/11 + 1/20)/2.
+
+No known code isolates a person (singling out 0), and a held-back person, their own
+pseudonym taken out, is never linked (control 0). A released person picked at random is
+right 1 time in 20 (baseline). Counted in rows, HN001's two visits would be two targets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from apps.assessments.attack_tests import seed_of
+from apps.assessments.hierarchies import hierarchy_set
+from apps.assessments.models import HierarchySpec
+from tests.assessments.test_longitudinal_release import SUPPRESSION, applied, prepared, searched
+
+EXACT_BY_HAND = [1 / 11] * 10 + [1 / 9] * 9 + [(1 / 11 + 0) / 2]
+NEAREST_BY_HAND = [1 / 11] * 10 + [1 / 9] * 9 + [(1 / 11 + 1 / 20) / 2]
+
+
+def _result(attacks, criterion, variant):  # type: ignore[no-untyped-def]
+    return next(
+        r for r in attacks["results"] if (r["criterion"], r["variant"]) == (criterion, variant)
+    )
+
+
+def test_the_apply_job_attacks_a_person_release_in_persons(
+    custodian, analyst, reviewer, client_for
+):
+    from django.urls import reverse
+
+    from apps.assessments import services
+    from apps.reports.content import report_html
+    from apps.reports.summary import summary_data
+    from apps.reviews.services import assessment_submit, review_decide
+    from tests.justify import justify_all
+
+    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
+    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    searched(assessment, analyst)
+    result, released = applied(assessment, analyst)
+    assert released.height == 30  # rows: 31 visits, Z suppressed
+
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    assert attacks["unit"] == "person" and attacks["release_kind"] == "persons"
+    assert attacks["power"] == "1"
+    assert attacks["attacked_on"] == ["sex", "birth_year", "code"]
+    # 20 persons: 10 attacked and 10 held back, never the 30 rows
+    assert (attacks["original_persons"], attacks["released_persons"]) == (20, 20)
+    assert attacks["targets"] == 10
+    # the documented draw: a permutation of the persons (id order) under the release's seed
+    seed = seed_of(f"{assessment.id}:{sorted(result['levels'].items())}")
+    assert attacks["seed"] == seed
+    order = np.random.default_rng(seed).permutation(20)
+    attacked = np.sort(order[:10])
+    exact = _result(attacks, "linkability", "exact match")
+    nearest = _result(attacks, "linkability", "nearest match")
+    single = _result(attacks, "singling_out", "exact match")
+    assert exact["attacks"] == 10
+    assert exact["attack"]["rate"] == pytest.approx(np.mean([EXACT_BY_HAND[i] for i in attacked]))
+    assert nearest["attack"]["rate"] == pytest.approx(
+        np.mean([NEAREST_BY_HAND[i] for i in attacked])
+    )
+    assert exact["control"]["rate"] == 0.0 and nearest["control"]["rate"] == 0.0
+    assert exact["baseline"]["rate"] == pytest.approx(1 / 20)
+    assert single["attack"]["rate"] == 0.0 and single["control"]["rate"] == 0.0
+
+    def page(url: str) -> str:
+        response = client_for(analyst).get(url)
+        assert response.status_code == 200
+        return response.content.decode()
+
+    step8 = page(
+        reverse(
+            "assessment-step",
+            kwargs={"org": custodian.slug, "assessment_id": assessment.id, "slug": "utility"},
+        )
+    )
+    assert 'data-testid="attacks-in-persons"' in step8
+    assert step8.count('data-testid="attack-row"') == 3
+    assert "10 persons attacked and as many held back (20 persons released)" in step8
+    assert f"{exact['attack']['rate'] * 100:.1f} %" in step8
+    assert "links the person to their own pseudonym" in step8
+
+    services.assessment_accept_utility(
+        assessment=assessment, user=analyst, note="The codes are kept; one event was removed."
+    )
+    justify_all(assessment)
+    assessment_submit(
+        assessment=assessment,
+        user=analyst,
+        note="Ready for review.",
+        intruder_waiver="No motivated-intruder test: this is a synthetic test release.",
+    )
+    review = client_for(reviewer).get(f"/o/{custodian.slug}/assessments/{assessment.id}/review/")
+    assert 'data-testid="attacks-in-persons"' in review.content.decode()
+    decision = review_decide(
+        assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets 0.5."
+    )
+    html = report_html(assessment=assessment, decision=decision)
+    assert 'data-testid="attacks-in-persons"' in html
+    assert html.count('data-testid="attack-row"') == 3
+    twin = summary_data(assessment=assessment, decision=decision)["attack_tests"]
+    assert [(r["attack"], r["unit"], r["attacks"]) for r in twin] == [
+        ("Singling out (exact match)", "person", 10),
+        ("Linkability (exact match)", "person", 10),
+        ("Linkability (nearest match)", "person", 10),
+    ]
+    assert twin[1]["attack_rate"]["rate"] == pytest.approx(exact["attack"]["rate"])
+
+
+def test_linked_tables_a_person_without_events_is_one_target(custodian, analyst):
+    from apps.assessments import release_apply
+    from tests.assessments.conftest import _run
+    from tests.assessments.test_linked_tables_release import _prepared
+
+    # Persons 1…5 (person 4 without events), released at sex kept, birth year and
+    # diagnosis at *: (F) {1, 4, 5}, (M) {2, 3}; 1, 2, 3 and 5 hold the one code "*".
+    # At p = 1: 1 and 5 know {*} → 1 of 2 in F; 2 and 3 → 1 of 2 in M; person 4 knows no
+    # event (the empty set) → the three of F hold it: 1/3.
+    assessment = _prepared(custodian, analyst)
+    _run(deidentify_search(assessment, analyst))
+    assessment.refresh_from_db()
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    result = assessment.apply_result
+    assert result["levels"] == {"sex": 0, "birth_year": 1, "diagnosis": 1}
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    assert (attacks["original_persons"], attacks["released_persons"]) == (5, 5)
+    assert attacks["released_events"] == 7 and attacks["targets"] == 2
+    by_hand = [1 / 2, 1 / 2, 1 / 2, 1 / 3, 1 / 2]
+    order = np.random.default_rng(attacks["seed"]).permutation(5)
+    exact = _result(attacks, "linkability", "exact match")
+    assert exact["attack"]["rate"] == pytest.approx(
+        np.mean([by_hand[i] for i in np.sort(order[:2])])
+    )
+    assert exact["control"]["rate"] == 0.0
+
+
+def deidentify_search(assessment, analyst):  # type: ignore[no-untyped-def]
+    from apps.assessments import deidentify
+
+    return deidentify.assessment_start_search(assessment=assessment, user=analyst)
