@@ -320,10 +320,12 @@ def person_release_result(
     context.progress(80, "Measuring the other released columns", force=True)
     roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
     original = inputs.frame.lazy()
+    # the anchor column of the anchored date mode is a quasi-identifier, measured as one
+    released_quasi = [*inputs.quasi, *release_plan(inputs.problem, inputs.frame.columns)[1]]
     released_columns = release_columns_measure(
         original,
         lazy,
-        quasi=inputs.quasi,
+        quasi=released_quasi,
         sensitive=sensitive_columns(assessment),
         masking=masking,
         roles=roles,
@@ -332,7 +334,9 @@ def person_release_result(
         release_model=model,
         data_risk_target=threshold,
     )
-    text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
+    text_scan = release_text_scan(
+        original, lazy, quasi=released_quasi, masking=masking, roles=roles
+    )
     problem = inputs.problem
     labels = dimension_levels(problem, inputs.specs)[1]
     events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons

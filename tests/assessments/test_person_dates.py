@@ -319,6 +319,8 @@ def test_anchored_dates_released_as_anchor_and_interval_bins(custodian, analyst)
     assert search["levels"] == {"sex": 0, "birth_year": 0, "anchor": 2, "admission": 2}
     result, released = applied(assessment, analyst)
     assert released.get_column("anchor").to_list() == ["2020"] * 8
+    # the anchor is measured as the quasi-identifier it is, not as another column
+    assert [c["column"] for c in result["released_columns"]["columns"]] == []
     assert released.get_column("admission").to_list() == [
         "0-29", "30-59", "0-29", "30-59", "0-29", "30-59", "0-29", "0-29",
     ]  # fmt: skip
