@@ -359,6 +359,8 @@ def test_shifted_dates_move_by_one_secret_offset_per_person(custodian, analyst):
     # count 2; two events each: event count "2+" for all (top-code 2).
     assert search["levels"]["anchor"] == 2 and search["levels"]["admission"] == 0
     assert search["event_count_top"] == 2
+    # The event count stays exact: the long table shows each person's rows.
+    assert search["levels"]["event_count"] == 0
     result, released = applied(assessment, analyst)
     secrets = json.loads(release_apply.release_secrets_read(assessment=assessment))
     key = base64.b64decode(secrets["date_shift"]["key"])
