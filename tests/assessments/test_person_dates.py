@@ -386,3 +386,29 @@ def test_shifted_dates_move_by_one_secret_offset_per_person(custodian, analyst):
     assert secrets["date_shift"]["key"] not in html
     # Re-measured on the shifted file, what the shift leaves: counts 2 each.
     assert lg["risk_after"]["min_class_size"] == 2
+
+
+def test_step4_refuses_a_declared_date_column_no_longer_event_level(custodian, analyst):
+    from apps.assessments import services
+    from apps.classification.models import Variable
+    from apps.classification.services import RoleDecision, variables_classify
+
+    assessment = assessment_of(custodian, analyst, upload(custodian, analyst, STEP4, ROLES))
+    persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
+    person_dates.assessment_set_dates(
+        assessment=assessment, user=analyst, settings={"dates": {"columns": ["admission"]}}
+    )
+    admission = Variable.objects.get(dataset=assessment.dataset, name="admission")
+    variables_classify(
+        dataset=assessment.dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(admission.id), "other", "No longer a quasi-identifier.")],
+    )
+    assessment.refresh_from_db()
+    job = services.assessment_start_risk(assessment=assessment, user=analyst)
+    from apps.jobs.services import job_execute
+
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert "'admission' is declared a date column but is not a confirmed" in job.error
