@@ -402,7 +402,8 @@ class PersonDatesForm(forms.Form):
         initial=True,
         help_text="Someone who knows how many visits a person had can single them out "
         "(LONGITUDINAL.md §2.6, TC1 and TC9); offered by default for data with several rows "
-        "per person. Generalized as 0 | 1 | 2-3 | 4-7 | 8-15 | 16+, then 0 | 1 | 2+.",
+        "per person. Counted as the release shows it (each person's rows), with a "
+        "top-code: an adversary is assumed to know a count beyond it only as 'or more'.",
     )
     event_count_top = forms.CharField(
         label="Top-code of the number of events",

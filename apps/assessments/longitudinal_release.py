@@ -50,6 +50,7 @@ from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.linked_release import check_tables_measure, store_tables, write_tables
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.person_attack_tests import person_release_attacks
 from apps.assessments.person_dates import (
     dimension_levels,
     release_plan,
@@ -57,7 +58,6 @@ from apps.assessments.person_dates import (
     remeasure_settings,
     shift_release,
 )
-from apps.assessments.person_attack_tests import person_release_attacks
 from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
@@ -330,10 +330,12 @@ def person_release_result(
     context.progress(80, "Measuring the other released columns", force=True)
     roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
     original = inputs.frame.lazy()
+    # the anchor column of the anchored date mode is a quasi-identifier, measured as one
+    released_quasi = [*inputs.quasi, *release_plan(inputs.problem, inputs.frame.columns)[1]]
     released_columns = release_columns_measure(
         original,
         lazy,
-        quasi=inputs.quasi,
+        quasi=released_quasi,
         sensitive=sensitive_columns(assessment),
         masking=masking,
         roles=roles,
@@ -342,7 +344,9 @@ def person_release_result(
         release_model=model,
         data_risk_target=threshold,
     )
-    text_scan = release_text_scan(original, lazy, quasi=inputs.quasi, masking=masking, roles=roles)
+    text_scan = release_text_scan(
+        original, lazy, quasi=released_quasi, masking=masking, roles=roles
+    )
     context.progress(
         85, "Attack tests in persons: singling out, linkability, inference", force=True
     )

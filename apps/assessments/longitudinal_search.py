@@ -39,7 +39,7 @@ from apps.assessments.person_dates import (
     derived_facts,
     dimension_levels,
     event_count_spec,
-    fixed_by_shift,
+    fixed_levels,
     person_dates,
 )
 from apps.assessments.person_tables import longitudinal_data, row_tables
@@ -227,7 +227,7 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
     heights, labels = dimension_levels(problem, inputs.specs)
     names = list(problem.names)
     caps = {q: int(v) for q, v in config.max_levels.items() if q in names}
-    caps.update(fixed_by_shift(problem))
+    caps.update(fixed_levels(problem))
     try:
         result = optimal_search(
             problem,

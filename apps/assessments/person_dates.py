@@ -183,13 +183,19 @@ def dimension_levels(
     return heights, labels
 
 
-def fixed_by_shift(problem: LongitudinalProblem) -> dict[str, int]:
-    """With shifted dates the release shows each person's intervals to the day and the
-    anchor to the shift's range: those dimensions stay at that level (module docstring)."""
+def fixed_levels(problem: LongitudinalProblem) -> dict[str, int]:
+    """Dimensions the release cannot generalize, held at their finest level by the search:
+    the number of events (a long table shows each person's rows; its top-code is the
+    assumption that an adversary knows a person's count only up to it), and, with shifted
+    dates, the intervals (the shifted dates show them to the day) and the anchor (known
+    to the shift's range)."""
+    fixed = {d.name: 0 for d in problem.dimensions if d.kind == "event_count"}
     dates = problem.dates
-    if dates is None or dates.shift_days is None:
-        return {}
-    return {d.name: d.min_level for d in problem.dimensions if d.kind in ("anchor", "interval")}
+    if dates is not None and dates.shift_days is not None:
+        fixed.update(
+            {d.name: d.min_level for d in problem.dimensions if d.kind in ("anchor", "interval")}
+        )
+    return fixed
 
 
 @transaction.atomic

@@ -319,6 +319,8 @@ def test_anchored_dates_released_as_anchor_and_interval_bins(custodian, analyst)
     assert search["levels"] == {"sex": 0, "birth_year": 0, "anchor": 2, "admission": 2}
     result, released = applied(assessment, analyst)
     assert released.get_column("anchor").to_list() == ["2020"] * 8
+    # the anchor is measured as the quasi-identifier it is, not as another column
+    assert [c["column"] for c in result["released_columns"]["columns"]] == []
     assert released.get_column("admission").to_list() == [
         "0-29", "30-59", "0-29", "30-59", "0-29", "30-59", "0-29", "0-29",
     ]  # fmt: skip
@@ -357,6 +359,8 @@ def test_shifted_dates_move_by_one_secret_offset_per_person(custodian, analyst):
     # count 2; two events each: event count "2+" for all (top-code 2).
     assert search["levels"]["anchor"] == 2 and search["levels"]["admission"] == 0
     assert search["event_count_top"] == 2
+    # The event count stays exact: the long table shows each person's rows.
+    assert search["levels"]["event_count"] == 0
     result, released = applied(assessment, analyst)
     secrets = json.loads(release_apply.release_secrets_read(assessment=assessment))
     key = base64.b64decode(secrets["date_shift"]["key"])
@@ -382,3 +386,29 @@ def test_shifted_dates_move_by_one_secret_offset_per_person(custodian, analyst):
     assert secrets["date_shift"]["key"] not in html
     # Re-measured on the shifted file, what the shift leaves: counts 2 each.
     assert lg["risk_after"]["min_class_size"] == 2
+
+
+def test_step4_refuses_a_declared_date_column_no_longer_event_level(custodian, analyst):
+    from apps.assessments import services
+    from apps.classification.models import Variable
+    from apps.classification.services import RoleDecision, variables_classify
+
+    assessment = assessment_of(custodian, analyst, upload(custodian, analyst, STEP4, ROLES))
+    persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
+    person_dates.assessment_set_dates(
+        assessment=assessment, user=analyst, settings={"dates": {"columns": ["admission"]}}
+    )
+    admission = Variable.objects.get(dataset=assessment.dataset, name="admission")
+    variables_classify(
+        dataset=assessment.dataset,
+        user=analyst,
+        decisions=[RoleDecision(str(admission.id), "other", "No longer a quasi-identifier.")],
+    )
+    assessment.refresh_from_db()
+    job = services.assessment_start_risk(assessment=assessment, user=analyst)
+    from apps.jobs.services import job_execute
+
+    job_execute(job_id=str(job.id))
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert "'admission' is declared a date column but is not a confirmed" in job.error

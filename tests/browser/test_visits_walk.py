@@ -148,6 +148,8 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     assessment.refresh_from_db()
     search = assessment.search_result
     assert search["unit"] == "person" and search["power"] == "3"
+    expect(ana.get_by_test_id("search-dates")).to_contain_text("absolute")
+    expect(ana.get_by_test_id("search-event-count")).to_contain_text("top-code")
     solution = search["solution"]
     expect(ana.get_by_test_id("persons-suppressed")).to_have_text(
         str(solution["suppressed_persons"])
