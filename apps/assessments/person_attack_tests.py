@@ -93,7 +93,11 @@ def person_release_attacks(
     key = inputs.person_key
     known_columns = list(current_threat_model(assessment)["known_columns"])
     person_quasi = [q for q in inputs.person_quasi if q in known_columns]
-    event_quasi = [q for q in inputs.event_quasi if q in known_columns]
+    # Shifted dates are released as days the adversary's own dates do not equal; what the
+    # shift leaves (intervals) is measured by the risk, so they are listed as not attacked.
+    dates = inputs.problem.dates
+    shifted = set(dates.columns) if dates is not None and dates.shift_days is not None else set()
+    event_quasi = [q for q in inputs.event_quasi if q in known_columns and q not in shifted]
     names = written.columns
     sensitive = [
         s
