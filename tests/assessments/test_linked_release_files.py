@@ -143,9 +143,13 @@ def _download(client, assessment, **params):  # type: ignore[no-untyped-def]
 
 
 def test_the_tables_are_written_with_one_pseudonym_and_without_the_suppressed_person(
-    custodian, analyst
+    custodian, analyst, client_for
 ):
     assessment = _applied(custodian, analyst)
+    step7 = client_for(analyst).get(
+        f"/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"
+    )
+    assert step7.content.decode().count('data-testid="release-table-file"') == 6
     result = assessment.apply_result
     lg = result["longitudinal"]
     assert lg["suppressed"]["persons"] == 1
