@@ -37,6 +37,7 @@ class DownloadSerializer(serializers.Serializer[Any]):
     )
     file = serializers.CharField(
         required=False,
+        allow_blank=True,
         default="",
         max_length=200,
         help_text="A file of the release by name, as the decision lists it (a release of "

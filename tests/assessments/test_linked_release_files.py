@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 
 from apps.assessments import deidentify, persons, release_apply, services
 from apps.assessments.hierarchies import hierarchy_set
+from apps.assessments.linked_release import file_stem, split_tables
 from apps.assessments.models import HierarchySpec
 from apps.assessments.release_columns import columns_reviewed_set
 from apps.audit.models import AuditEvent
@@ -143,9 +144,13 @@ def _download(client, assessment, **params):  # type: ignore[no-untyped-def]
 
 
 def test_the_tables_are_written_with_one_pseudonym_and_without_the_suppressed_person(
-    custodian, analyst
+    custodian, analyst, client_for
 ):
     assessment = _applied(custodian, analyst)
+    step7 = client_for(analyst).get(
+        f"/o/{custodian.slug}/assessments/{assessment.id}/steps/deidentify/"
+    )
+    assert step7.content.decode().count('data-testid="release-table-file"') == 6
     result = assessment.apply_result
     lg = result["longitudinal"]
     assert lg["suppressed"]["persons"] == 1
@@ -297,3 +302,38 @@ def test_a_new_release_deletes_the_tables_of_the_one_it_replaces(
     assert len(new) == 6 and not set(new) & set(old)
     assert all(default_storage.exists(p) for p in new)
     assert not any(default_storage.exists(p) for p in old)
+
+
+def test_split_keeps_person_level_columns_in_the_person_table_only():
+    # An upload whose visits repeated sex: the long table holds it once, as a person-table
+    # column; the visits table is written with its own columns only.
+    structure = {
+        "person_key": "pid",
+        "tables": [
+            {"name": "people.csv", "role": "person", "columns": ["pid", "sex"]},
+            {"name": "visits.csv", "role": "event", "event_columns": ["code"]},
+            {"name": "labs.csv", "role": "event", "event_columns": ["test"]},
+        ],
+    }
+    released = pl.DataFrame(
+        {
+            "pid": ["b", "b", "a", "a", "c"],
+            "sex": ["M", "M", "F", "F", "F"],
+            "code": ["X", None, "Y", None, None],
+            "test": [None, "T1", None, "T2", None],
+        }
+    )
+    tables = pl.Series(["visits.csv", "labs.csv", "visits.csv", "labs.csv", None])
+    split = {t["name"]: f for t, f in split_tables(structure, "pid", released, tables)}
+    assert split["people.csv"].rows() == [("a", "F"), ("b", "M"), ("c", "F")]
+    assert split["visits.csv"].columns == ["pid", "code"]
+    assert split["visits.csv"].rows() == [("b", "X"), ("a", "Y")]
+    assert split["labs.csv"].rows() == [("b", "T1"), ("a", "T2")]
+
+
+def test_table_file_names_are_safe_and_unique():
+    taken: set[str] = set()
+    assert file_stem("visits.csv", taken) == "visits"
+    assert file_stem("visits.parquet", taken) == "visits-2"
+    assert file_stem("Lab results (2024).xlsx", taken) == "Lab_results_2024"
+    assert file_stem("../..csv", taken) == "table"
