@@ -40,8 +40,7 @@ from apps.datasets.storage import sha256_of
 from apps.datasets.tables import EVENT, PERSON, event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.longitudinal import REPORTED_POWERS, measure, prepare
-from apps.engine.longitudinal.data import EventTable, from_tables
+from apps.engine.longitudinal.data import EventTable, LongitudinalData, from_tables
 
 #: Which figures of the tables' measure must equal the long table's.
 MEASURED = ("persons", "events", "min_class_size", "max_risk", "average_risk")
@@ -65,7 +64,20 @@ def split_tables(
     (``tables``: each row's event table, None for a person without events)."""
     person = next(t for t in structure["tables"] if t["role"] == PERSON)
     columns = [c for c in person["columns"] if c in released.columns and c != key]
-    people = released.select(key, *columns).unique(subset=[key], keep="first").sort(key)
+    owned = {c for t in structure["tables"] for c in (t.get("columns") or [])}
+    owned |= {c for t in event_tables(structure) for c in t["event_columns"]}
+    # derived person-level columns the release adds (the anchored dates' first date)
+    columns += [c for c in released.columns if c not in owned and c != key]
+    people = released.select(key, *columns).unique(maintain_order=True)
+    if people.height != people.get_column(key).n_unique():
+        varying = [
+            c for c in columns if people.select(pl.col(c).n_unique().over(key).max()).item() > 1
+        ]
+        raise ApplicationError(
+            "A column of the person table takes several values for one person in the "
+            f"release ({', '.join(varying)}): the tables are not written."
+        )
+    people = people.sort(key)
     out = [(person, people)]
     for table in event_tables(structure):
         own = [c for c in table["event_columns"] if c in released.columns]
@@ -117,44 +129,41 @@ def write_tables(
     return listed
 
 
-def check_tables_measure(
-    inputs: PersonInputs, listed: list[dict[str, Any]], long: dict[str, Any], target: float
-) -> dict[str, Any]:
-    """Read the written Parquet tables back, measure them in persons (the pseudonym as the
-    person, at the chosen power), and refuse the release unless the figures are the long
-    table's: the tables are the release the recipient reads."""
+def tables_data(
+    inputs: PersonInputs, listed: list[dict[str, Any]], added: list[str]
+) -> LongitudinalData:
+    """The written Parquet tables read back as persons and events (the pseudonym as the
+    person): what the recipient reads, to be measured as the long table was. ``added``:
+    the derived person-level columns released in the person table (the anchor)."""
     key = inputs.person_key
     parquet = [f for f in listed if f["format"] == "parquet"]
     people = next(pl.read_parquet(f["local"]) for f in parquet if f["role"] == PERSON)
+    person_quasi = [*inputs.person_quasi, *added]
     events = []
     for f in (f for f in parquet if f["role"] == EVENT):
         frame = pl.read_parquet(f["local"])
         quasi = tuple(q for q in inputs.event_quasi if q in frame.columns)
         events.append(EventTable(name=f["table"], data=frame, person=key, quasi=quasi))
     try:
-        data = from_tables(
-            persons=people.select(key, *inputs.person_quasi),
+        return from_tables(
+            persons=people.select(key, *person_quasi),
             person_key=key,
-            person_quasi=list(inputs.person_quasi),
+            person_quasi=person_quasi,
             events=events,
         )
-        risk = measure(prepare(data), power=inputs.power, target=target, by_power=REPORTED_POWERS)
     except EngineError as exc:
         raise ApplicationError(f"The released tables could not be measured: {exc}") from None
-    found = {
-        "persons": risk.persons,
-        "events": risk.events,
-        "min_class_size": risk.min_class_size,
-        "max_risk": risk.max_risk,
-        "average_risk": risk.average_risk,
-    }
+
+
+def check_tables_measure(found: dict[str, Any], long: dict[str, Any]) -> None:
+    """Refuse the release unless the tables' figures (``found``) are the long table's:
+    the tables are the release the recipient reads."""
     differing = [name for name in MEASURED if abs(float(found[name]) - float(long[name])) > 1e-12]
     if differing:
         raise ApplicationError(
             "The released tables measure differently from the released long table "
             f"({', '.join(differing)}): the release is not written."
         )
-    return found
 
 
 def store_tables(listed: list[dict[str, Any]], folder: str, stored: list[str]) -> None:

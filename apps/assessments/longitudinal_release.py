@@ -47,7 +47,12 @@ from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
 from apps.assessments.freetext import free_text_columns, release_text_scan
-from apps.assessments.linked_release import check_tables_measure, store_tables, write_tables
+from apps.assessments.linked_release import (
+    check_tables_measure,
+    store_tables,
+    tables_data,
+    write_tables,
+)
 from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.person_attack_tests import person_release_attacks
@@ -72,6 +77,7 @@ from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.longitudinal import REPORTED_POWERS, from_long_table, measure, prepare
+from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.formulas import top_code
 from apps.engine.longitudinal.release import (
     Budgets,
@@ -220,7 +226,7 @@ def measure_release(
             "The chosen solution leaves no event to release: choose another one.", status=409
         )
     # dates and the event count as released (person_dates.remeasure_settings)
-    added, dates, counted, at = remeasure_settings(inputs.problem, levels or {})
+    added = remeasure_settings(inputs.problem, levels or {})[0]
     person_quasi = [*inputs.person_quasi, *added]
     try:
         columns = released.select([inputs.person_key, *inputs.quasi, *added])
@@ -240,6 +246,22 @@ def measure_release(
                 person_quasi=person_quasi,
                 event_quasi=inputs.event_quasi,
             )
+    except EngineError as exc:
+        raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
+    return measure_released_data(inputs, data, target, levels)
+
+
+def measure_released_data(
+    inputs: PersonInputs,
+    data: LongitudinalData,
+    target: float,
+    levels: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Released persons and events measured as the search measured them: the dates as
+    released (or what a shift leaves), the event count at its chosen level and top-code;
+    the one measure of the long table and of the linked tables written again."""
+    _added, dates, counted, at = remeasure_settings(inputs.problem, levels or {})
+    try:
         problem = prepare(data, dates=dates, event_count=counted)
         risk = measure(
             problem, levels=at, power=inputs.power, target=target, by_power=REPORTED_POWERS
@@ -318,7 +340,9 @@ def person_release_result(
         listed = write_tables(
             inputs.structure, inputs.person_key, written, released_tables, scratch, guard=guard
         )
-        check_tables_measure(inputs, listed, after, threshold)
+        added = remeasure_settings(inputs.problem, levels)[0]
+        found = measure_released_data(inputs, tables_data(inputs, listed, added), threshold, levels)
+        check_tables_measure(found, after)
     before_counts = inputs.problem.data.events_per_person()
     after_counts = after.pop("events_per_person")
     top = top_code(before_counts)
