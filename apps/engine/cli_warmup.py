@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from apps.engine.attacks.persons import load_person_attack_code
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal.preload import load_longitudinal_code
 from apps.engine.search.preload import load_compiled_code, load_sensitive_code
@@ -76,6 +77,7 @@ def warmup() -> float:
     load_compiled_code()
     load_sensitive_code()
     load_longitudinal_code()
+    load_person_attack_code()
     seconds = time.perf_counter() - started
     marker = marker_path()
     marker.parent.mkdir(parents=True, exist_ok=True)

@@ -156,3 +156,32 @@ def deidentify_search(assessment, analyst):  # type: ignore[no-untyped-def]
     from apps.assessments import deidentify
 
     return deidentify.assessment_start_search(assessment=assessment, user=analyst)
+
+
+def test_a_release_k_anonymous_in_persons_is_linked_one_time_in_k(custodian, analyst):
+    from tests.assessments.test_longitudinal_release import TC4_ARX
+    from tests.assessments.test_persons import TC4
+
+    # TC4 at p = 2, diagnoses at their 3-character category: HN1, HN2 hold {I21, E11},
+    # HN3, HN4 {I25, E11}; each person knows both codes → 2 persons each: linked 1/2
+    # whoever is drawn, singled out never. Held back, the other of the pair is alone:
+    # singled out every time, linked never (own pseudonym taken out).
+    assessment = prepared(custodian, analyst, TC4, "diagnosis", "2")
+    hierarchy_set(
+        assessment=assessment,
+        column="diagnosis",
+        kind=HierarchySpec.Kind.ARX,
+        params={},
+        arx_text=TC4_ARX,
+    )
+    searched(assessment, analyst)
+    result, _ = applied(assessment, analyst)
+    assert result["longitudinal"]["risk_after"]["min_class_size"] == 2
+    attacks = result["attacks"]
+    assert attacks["power"] == "2" and attacks["targets"] == 2
+    for variant in ("exact match", "nearest match"):
+        link = _result(attacks, "linkability", variant)
+        assert (link["attack"]["rate"], link["control"]["rate"]) == (0.5, 0.0)
+        assert link["baseline"]["rate"] == pytest.approx(1 / 4)
+    single = _result(attacks, "singling_out", "exact match")
+    assert (single["attack"]["rate"], single["control"]["rate"]) == (0.0, 1.0)

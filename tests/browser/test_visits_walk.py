@@ -167,6 +167,11 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
 
     # Step 8, then the submission.
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
+    # The attack tests ran on the demo's persons and their visits, counted in persons:
+    # singling out, linkability (exact, nearest), inference of the discharge disposition.
+    expect(ana.get_by_test_id("attacks-in-persons")).to_be_visible()
+    expect(ana.get_by_test_id("attack-row")).to_have_count(4)
+    expect(ana.get_by_test_id("attack-table")).to_contain_text("Inference of discharge_disposition")
     ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
         "Visit months and years by age band are what the open-data users asked for."
     )

@@ -67,7 +67,7 @@ from apps.engine.attacks.person_index import (
 )
 from apps.engine.attacks.stats import difference, rate
 from apps.engine.errors import EngineInputError, preview
-from apps.engine.longitudinal.data import LongitudinalData
+from apps.engine.longitudinal.data import LongitudinalData, from_long_table
 from apps.engine.longitudinal.formulas import ALL, Power
 
 I64 = NDArray[np.int64]
@@ -367,4 +367,22 @@ def attack_persons(
         results=tuple(results),
         attack_persons=tuple(ids[i] for i in picks[:a].tolist()),
         control_persons=tuple(ids[i] for i in picks[a:].tolist()),
+    )
+
+
+def load_person_attack_code() -> None:
+    """Load (or compile) the compiled matching of the attacks in persons on a tiny release
+    (``deid warmup``): the first apply of a person release then does not compile it."""
+    frame = pl.DataFrame(
+        {
+            "pid": ["1", "1", "2", "3", "4"],
+            "sex": ["F", "F", "F", "M", "M"],
+            "code": ["A", "B", "A", "C", "C"],
+            "outcome": ["x", "y", "x", "y", "y"],
+        }
+    )
+    data = from_long_table(frame, person="pid", person_quasi=["sex"], event_quasi=["code"])
+    rows = frame.select(pl.col("pid").alias(PERSON_ID), "outcome")
+    attack_persons(
+        data, data, power=1, sensitive=["outcome"], seen_rows=rows, released_rows=rows, seed=0
     )

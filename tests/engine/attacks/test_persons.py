@@ -228,3 +228,138 @@ def test_k_anonymous_in_persons_links_at_most_one_in_k(power: int) -> None:
     assert person_scores(five, five, range(5), power=power).exact.tolist() == pytest.approx(
         [1 / 5] * 5
     )
+
+
+def brute_force(seen, released, target, power, leave, truth, held):  # type: ignore[no-untyped-def]
+    """The scores of one target by plain enumeration over Python sets (the module
+    docstring's rules): ``seen``/``released`` map id → (person-level tuple, codes);
+    ``truth``/``held`` id → sensitive values (the target's; each released person's)."""
+    from itertools import combinations
+
+    q, codes = seen[target]
+    known = sorted(codes)
+    s = len(known) if power == "all" else min(power, len(known))
+    sets = list(combinations(known, s))
+    classes = {v[0] for v in released.values()}
+
+    def mismatch(other):  # type: ignore[no-untyped-def]
+        return sum(a != b for a, b in zip(q, other, strict=True))
+
+    if q in classes:
+        near = {q}
+    else:
+        best = min(mismatch(c) for c in classes)
+        near = {c for c in classes if mismatch(c) == best}
+    members = [j for j, v in released.items() if v[0] in near and not (leave and j == target)]
+    everyone = {}
+    for j in released:
+        for value in held[j]:
+            everyone[value] = everyone.get(value, 0) + 1
+    single = exact = nearest = inferred = 0.0
+    for known_set in sets:
+        hits = {j: len(set(known_set) & released[j][1]) for j in members}
+        top = max(hits.values(), default=0)
+        candidates = [j for j in members if hits[j] == top]
+        is_exact = q in classes and top == s and bool(candidates)
+        single += is_exact and len(candidates) == 1
+        if target in candidates:
+            nearest += 1 / len(candidates)
+            exact += is_exact / len(candidates)
+        counts = {}
+        for j in candidates:
+            for value in held[j]:
+                counts[value] = counts.get(value, 0) + 1
+        counts = counts or everyone
+        if counts and truth[target]:
+            most = max(counts.values())
+            modes = [v for v, n in counts.items() if n == most]
+            inferred += sum(v in truth[target] for v in modes) / len(modes)
+    n = len(sets)
+    return single / n, exact / n, nearest / n, inferred / n
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_the_compiled_matching_equals_plain_enumeration(trial: int) -> None:
+    rng = np.random.default_rng(100 + trial)
+    records = []
+    for i in range(14):
+        sex, band = "FM"[int(rng.integers(0, 2))], str(int(rng.integers(0, 3)))
+        outcome = "yn"[int(rng.integers(0, 2))]
+        for _ in range(int(rng.integers(1, 5))):
+            dx = "ABCDE"[int(rng.integers(0, 5))]
+            records.append(
+                {"pid": f"P{i:02d}", "sex": sex, "birth": band, "outcome": outcome, "dx": dx,
+                 "drug": f"d{int(rng.integers(0, 3))}"}
+            )  # fmt: skip
+    frame = pl.DataFrame(records)
+    # the release: some visits and some persons suppressed
+    kept = frame.filter(
+        pl.Series(rng.random(frame.height) > 0.2)
+        & ~pl.col("pid").is_in([f"P{int(rng.integers(0, 14)):02d}" for _ in range(2)])
+    )
+    seen_data, released_data = data(frame), data(kept)
+
+    def sets(f: pl.DataFrame, column: str) -> dict:  # type: ignore[type-arg]
+        return {
+            pid: set(group.get_column(column).to_list())
+            for (pid,), group in f.group_by("pid", maintain_order=True)
+        }
+
+    def people(f: pl.DataFrame) -> dict:  # type: ignore[type-arg]
+        first = f.unique("pid", keep="first", maintain_order=True)
+        codes = sets(f, "dx")
+        return {r["pid"]: ((r["sex"], r["birth"]), codes[r["pid"]]) for r in first.to_dicts()}
+
+    seen, released = people(frame), people(kept)
+    ids = seen_data.ids.to_list()
+    power = [1, 2, 3, "all"][trial % 4]
+    leave = [bool(rng.integers(0, 2)) for _ in ids]
+    for column in ("outcome", "drug"):
+        scores = person_scores(
+            seen_data,
+            released_data,
+            range(len(ids)),
+            power=power,
+            leave_out=leave,
+            sensitive=[column],
+            seen_rows=rows(frame),
+            released_rows=rows(kept),
+        )
+        truth, held = sets(frame, column), sets(kept, column)
+        for t, pid in enumerate(ids):
+            expected = brute_force(seen, released, pid, power, leave[t], truth, held)
+            got = (
+                scores.singling_out[t],
+                scores.exact[t],
+                scores.nearest[t],
+                scores.inferred[column][t],
+            )
+            assert got == pytest.approx(expected), (trial, pid, column)
+
+
+def test_more_known_sets_than_the_cap_are_drawn_with_the_seed() -> None:
+    from apps.engine.attacks.person_index import MAX_KNOWN_SETS, code, known_sets
+
+    # One person with 10 distinct codes at p = 3: 120 sets, more than 64: 64 are drawn,
+    # each of 3 distinct codes of the person, the same for the same seed.
+    frame = pl.DataFrame(
+        {"pid": ["P1"] * 10 + ["P2"], "sex": ["F"] * 11, "birth": ["1970"] * 11,
+         "dx": list("ABCDEFGHIJ") + ["A"]}
+    )  # fmt: skip
+    d = data(frame)
+    coded = code(d, d)
+    first = known_sets(
+        coded.seen_offsets, coded.seen_features, np.array([0]), 3, np.random.default_rng(7)
+    )
+    again = known_sets(
+        coded.seen_offsets, coded.seen_features, np.array([0]), 3, np.random.default_rng(7)
+    )
+    offsets, item_offsets, items = first
+    assert offsets.tolist() == [0, MAX_KNOWN_SETS]
+    assert (np.diff(item_offsets) == 3).all()
+    assert all(len(set(items[i : i + 3].tolist())) == 3 for i in range(0, items.size, 3))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    # P2 holds only A, so no set of 3 codes matches P2: P1 is singled out and linked on
+    # every draw
+    scores = person_scores(d, d, [0], power=3, seed=7)
+    assert (scores.singling_out[0], scores.exact[0]) == (1.0, 1.0)
