@@ -337,3 +337,87 @@ def test_table_file_names_are_safe_and_unique():
     assert file_stem("visits.parquet", taken) == "visits-2"
     assert file_stem("Lab results (2024).xlsx", taken) == "Lab_results_2024"
     assert file_stem("../..csv", taken) == "table"
+
+
+# Anchored dates on linked tables: four persons alike (F, 1960), two visits each; the
+# first visit (the anchor) is a person-level value the release adds to the person table.
+DATED_PERSONS = "patient_id,sex,birth_year\nHN1,F,1960\nHN2,F,1960\nHN3,F,1960\nHN4,F,1960\n"
+DATED_VISITS = (
+    "patient_id,admission\n"
+    "HN1,2020-01-10\nHN1,2020-02-15\nHN2,2020-01-12\nHN2,2020-02-20\n"
+    "HN3,2020-03-05\nHN3,2020-04-25\nHN4,2020-03-07\nHN4,2020-04-02\n"
+)
+
+
+def test_anchored_dates_and_the_event_count_on_linked_tables(custodian, analyst):
+    """The tables written again carry the anchor in the person table and the intervals in
+    the event table, and measure as the long table does (dates as released, the event
+    count on): the release is written, not refused as measuring differently."""
+    from apps.assessments import person_dates
+
+    dataset, _ = _uploaded(custodian, analyst, {"visits.csv": DATED_VISITS}, DATED_PERSONS)
+    variables = {v.name: v for v in Variable.objects.filter(dataset=dataset)}
+    roles = {"patient_id": "direct", "sex": "quasi", "birth_year": "quasi", "admission": "quasi"}
+    variables_classify(
+        dataset=dataset,
+        user=analyst,
+        decisions=[
+            RoleDecision(str(variables[n].id), r, "Chosen for the test by the analyst.")
+            for n, r in roles.items()
+        ],
+    )
+    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
+    services.assessment_set_release(assessment=assessment, release_model="public")
+    persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
+    persons.assessment_set_power(assessment=assessment, user=analyst, power="1")
+    services.assessment_set_threshold(
+        assessment=assessment,
+        profile="ontario_ipc_2016",
+        answers=LOW_ANSWERS,
+        mode="custom",
+        custom_value=0.5,
+        justification="A test release whose groups of two persons are enough by design.",
+    )
+    services.assessment_set_context(assessment=assessment, answers={})
+    for column in ("sex", "birth_year", "admission"):
+        hierarchy_set(
+            assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
+        )
+    person_dates.assessment_set_dates(
+        assessment=assessment,
+        user=analyst,
+        settings={
+            "dates": {"columns": ["admission"], "mode": "anchored"},
+            "event_count": {"enabled": True},
+        },
+    )
+    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
+    config = deidentify.deid_config(assessment)
+    deidentify.deid_config_save(
+        assessment=assessment,
+        config=config.replace(
+            suppression_limit=0.0, event_suppression_limit=0.0, max_levels={"admission": 2}
+        ),
+    )
+    _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    # Every person has two visits (the count is shared by all); anchors by month pair
+    # {HN1, HN2} and {HN3, HN4}, but HN3's 51 days and HN4's 26 days part at 30-day bins:
+    # the anchor by year with 30-day bins gives counts 3, 3, 3, 4 (test_person_dates).
+    levels = assessment.search_result["levels"]
+    assert (levels["anchor"], levels["admission"]) == (2, 2)
+    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
+    assessment.refresh_from_db()
+    result = assessment.apply_result
+    assert result["longitudinal"]["risk_after"]["min_class_size"] == 3
+    assert result["longitudinal"]["risk_after"]["average_risk"] == pytest.approx(0.3125)
+    listed = _listed(assessment)
+    people = _read(listed["persons.parquet"]["path"], "parquet")
+    assert people.get_column("anchor").to_list() == ["2020"] * 4
+    assert "admission" not in people.columns
+    visits = _read(listed["visits.parquet"]["path"], "parquet")
+    assert "anchor" not in visits.columns
+    assert visits.get_column("admission").to_list() == [
+        "0-29", "30-59", "0-29", "30-59", "0-29", "30-59", "0-29", "0-29",
+    ]  # fmt: skip
+    assert listed["persons.parquet"]["persons"] == 4 and listed["visits.parquet"]["rows"] == 8
