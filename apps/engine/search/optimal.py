@@ -54,7 +54,7 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
-from apps.engine.frame import PARALLEL_ROWS, encoding_threads
+from apps.engine.frame import PARALLEL_ROWS, Deferred
 from apps.engine.lattice import Lattice
 from apps.engine.loss import Metric, MetricName, prepare_metric
 from apps.engine.progress import (
@@ -126,9 +126,7 @@ class _Search:
         # Compiled code that lets go of the interpreter: on a large problem it runs in a
         # thread while the table cache and the tie order are made.
         if len(problem.counts) >= PARALLEL_ROWS:
-            pending = encoding_threads().submit(
-                suppression_lower_bounds, problem, self.lattice, k, most_allowed
-            )
+            pending = Deferred(suppression_lower_bounds, problem, self.lattice, k, most_allowed)
         else:
             pending = None
             least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
