@@ -170,7 +170,7 @@ class _Search:
         # Per node, the element-wise maximum of Metric.lift over evaluated
         # specializations (the bottom node's to start with).
         self.lifted: NDArray[np.float64] | None = (
-            np.repeat(metric.lift_base(k)[:, None], self.lattice.size, axis=1)
+            np.repeat(metric.base_lift(k)[:, None], self.lattice.size, axis=1)
             if metric.lift_width and self.consistent
             else None
         )
