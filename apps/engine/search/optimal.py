@@ -56,7 +56,7 @@ from apps.engine.criteria import (
 )
 from apps.engine.frame import PARALLEL_ROWS, Deferred
 from apps.engine.lattice import Lattice
-from apps.engine.loss import Metric, MetricName, prepare_metric
+from apps.engine.loss import MetricName, prepare_metric
 from apps.engine.progress import (
     CancelSignal,
     ProgressListener,
@@ -104,7 +104,7 @@ class _Search:
         self,
         problem: SearchProblem,
         criterion: Criterion,
-        metric: Metric,
+        metric: MetricName | str,
         tops: Sequence[int],
         progress: ProgressListener | None,
         cancel: CancelSignal | None,
@@ -114,7 +114,6 @@ class _Search:
     ) -> None:
         self.problem = problem
         self.criterion = criterion
-        self.metric = metric
         self.sensitive = sensitive
         self.lattice = problem.memoized(("lattice", tuple(tops)), lambda: Lattice(tops))
         k = self.k = (
@@ -130,6 +129,8 @@ class _Search:
         else:
             pending = None
             least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        # (the metric's own arrays are made meanwhile: entropy's per level, loss's)
+        self.metric = metric = prepare_metric(str(metric), problem)
         cache = (
             TableCache(problem, cache_bytes, k)
             if sensitive is None
@@ -459,12 +460,11 @@ def optimal_search(
     """
     started = time.perf_counter()
     deadline = started + time_budget if time_budget is not None else None
-    prepared = prepare_metric(str(metric), problem)
     allowed = allowed_suppression(problem.rows, suppression_limit)
     search = _Search(
         problem,
         criterion,
-        prepared,
+        metric,
         lattice_tops(problem, max_levels),
         progress,
         cancel,
@@ -489,7 +489,7 @@ def optimal_search(
     return SearchResult(
         quasi=problem.quasi,
         criterion=describe(criterion, sensitive),
-        metric=prepared.name,
+        metric=search.metric.name,
         suppression_limit=suppression_limit,
         solution=solution,
         nodes_total=search.lattice.size,
