@@ -54,7 +54,7 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
-from apps.engine.frame import PARALLEL_ROWS, Deferred
+from apps.engine.frame import PARALLEL_ROWS
 from apps.engine.lattice import Lattice
 from apps.engine.loss import MetricName, prepare_metric
 from apps.engine.progress import (
@@ -70,6 +70,7 @@ from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, NodeResult, better, exceeds
 from apps.engine.search.problem import SearchProblem, lattice_tops
 from apps.engine.search.sensitive import SensitiveTable
+from apps.engine.workers import Deferred
 
 # Suppression status of a node: the monotone part of every criterion (criteria.py).
 _UNKNOWN, _SUPPRESSION_OK, _TOO_MANY_SUPPRESSED = 0, 1, 2
@@ -104,7 +105,7 @@ class _Search:
         self,
         problem: SearchProblem,
         criterion: Criterion,
-        metric: MetricName | str,
+        metric_name: MetricName | str,
         tops: Sequence[int],
         progress: ProgressListener | None,
         cancel: CancelSignal | None,
@@ -130,7 +131,7 @@ class _Search:
             pending = None
             least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
         # (the metric's own arrays are made meanwhile: entropy's per level, loss's)
-        self.metric = metric = prepare_metric(str(metric), problem)
+        self.metric = metric = prepare_metric(str(metric_name), problem)
         cache = (
             TableCache(problem, cache_bytes, k)
             if sensitive is None
