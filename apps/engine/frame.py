@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import polars as pl
 
 from apps.engine.errors import EngineInputError, preview
 from apps.engine.textcodes import dictionary_codes, group_rows
+from apps.engine.workers import Deferred, share_work
 
 CODE_DTYPE = pl.UInt32
 COUNT_COLUMN = "count"
@@ -59,7 +58,7 @@ class EncodedData:
         rows: int = 0,
         *,
         arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
-        pending: Future[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
+        pending: Deferred[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
     ) -> None:
         if tuples is None and arrays is None and pending is None:
             raise ValueError("EncodedData needs its tuples, as a table or as arrays")
@@ -304,18 +303,6 @@ IN_MEMORY_ROWS = 2_000_000
 #: From this many rows the columns are coded by a few threads at once (below, a thread
 #: costs more than it saves).
 PARALLEL_ROWS = 5_000
-_POOL: list[ThreadPoolExecutor] = []
-
-
-def encoding_threads() -> ThreadPoolExecutor:
-    """Threads for coding columns side by side (as many as cores, up to 4), made once per
-    process (a forked process makes its own: it has none of the threads of its parent's)."""
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)))
-    return _POOL[0]
-
-
-os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
@@ -326,11 +313,18 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     n, d = data.height, len(quasi)
     codes = np.empty((d, n), dtype=np.uint32)
     columns = [data.get_column(q) for q in quasi]
+    coded: dict[int, tuple[pl.Series, npt.NDArray[np.uint32]]] = {}
+
+    def code(j: int) -> None:
+        coded[j] = dictionary_codes(columns[j], codes[j])
+
     if d > 1 and n >= PARALLEL_ROWS:
         # (the compiled passes let go of the interpreter: columns are coded side by side)
-        done = list(encoding_threads().map(dictionary_codes, columns, codes))
+        share_work(d, code)
     else:
-        done = [dictionary_codes(column, row) for column, row in zip(columns, codes, strict=True)]
+        for j in range(d):
+            code(j)
+    done = [coded[j] for j in range(d)]
     dictionaries = [dictionary for dictionary, _ in done]
     ranks = [rank for _, rank in done]
     radix = np.array([len(r) for r in ranks], dtype=np.int64)
@@ -341,7 +335,7 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     if n >= PARALLEL_ROWS:
         # (the grouping lets go of the interpreter: the caller looks the dictionaries'
         # values up meanwhile, EncodedData.arrays waits for it)
-        pending = encoding_threads().submit(group_rows, codes, radix, flat, rank_at)
+        pending = Deferred(group_rows, codes, radix, flat, rank_at)
         return EncodedData(quasi, tuple(dictionaries), rows=n, pending=pending)
     grouped, counts = group_rows(codes, radix, flat, rank_at)
     return EncodedData(quasi, tuple(dictionaries), rows=n, arrays=(grouped, counts))

@@ -291,11 +291,14 @@ def test_metric_bound_kernels_match_their_formulas(problem: Any, k: int, data: A
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.integers(1, 4))
 def test_cached_roll_ups_equal_roll_ups_from_the_bottom(problem: Any, k: int) -> None:
-    """Whatever the cache hands as a source (hubs included), classes are the bottom's."""
+    """Whatever the cache hands as a source (hubs included), classes are the bottom's;
+    the top node first (nothing cached: where every QI has one value, the one class of
+    every row is made without grouping), and again after the others."""
     lattice = Lattice(problem.heights)
     cache = TableCache(problem, k=k)
     base = base_table(problem, k)
-    for idx in np.random.default_rng(0).permutation(lattice.size)[:30]:
+    some = np.random.default_rng(0).permutation(lattice.size)[:30]
+    for idx in [lattice.top, *some, lattice.top]:
         levels = lattice.node(int(idx))
         got = cache.table(levels)
         want = roll_up(problem, base, levels, k)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from apps.engine.frame import encode
 from apps.engine.textcodes import encode_text, find_texts, group_rows, text_index
+from apps.engine.textcodes.codes import INITIAL_SLOTS
 
 # Bytes that make views differ only past a value's end (NUL), multi-byte UTF-8, and
 # values that begin alike; lengths around the 12 bytes a view holds.
@@ -116,3 +117,19 @@ def test_sorted_values_are_found_by_walking_the_index(leaves: list[str], data: A
     positions = {v: i for i, v in enumerate(distinct.to_list())}
     expected = [positions.get(v, -2) if v is not None else -1 for v in series.to_list()]
     assert got.tolist() == expected
+
+
+def test_codes_of_many_long_values_alike_past_the_first_table() -> None:
+    """More distinct values than the first hash table takes (it grows, the values
+    rehashed), all long, of one length, with one prefix and one suffix: they differ in
+    the middle bytes only, which the table's hash and the exact comparison must read."""
+    count = 3 * INITIAL_SLOTS // 2
+    rng = np.random.default_rng(26)
+    values = [f"prefix-{v:07d}-same-suffix" for v in rng.integers(0, count, 4 * count)]
+    values += ["prefix-", "prefix-0000000-same-suffiy", None]
+    series = pl.Series("x", values, dtype=pl.String)
+    codes, dictionary = encode_text(series)
+    present = series.drop_nulls().unique().sort()
+    assert dictionary.to_list() == [*present.to_list(), None]
+    assert [dictionary[int(c)] for c in codes] == values
+    assert len(present) > INITIAL_SLOTS // 2

@@ -45,7 +45,7 @@ class DiscernibilityMetric(Metric):
 
     def lift_base(self, k: int) -> NDArray[np.float64]:
         """Bottom node: a row of a tuple of ``c`` rows costs ``>= max(c, min(k, n))``."""
-        c = self.problem.counts.astype(np.int64)
+        c = self.problem.counts.astype(np.int64, copy=False)
         return np.array([float(int((c * np.maximum(c, self._least_cost(k))).sum()))])
 
     def lift(self, node: NodeClasses, k: int) -> tuple[float, ...]:
@@ -74,7 +74,7 @@ class DiscernibilityMetric(Metric):
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
     ) -> NDArray[np.float64]:
         """The bottom node's lifted number bounds every node (:meth:`lift_base`)."""
-        base = np.broadcast_to(self.lift_base(k), (len(levels), 1))
+        base = np.broadcast_to(self.base_lift(k), (len(levels), 1))
         return np.maximum(self.lower_bounds(levels), self.lifted_bounds(base, suppressed, k))
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
@@ -170,7 +170,7 @@ class AverageClassSizeMetric(Metric):
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
     ) -> NDArray[np.float64]:
         """The bottom node's lifted numbers bound every node (:meth:`lift_base`)."""
-        base = np.broadcast_to(self.lift_base(k), (len(levels), 2))
+        base = np.broadcast_to(self.base_lift(k), (len(levels), 2))
         return np.maximum(self.lower_bounds(levels), self.lifted_bounds(base, suppressed, k))
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:

@@ -171,5 +171,16 @@ class Metric(ABC):
         """:meth:`lift_base` as a list, memoized per ``k``."""
         memo: dict[int, list[float]] = self.__dict__.setdefault("_base_memo", {})
         if k not in memo:
-            memo[k] = [float(v) for v in self.lift_base(k)]
+            memo[k] = [float(v) for v in self.base_lift(k)]
+        return memo[k]
+
+    def base_lift(self, k: int) -> NDArray[np.float64]:
+        """:meth:`lift_base`, memoized per ``k`` (read-only): a search reads it for the
+        suppression keys of its nodes and for the lifted numbers it starts from, each a
+        pass over the distinct tuples."""
+        memo: dict[int, NDArray[np.float64]] = self.__dict__.setdefault("_lift_memo", {})
+        if k not in memo:
+            base = self.lift_base(k)
+            base.flags.writeable = False
+            memo[k] = base
         return memo[k]

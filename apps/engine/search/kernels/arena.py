@@ -186,6 +186,30 @@ def _refresh(arena: Arena, base: int, slot: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _one_class(target: NDArray[Any], maps: LevelMaps) -> bool:
+    """Whether every QI has a single value at the node's levels (the top node, and nodes
+    whose other levels are at the top of QIs of one value): all rows in one class."""
+    for j in range(len(target)):  # noqa: SIM110 (compiled: a loop, not all() of a generator)
+        if maps.values[j, target[j]] != 1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _all_in_one(arena: Arena, base: int, d: int, k: int, summary: NDArray[np.int64]) -> int:
+    """Stage the one class of every row (code 0 of each QI: its single value) without
+    grouping the bottom node's classes; returns 1 (the classes)."""
+    rows = np.int64(0)
+    for g in range(base):
+        rows += arena.sizes[g]
+    for j in range(d):
+        arena.stage[j, 0] = 0
+    arena.grouped[0] = rows
+    summarize_into(arena.grouped, 1, k, summary)
+    return 1
+
+
+@njit(cache=True, nogil=True)
 def fetch(
     target: NDArray[np.int16],
     arena: Arena,
@@ -226,6 +250,10 @@ def fetch(
     if exact >= 0:
         summary[:] = arena.summaries[exact]
         return meta[exact, d + START], meta[exact, d + COUNT]
+    if base > 0 and _one_class(target, maps):
+        count = _all_in_one(arena, base, d, k, summary)
+        slot = _store(arena, base, target, count, summary)
+        return (-1, count) if slot < 0 else (meta[slot, d + START], count)
     if best >= 0 and meta[best, d + COUNT] >= base:
         best = -1
     if best < 0:
