@@ -5,7 +5,7 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import Assessment
@@ -17,7 +17,7 @@ from apps.classification.services import (
 )
 from apps.datasets.demo import generate_register
 from tests.assessments.conftest import LOW_ANSWERS
-from tests.browser.prepared import reload_when_settled
+from tests.browser.prepared import reload_when_settled, sign_in
 from tests.conftest import wait_for_job
 from tests.justify import justify_all
 
@@ -68,17 +68,6 @@ def prepared_assessment(organization, analyst) -> Assessment:
     services.assessment_accept_utility(assessment=assessment, note="Bands suffice.")
     justify_all(assessment)
     return assessment
-
-
-def sign_in(browser, base: str, username: str) -> Page:
-    context = browser.new_context(accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{base}/accounts/login/")
-    page.get_by_label("User name").fill(username)
-    page.get_by_label("Password").fill(f"pw-{username}")
-    page.get_by_role("button", name="Sign in").click()
-    return page
 
 
 def test_reject_revise_approve_and_download(
