@@ -5,7 +5,7 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import Assessment
@@ -17,7 +17,7 @@ from apps.classification.services import (
 )
 from apps.datasets.demo import generate_register
 from tests.assessments.conftest import LOW_ANSWERS
-from tests.browser.prepared import reload_when_settled
+from tests.browser.prepared import reload_when_settled, sign_in, signed_report
 from tests.conftest import wait_for_job
 from tests.justify import justify_all
 
@@ -70,22 +70,10 @@ def prepared_assessment(organization, analyst) -> Assessment:
     return assessment
 
 
-def sign_in(browser, base: str, username: str) -> Page:
-    context = browser.new_context(accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{base}/accounts/login/")
-    page.get_by_label("User name").fill(username)
-    page.get_by_label("Password").fill(f"pw-{username}")
-    page.get_by_role("button", name="Sign in").click()
-    return page
-
-
 def test_reject_revise_approve_and_download(
     celery_worker_process, live_server, browser, analyst, reviewer, custodian, tmp_path
 ):
-    from apps.reports.identity import organization_certificate, organization_signing_ensure
-    from apps.reports.signing import verify_pdf
+    from apps.reports.identity import organization_signing_ensure
 
     organization_signing_ensure(organization=custodian)
     v1 = prepared_assessment(custodian, analyst)
@@ -186,13 +174,7 @@ def test_reject_revise_approve_and_download(
 
     for page in (ana, rev):
         page.goto(f"{base}/o/{custodian.slug}/assessments/{v2.id}/")
-        expect(page.get_by_test_id("status")).to_have_text("Approved")
-        with page.expect_download() as report_download:
-            page.get_by_test_id("overview-report-link").click()
-        pdf = tmp_path / f"{page is ana}-report.pdf"
-        report_download.value.save_as(pdf)
-        check = verify_pdf(pdf.read_bytes(), [organization_certificate(custodian)])
-        assert check.valid and check.intact and check.trusted, check.problem
+        signed_report(page, custodian, tmp_path)
         with page.expect_download() as data_download:
             page.get_by_test_id("download-csv").click()
         released = tmp_path / f"{page is ana}-released.csv"

@@ -22,11 +22,15 @@ from apps.assessments.models import Assessment
 from apps.datasets.demo_visits import generate_visits
 from apps.datasets.models import Dataset
 from apps.engine.masking import hmac_pseudonym
-from apps.jobs.models import Job
 from apps.reports.management.commands.seed_demo import DEMO_VISITS_ROLES
-from tests.browser.prepared import justify_on_step_7, reload_when_settled
+from tests.browser.prepared import (
+    accept_submit_approve,
+    justify_on_step_7,
+    reload_when_settled,
+    sign_in,
+    signed_report,
+)
 from tests.browser.test_assessment_flow import TIMEOUT, save_step
-from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -46,8 +50,7 @@ def _wait_then_reload(page: Page, job_id: object) -> None:
 def test_demo_visits_walk_steps_1_to_9_in_persons(
     celery_worker_process, live_server, browser, analyst, reviewer, custodian, tmp_path
 ):
-    from apps.reports.identity import organization_certificate, organization_signing_ensure
-    from apps.reports.signing import verify_pdf
+    from apps.reports.identity import organization_signing_ensure
 
     organization_signing_ensure(organization=custodian)
     visits = generate_visits(300)
@@ -172,45 +175,26 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     expect(ana.get_by_test_id("attacks-in-persons")).to_be_visible()
     expect(ana.get_by_test_id("attack-row")).to_have_count(4)
     expect(ana.get_by_test_id("attack-table")).to_contain_text("Inference of discharge_disposition")
-    ana.get_by_label("Why the remaining utility is acceptable for the purpose").fill(
-        "Visit months and years by age band are what the open-data users asked for."
+    rev, _ = accept_submit_approve(
+        browser,
+        base,
+        ana,
+        assessment,
+        utility="Visit months and years by age band are what the open-data users asked for.",
+        note="Public release of hospital visits, in persons.",
+        waiver="Synthetic demo data: no person can be found in it, so no intruder test was run.",
+        reasons="Every patient is hidden among at least ten.",
     )
-    ana.get_by_test_id("accept-utility").click()
-    overview = f"{base}/o/{custodian.slug}/assessments/{assessment.id}/"
-    ana.goto(overview)
-    expect(ana.get_by_test_id("blockers")).to_have_count(0)
-    ana.get_by_test_id("submit-note").fill("Public release of hospital visits, in persons.")
-    ana.get_by_test_id("submit-intruder-waiver").fill(
-        "Synthetic demo data: no person can be found in it, so no intruder test was run."
-    )
-    ana.get_by_test_id("submit").click()
-    expect(ana.get_by_test_id("status")).to_have_text("Submitted for review")
 
-    # Step 9: the reviewer approves; the worker renders and signs the report.
-    rev = sign_in(browser, base, "reviewer")
-    rev.goto(f"{overview}review/")
-    rev.get_by_label("Approve the release").check()
-    rev.get_by_test_id("reasons").fill("Every patient is hidden among at least ten.")
-    rev.get_by_test_id("decide").click()
-    expect(rev.get_by_test_id("decision")).to_contain_text("Approved")
-    decision = assessment.decisions.get()
-    report_job = Job.objects.get(kind="report", params__decision_id=str(decision.id))
-    assert wait_for_job(report_job.id, timeout=TIMEOUT / 1000).status == "succeeded"
-
+    # Step 9: the signed report and the released file, as the reviewer downloads them.
     assessment.refresh_from_db()
     applied = assessment.apply_result
     keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["chart_number"])
     expected = {hmac_pseudonym(c, key, 32): c for c in visits.get_column("chart_number")}
     rows_of = visits.group_by("chart_number").len()
-    rev.goto(overview)
-    expect(rev.get_by_test_id("status")).to_have_text("Approved")
-    with rev.expect_download() as report_download:
-        rev.get_by_test_id("overview-report-link").click()
-    pdf = tmp_path / "report.pdf"
-    report_download.value.save_as(pdf)
-    check = verify_pdf(pdf.read_bytes(), [organization_certificate(custodian)])
-    assert check.valid and check.intact and check.trusted, check.problem
+    rev.goto(f"{base}/o/{custodian.slug}/assessments/{assessment.id}/")
+    signed_report(rev, custodian, tmp_path)
     with rev.expect_download() as data_download:
         rev.get_by_test_id("download-csv").click()
     csv = (tmp_path / "released.csv").resolve()
