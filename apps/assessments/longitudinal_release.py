@@ -63,10 +63,10 @@ from apps.assessments.person_dates import (
     remeasure_settings,
     shift_release,
 )
-from apps.assessments.person_tables import linked_data
 from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
+from apps.assessments.released_persons import released_data, released_problem
 from apps.assessments.services import assessment_lock_draft, sensitive_columns
 from apps.classification.models import Variable
 from apps.core import crypto
@@ -76,7 +76,7 @@ from apps.datasets.storage import delete_quietly, sha256_of
 from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.longitudinal import REPORTED_POWERS, from_long_table, measure, prepare
+from apps.engine.longitudinal import REPORTED_POWERS, measure
 from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.formulas import top_code
 from apps.engine.longitudinal.release import (
@@ -225,29 +225,8 @@ def measure_release(
         raise ApplicationError(
             "The chosen solution leaves no event to release: choose another one.", status=409
         )
-    # dates and the event count as released (person_dates.remeasure_settings)
-    added = remeasure_settings(inputs.problem, levels or {})[0]
-    person_quasi = [*inputs.person_quasi, *added]
-    try:
-        columns = released.select([inputs.person_key, *inputs.quasi, *added])
-        if tables is not None and inputs.structure is not None:
-            data = linked_data(
-                inputs.structure,
-                columns,
-                tables,
-                person=inputs.person_key,
-                person_quasi=person_quasi,
-                event_quasi=inputs.event_quasi,
-            )
-        else:
-            data = from_long_table(
-                columns,
-                person=inputs.person_key,
-                person_quasi=person_quasi,
-                event_quasi=inputs.event_quasi,
-            )
-    except EngineError as exc:
-        raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
+    # the one view of released persons (released_persons): also the attacks'
+    data = released_data(inputs, released, tables, levels or {})
     return measure_released_data(inputs, data, target, levels)
 
 
@@ -260,9 +239,8 @@ def measure_released_data(
     """Released persons and events measured as the search measured them: the dates as
     released (or what a shift leaves), the event count at its chosen level and top-code;
     the one measure of the long table and of the linked tables written again."""
-    _added, dates, counted, at = remeasure_settings(inputs.problem, levels or {})
     try:
-        problem = prepare(data, dates=dates, event_count=counted)
+        problem, at = released_problem(inputs.problem, data, levels or {})
         risk = measure(
             problem, levels=at, power=inputs.power, target=target, by_power=REPORTED_POWERS
         )

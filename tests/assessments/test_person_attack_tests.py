@@ -19,6 +19,8 @@ right 1 time in 20 (baseline). Counted in rows, HN001's two visits would be two 
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,192 @@ def test_a_release_k_anonymous_in_persons_is_linked_one_time_in_k(custodian, ana
         assert link["baseline"]["rate"] == pytest.approx(1 / 4)
     single = _result(attacks, "singling_out", "exact match")
     assert (single["attack"]["rate"], single["control"]["rate"]) == (0.0, 1.0)
+
+
+# --------------------------------------------------------------------------- derived facts
+# The adversary also knows what the release reveals and the risk counts (LONGITUDINAL.md
+# §2.6, §2.7): the number of a pseudonym's rows (the event count), the anchor of the
+# anchored mode, and, with shifted dates, what the shift leaves (intervals, the anchor to
+# the shift's granularity). Every person below is (F, 1960 or 1970) with one code or date.
+
+
+def _drawn(attacks, by_hand):  # type: ignore[no-untyped-def]
+    """The mean of the hand values over the persons the documented draw attacks."""
+    n = attacks["original_persons"]
+    order = np.random.default_rng(attacks["seed"]).permutation(n)
+    a = attacks["targets"]
+    return np.mean([by_hand[i] for i in np.sort(order[:a])]), np.mean(
+        [by_hand[i] for i in np.sort(order[a : 2 * a])]
+    )
+
+
+# Six persons alike on sex, birth year and code A; 1, 1, 2, 2, 3 and 4 visits.
+COUNTS = "patient_id,sex,birth_year,code\n" + "".join(
+    f"HN{i},F,1970,A\n"
+    for i, visits in enumerate((1, 1, 2, 2, 3, 4), start=1)
+    for _ in range(visits)
+)
+
+
+def test_the_event_count_known_links_persons_alike_on_the_named_columns(custodian, analyst):
+    from django.template.loader import render_to_string
+
+    from apps.assessments import person_dates
+    from apps.assessments.attack_tests import attack_rows
+
+    # Top-coded at 3: the counts read 1, 1, 2, 2, 3+, 3+ ("3 or more": 3 and 4 alike) →
+    # three classes of two persons, k = 2 at every level 0 (no suppression). Without the
+    # count every person is alike: linked 1/6. With it: 1/2 whoever is drawn; held back,
+    # the other of the pair is alone: singled out every time (without it: 5 left, never).
+    assessment = prepared(custodian, analyst, COUNTS, "code", "1")
+    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    person_dates.assessment_set_dates(
+        assessment=assessment, user=analyst, settings={"event_count": {"enabled": True, "top": 3}}
+    )
+    searched(assessment, analyst)
+    result, released = applied(assessment, analyst)
+    assert released.height == 13
+    assert result["longitudinal"]["risk_after"]["min_class_size"] == 2
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    assert attacks["targets"] == 3
+    for variant in ("exact match", "nearest match"):
+        link = _result(attacks, "linkability", variant)
+        assert (link["attack"]["rate"], link["control"]["rate"]) == (0.5, 0.0)
+        assert link["baseline"]["rate"] == pytest.approx(1 / 6)
+    single = _result(attacks, "singling_out", "exact match")
+    assert (single["attack"]["rate"], single["control"]["rate"]) == (0.0, 1.0)
+    assert attacks["derived"] == [
+        {"fact": "event_count", "level": "exact", "top_code": 3, "columns": []}
+    ]
+    assert attacks["attacked_on"] == ["sex", "birth_year", "code"]
+    html = render_to_string(
+        "assessments/_attack_tests.html", {"info": attacks, "rows": attack_rows(attacks)}
+    )
+    assert 'the number of events (exact, "3 or more" beyond the top-code)' in html
+
+
+# Seven persons, two visits ten days apart each: first dates in 2020-01 (HN1, HN2),
+# 2021-03 (HN3…HN5) and 2022-07 (HN6, HN7).
+ANCHORS = "patient_id,sex,birth_year,admission\n" + "".join(
+    f"HN{i},F,1960,{day}\nHN{i},F,1960,{date.fromisoformat(day) + timedelta(days=10)}\n"
+    for i, day in enumerate(
+        (
+            "2020-01-05",
+            "2020-01-20",
+            "2021-03-02",
+            "2021-03-15",
+            "2021-03-28",
+            "2022-07-01",
+            "2022-07-15",
+        ),
+        start=1,
+    )
+)
+
+
+def test_the_anchor_known_singles_out_persons_in_an_anchored_release(custodian, analyst):
+    from apps.assessments import person_dates
+
+    # Anchored: the intervals are 0 and 10 days for all; anchors by day are unique (fail), by month in
+    # classes of 2, 3, 2 (pass): the release writes the anchor by month, intervals in days.
+    # Without the anchor all seven are alike (linked 1/7, never singled out). With it:
+    # linked 1/2 (HN1, HN2, HN6, HN7) or 1/3 (HN3…HN5); held back, a pair's other person
+    # is alone (singled out), a triple leaves two (not).
+    assessment = prepared(custodian, analyst, ANCHORS, "admission", "1")
+    hierarchy_set(
+        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
+    )
+    person_dates.assessment_set_dates(
+        assessment=assessment,
+        user=analyst,
+        settings={"dates": {"columns": ["admission"], "mode": "anchored"}},
+    )
+    search = searched(assessment, analyst)
+    assert search["levels"]["anchor"] == 1 and search["levels"]["admission"] == 0
+    result, released = applied(assessment, analyst)
+    months = ["2020-01", "2020-01", "2021-03", "2021-03", "2021-03", "2022-07", "2022-07"]
+    assert released.get_column("anchor").to_list() == [m for m in months for _ in range(2)]
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    linked = [1 / 2, 1 / 2, 1 / 3, 1 / 3, 1 / 3, 1 / 2, 1 / 2]
+    singled = [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+    link = _result(attacks, "linkability", "exact match")
+    assert link["attack"]["rate"] == pytest.approx(_drawn(attacks, linked)[0])
+    single = _result(attacks, "singling_out", "exact match")
+    assert single["attack"]["rate"] == 0.0
+    assert single["control"]["rate"] == pytest.approx(_drawn(attacks, singled)[1])
+    assert attacks["derived"] == [{"fact": "anchor", "level": "month", "columns": ["admission"]}]
+
+
+# Six persons, 2020 (mid-year: ±30 days never leave it). Intervals from the first date:
+# HN1, HN2 {0, 30}; HN3, HN4 {0, 14}; HN5, HN6 {0, 14, 30}.
+INTERVALS = "patient_id,sex,birth_year,admission\n" + "".join(
+    f"HN{i},F,1960,{day}\n"
+    for i, days in enumerate(
+        (
+            ("2020-06-01", "2020-07-01"),
+            ("2020-06-10", "2020-07-10"),
+            ("2020-06-05", "2020-06-19"),
+            ("2020-06-20", "2020-07-04"),
+            ("2020-06-03", "2020-06-17", "2020-07-03"),
+            ("2020-06-15", "2020-06-29", "2020-07-15"),
+        ),
+        start=1,
+    )
+    for day in days
+)
+
+
+def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
+    import json
+
+    from django.template.loader import render_to_string
+
+    from apps.assessments import person_dates, release_apply
+    from apps.assessments.attack_tests import attack_rows
+
+    # p = 2, dates shifted by ±30 days: the anchor is known to the year (2020 for all),
+    # the intervals to the day. HN1…HN4 know both their events: {0, 30} or {0, 14} is
+    # held by four persons → linked 1/4. HN5, HN6 know {0, 14} (4 persons), {0, 30} (4)
+    # or {14, 30} (HN5, HN6) → (1/4 + 1/4 + 1/2) / 3 = 1/3. Held back, HN5's {14, 30}
+    # leaves HN6 alone: singled out 1/3; the others never. Before, the shifted dates
+    # were left out: everyone alike, linked 1/6.
+    assessment = prepared(custodian, analyst, INTERVALS, "admission", "2")
+    hierarchy_set(
+        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
+    )
+    person_dates.assessment_set_dates(
+        assessment=assessment,
+        user=analyst,
+        settings={"dates": {"columns": ["admission"], "mode": "anchored", "shift_days": 30}},
+    )
+    search = searched(assessment, analyst)
+    assert search["levels"]["anchor"] == 2 and search["levels"]["admission"] == 0
+    result, _ = applied(assessment, analyst)
+    assert result["longitudinal"]["risk_after"]["min_class_size"] == 2
+    attacks = result["attacks"]
+    assert attacks["status"] == "done", attacks.get("reason")
+    assert attacks["attacked_on"] == ["sex", "birth_year", "admission"]
+    linked = [1 / 4] * 4 + [1 / 3] * 2
+    singled = [0.0] * 4 + [1 / 3] * 2
+    for variant in ("exact match", "nearest match"):
+        link = _result(attacks, "linkability", variant)
+        assert link["attack"]["rate"] == pytest.approx(_drawn(attacks, linked)[0])
+    single = _result(attacks, "singling_out", "exact match")
+    assert single["attack"]["rate"] == 0.0
+    assert single["control"]["rate"] == pytest.approx(_drawn(attacks, singled)[1])
+    assert attacks["derived"] == [
+        {"fact": "anchor", "level": "year", "columns": ["admission"]},
+        {"fact": "intervals", "level": "days", "columns": ["admission"]},
+    ]
+    # the shift's key and offsets are nowhere in the attacks' result
+    secrets = json.loads(release_apply.release_secrets_read(assessment=assessment))
+    stored = json.dumps(attacks)
+    assert secrets["date_shift"]["key"] not in stored and "offset" not in stored
+    html = render_to_string(
+        "assessments/_attack_tests.html", {"info": attacks, "rows": attack_rows(attacks)}
+    )
+    assert "the first event date (year; from admission)" in html
+    assert "the intervals between the person's events (days; what the date shift leaves" in html
+    assert secrets["date_shift"]["key"] not in html

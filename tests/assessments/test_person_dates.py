@@ -334,10 +334,11 @@ def test_anchored_dates_released_as_anchor_and_interval_bins(custodian, analyst)
     }
 
 
-# Intervals 30 (P1, P2) and 14 days (P3, P4), anchors all in 2020.
+# Intervals 30 (P1, P2) and 14 days (P3, P4), anchors all in 2020, shifted or not (no
+# first date within 30 days of a new year: a shift must not move an anchor's year).
 SHIFT = visits(
     {
-        "HN1": ("2020-01-10", "2020-02-09"),
+        "HN1": ("2020-02-10", "2020-03-11"),
         "HN2": ("2020-05-03", "2020-06-02"),
         "HN3": ("2020-03-01", "2020-03-15"),
         "HN4": ("2020-08-20", "2020-09-03"),

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from apps.engine.criteria import Criterion, StrictAverageRisk, allowed_suppression
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal import kernels
+from apps.engine.longitudinal.data import EventRecords, LongitudinalData
 from apps.engine.longitudinal.evaluate import (
     DEFAULT_SUBSET_BUDGET,
     NodeOutcome,
@@ -221,3 +222,32 @@ def generalized_labels(problem: LongitudinalProblem, levels: Mapping[str, int]) 
         codes = d.lookup.maps[level][d.codes]
         out[d.name] = pl.Series(d.name, [labels[c] for c in codes.tolist()], dtype=pl.String)
     return out
+
+
+def labelled_data(
+    problem: LongitudinalProblem,
+    levels: Mapping[str, int],
+    person_quasi: Sequence[str],
+    event_quasi: Sequence[str],
+) -> LongitudinalData:
+    """The problem's persons and events as their values at the levels read them
+    (:func:`generalized_labels`): the named person-level dimensions (given or derived:
+    ``event_count``, ``anchor``) and event-level ones (anchored dates as their
+    intervals), the persons and events as they are (nothing suppressed)."""
+    labels = generalized_labels(problem, levels)
+    data = problem.data
+    return LongitudinalData(
+        person_key=data.person_key,
+        ids=data.ids,
+        person_values=pl.DataFrame([labels[q] for q in person_quasi] or None, height=data.persons),
+        tables=tuple(
+            EventRecords(
+                name=t.name,
+                person_index=t.person_index,
+                values=pl.DataFrame(
+                    [labels[q] for q in event_quasi if q in t.quasi] or None, height=t.events
+                ),
+            )
+            for t in data.tables
+        ),
+    )

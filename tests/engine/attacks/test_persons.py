@@ -363,3 +363,57 @@ def test_more_known_sets_than_the_cap_are_drawn_with_the_seed() -> None:
     # every draw
     scores = person_scores(d, d, [0], power=3, seed=7)
     assert (scores.singling_out[0], scores.exact[0]) == (1.0, 1.0)
+
+
+def test_derived_facts_seen_alike_on_originals_and_a_shifted_release():
+    from datetime import date, timedelta
+
+    from apps.engine.longitudinal import DateSpec, EventCountSpec
+    from apps.engine.longitudinal.formulas import ALL
+    from apps.engine.longitudinal.release import labelled_data
+
+    # Four persons (all F): Q1 {0, 30}, Q2 {0, 30}, Q3 {0, 14}, Q4 {0, 14, 30} days from
+    # their first date (2020, mid-year); the release shifts every person's dates by their
+    # own offset. Counts 2, 2, 2, 3 (top-code 3). What both sides read: the anchor at the
+    # year (±30 days), the intervals to the day, the count: Q4 alone on "3+" → singled out
+    # and linked every time; Q1, Q2 know {0, 30} → Q1, Q2 (Q4 is "3+") → linked 1/2; Q3
+    # knows {0, 14} alone in "2" → 1.
+    firsts = {"Q1": "2020-06-01", "Q2": "2020-06-10", "Q3": "2020-06-05", "Q4": "2020-06-20"}
+    steps = {"Q1": (0, 30), "Q2": (0, 30), "Q3": (0, 14), "Q4": (0, 14, 30)}
+    offsets = {"Q1": 12, "Q2": -25, "Q3": 3, "Q4": -7}  # the release's secret
+
+    def table(shift: bool) -> pl.DataFrame:
+        rows = [
+            {
+                "pid": pid,
+                "sex": "F",
+                "day": str(
+                    date.fromisoformat(firsts[pid])
+                    + timedelta(days=d + (offsets[pid] if shift else 0))
+                ),
+            }
+            for pid in firsts
+            for d in steps[pid]
+        ]
+        return pl.DataFrame(rows)
+
+    spec = DateSpec(("day",), "anchored", 30)
+    prepared = [
+        prepare(
+            from_long_table(table(s), person="pid", person_quasi=["sex"], event_quasi=["day"]),
+            dates=spec,
+            event_count=EventCountSpec(top=3),
+        )
+        for s in (False, True)
+    ]
+    view = (["sex", "event_count", "anchor"], ["day"])
+    seen, released = (labelled_data(p, {}, *view) for p in prepared)
+    assert seen.person_values.equals(released.person_values)
+    assert seen.person_values.get_column("event_count").to_list() == ["2", "2", "2", "3+"]
+    assert seen.person_values.get_column("anchor").to_list() == ["2020"] * 4
+    assert seen.tables[0].values.get_column("day").to_list() == [
+        "0", "30", "0", "30", "0", "14", "0", "14", "30",
+    ]  # fmt: skip
+    scores = person_scores(seen, released, [0, 1, 2, 3], power=ALL)
+    assert scores.singling_out.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert scores.exact.tolist() == [0.5, 0.5, 1.0, 1.0]
