@@ -20,7 +20,6 @@ from apps.engine.textcodes.views import (
     _table_hash,
 )
 
-
 #: Slots of :func:`dense_codes`'s hash table to start with (it doubles when half full).
 INITIAL_SLOTS = 4096
 
