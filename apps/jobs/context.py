@@ -1,10 +1,18 @@
 """What a handler is given (:class:`JobContext`): progress reports that also tell it the job
-was cancelled or taken over (:class:`JobCancelled`).
+was cancelled or taken over (:class:`JobCancelled`); and :func:`external_work`, how a
+handler names work it started outside this process (a Spark job on a cluster) so that a
+cancellation stops that work too, not only this process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import signal
+import threading
 import time
+from collections.abc import Callable, Iterator
 
 from django.utils import timezone
 
@@ -44,3 +52,84 @@ class JobContext:
     def check_cancelled(self) -> None:
         if Job.objects.filter(id=self.job.id, status=JobStatus.CANCELLED).exists():
             raise JobCancelled()
+
+
+logger = logging.getLogger(__name__)
+
+#: The ``stop`` callables of the external work running now in this process, with what
+#: each is (for the job's message).
+_EXTERNAL: list[tuple[Callable[[], None], str]] = []
+#: How long stopping the external work may take before the process ends anyway.
+STOP_SECONDS = 5.0
+
+
+@contextlib.contextmanager
+def external_work(stop: Callable[[], None], what: str) -> Iterator[None]:
+    """Work started elsewhere by this job's process, stopped by ``stop()`` (callable from any
+    thread) when the job is cancelled.
+
+    A worker cancels a running job by ending its process (``apps.jobs.isolation``): it
+    sends SIGTERM and, after a grace period, SIGKILL. While inside this block, SIGTERM
+    first calls every registered ``stop`` and says so in the job's message, then ends the
+    process; outside it, SIGTERM ends the process at once, as before. A handler run
+    in-process learns of the cancel at its next progress report instead (`JobContext`)."""
+    entry = (stop, what)
+    installed = _install_handler()
+    _EXTERNAL.append(entry)
+    try:
+        yield
+    finally:
+        _EXTERNAL.remove(entry)
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def stop_external_work() -> list[str]:
+    """Call every registered ``stop``; what was stopped (a failing stop is logged)."""
+    stopped = []
+    for stop, what in list(_EXTERNAL):
+        try:
+            stop()
+            stopped.append(what)
+        except Exception:  # one that fails must not keep the others running
+            logger.exception("could not stop %s", what)
+    return stopped
+
+
+#: The job this process runs, when it is a job's process (`job_process_for`).
+_CURRENT_JOB: list[str] = []
+
+
+def job_process_for(job_id: str) -> None:
+    """This process is the one a worker started to run this job (`apps.jobs.isolation`):
+    the worker may end it with SIGTERM, which `external_work` then handles."""
+    _CURRENT_JOB[:] = [job_id]
+
+
+def _install_handler() -> bool:
+    """The SIGTERM handler, in a job's process (only there, and only from its main thread:
+    a handler run in a web or test process is not ended by a signal)."""
+    if not _CURRENT_JOB or threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGTERM) is _on_terminate:
+        return False  # an outer block installed it
+    signal.signal(signal.SIGTERM, _on_terminate)
+    return True
+
+
+def _on_terminate(signum: int, frame: object) -> None:
+    """Stop the external work (in a thread: the main thread may be inside the client of
+    that work), note it on the cancelled job, then end the process."""
+
+    def stop() -> None:
+        stopped = stop_external_work()
+        if stopped and _CURRENT_JOB:
+            with contextlib.suppress(Exception):  # the message is a courtesy; the stop is done
+                Job.objects.filter(id=_CURRENT_JOB[0], status=JobStatus.CANCELLED).update(
+                    message=f"Cancelled; {'; '.join(stopped)}"[:300]
+                )
+
+    thread = threading.Thread(target=stop, name="stop-external-work", daemon=True)
+    thread.start()
+    thread.join(STOP_SECONDS)
+    os._exit(128 + signum)

@@ -6,6 +6,7 @@ on, and the job's temporary files go with it."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -97,9 +98,30 @@ def test_a_cancel_stops_the_job_process_at_once_and_its_temporary_files_go(custo
     job_cancel(job=job)
     thread.join(10)
     assert not thread.is_alive() and time.monotonic() - cancelled_at < 3
-    assert outcome["watch"].exitcode == -9
+    assert outcome["watch"].exitcode == -signal.SIGTERM  # nothing to stop elsewhere: at once
     assert Job.objects.get(id=job.id).status == JobStatus.CANCELLED
     assert not scratch.exists()
+
+
+def test_a_cancel_stops_the_work_a_job_started_elsewhere_before_its_process_ends(
+    custodian, settings, tmp_path
+):
+    """A job that started work outside its process (a Spark job on a cluster) registers how
+    to stop it; the cancel has the process call that first, then end (issue #27)."""
+    job = claimed(custodian, "external_work_then_waits", settings, folder=str(tmp_path))
+    thread, outcome = in_background(job)
+    wait_for(job, "working elsewhere")
+    cancelled_at = time.monotonic()
+    job_cancel(job=job)
+    thread.join(isolation.CANCEL_GRACE_SECONDS + 5)
+    assert not thread.is_alive() and time.monotonic() - cancelled_at < 4
+    assert (tmp_path / "stopped").read_text() == "interrupted by the cancel"
+    assert outcome["watch"].exitcode == 128 + signal.SIGTERM  # ended by itself, not killed
+    job.refresh_from_db()
+    assert (job.status, job.message) == (
+        JobStatus.CANCELLED,
+        "Cancelled; the test's outside work was stopped",
+    )
 
 
 def test_a_crashed_job_process_fails_the_job(custodian, settings):
