@@ -206,10 +206,11 @@ def release_prefix_of(organization_id: Any) -> str:
 def cluster_engine(organization_id: Any) -> Iterator[RowEngine]:
     """The organization's cluster as a `RowEngine` (the address opened for this only).
 
-    Every cluster job (profile, Step 4, Step 7's search and apply, the release check) runs
-    its Spark work through here, registered as the job's external work: a cancelled job's
-    process interrupts its Spark jobs on the server (their job tags) before it ends
-    (`apps.jobs.context.external_work`)."""
+    Every cluster job (profile, Step 4, Step 7's search and apply) and the release check
+    run their Spark work through here, registered as the job's external work: a cancelled
+    job's process interrupts its Spark jobs on the server (their job tags) before it ends
+    (`apps.jobs.context.external_work`; outside a job's process, the registration does
+    nothing)."""
     connection = _connection(organization_id)
     remote = crypto.open_text(
         connection.remote_sealed, purpose=spark_remote_purpose(organization_id)

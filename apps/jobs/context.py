@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from django.db import connections
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
@@ -71,10 +72,17 @@ def external_work(stop: Callable[[], None], what: str) -> Iterator[None]:
     A worker cancels a running job by ending its process (``apps.jobs.isolation``): it
     sends SIGTERM and, after a grace period, SIGKILL. While inside this block, SIGTERM
     first calls every registered ``stop`` and says so in the job's message, then ends the
-    process; outside it, SIGTERM ends the process at once, as before. A handler run
-    in-process learns of the cancel at its next progress report instead (`JobContext`)."""
+    process; outside it, SIGTERM ends the process at once, as before.
+
+    A job run in-process (isolation off, an eager task: `running_in_process`) is not ended
+    by a signal: there a thread reads the job's row every second while inside this block,
+    and calls ``stop`` once the job is cancelled. Outside any job, this does nothing."""
     entry = (stop, what)
     installed = _install_handler()
+    watcher = None
+    job_id = getattr(_IN_PROCESS, "job_id", None)
+    if job_id and not _CURRENT_JOB:  # in-process; a job's process has its SIGTERM
+        watcher = _Watcher(job_id, stop, what)
     _EXTERNAL.append(entry)
     try:
         yield
@@ -82,6 +90,8 @@ def external_work(stop: Callable[[], None], what: str) -> Iterator[None]:
         _EXTERNAL.remove(entry)
         if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if watcher is not None:
+            watcher.close()
 
 
 def stop_external_work() -> list[str]:
@@ -98,6 +108,58 @@ def stop_external_work() -> list[str]:
 
 #: The job this process runs, when it is a job's process (`job_process_for`).
 _CURRENT_JOB: list[str] = []
+#: The job the current thread runs in-process (`running_in_process`).
+_IN_PROCESS = threading.local()
+#: How often a job run in-process has its row read while it has external work.
+POLL_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def running_in_process(job_id: str) -> Iterator[None]:
+    """The current thread runs this job's handler (`apps.jobs.services.job_run_claimed`)."""
+    outer = getattr(_IN_PROCESS, "job_id", None)
+    _IN_PROCESS.job_id = job_id
+    try:
+        yield
+    finally:
+        _IN_PROCESS.job_id = outer
+
+
+class _Watcher:
+    """A thread reading the job's row every `POLL_SECONDS` while external work runs; on a
+    cancel it calls ``stop`` once and notes it on the job."""
+
+    def __init__(self, job_id: str, stop: Callable[[], None], what: str) -> None:
+        self.job_id, self.stop, self.what = job_id, stop, what
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="watch-job-cancel", daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        try:
+            while not self.done.wait(POLL_SECONDS):
+                status = Job.objects.filter(id=self.job_id).values_list("status", flat=True)
+                if status.first() == JobStatus.CANCELLED:
+                    self.stop()
+                    _note_stopped(self.job_id, [self.what])
+                    return
+        except Exception:  # a database or a stop that fails: the handler goes on, as before
+            logger.exception("job %s: could not watch it for a cancel", self.job_id)
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join(STOP_SECONDS)
+
+
+def _note_stopped(job_id: str, stopped: list[str]) -> None:
+    """Say on the cancelled job what its cancel stopped (a courtesy: the stop is done)."""
+    if stopped:
+        with contextlib.suppress(Exception):
+            Job.objects.filter(id=job_id, status=JobStatus.CANCELLED).update(
+                message=f"Cancelled; {'; '.join(stopped)}"[:300]
+            )
 
 
 def job_process_for(job_id: str) -> None:
@@ -122,12 +184,7 @@ def _on_terminate(signum: int, frame: object) -> None:
     that work), note it on the cancelled job, then end the process."""
 
     def stop() -> None:
-        stopped = stop_external_work()
-        if stopped and _CURRENT_JOB:
-            with contextlib.suppress(Exception):  # the message is a courtesy; the stop is done
-                Job.objects.filter(id=_CURRENT_JOB[0], status=JobStatus.CANCELLED).update(
-                    message=f"Cancelled; {'; '.join(stopped)}"[:300]
-                )
+        _note_stopped(_CURRENT_JOB[0], stop_external_work())
 
     thread = threading.Thread(target=stop, name="stop-external-work", daemon=True)
     thread.start()

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from apps.assessments import release_apply
 from apps.assessments.models import Assessment
@@ -66,6 +66,17 @@ def workers_cpu_over(pid: int, seconds: float) -> float:
     time.sleep(seconds)
     after = _workers(pid, _processes())
     return sum(after[p] - before[p] for p in before.keys() & after.keys())
+
+
+def server_log_after(log: Path, start: int, words: str, timeout: float = 30) -> str:
+    """The server's log from ``start`` once ``words`` is in it (a busy server writes its
+    log a moment after it acts), or as it is after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text(errors="replace")[start:]
+        if words in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.5)
 
 
 def wait_for(job: Job, message: str, timeout: float = 180) -> None:
@@ -123,9 +134,14 @@ def test_a_cancelled_cluster_apply_stops_its_spark_jobs_and_writes_nothing(
     claimed = job_claim(str(job.id), worker_id("test@box"))
     assert claimed is not None
     watched: dict = {}
-    worker = threading.Thread(
-        target=lambda: watched.update(watch=isolation.run_isolated(claimed)), daemon=True
-    )
+
+    def watch() -> None:
+        try:
+            watched.update(watch=isolation.run_isolated(claimed))
+        finally:
+            connections.close_all()  # this thread's own
+
+    worker = threading.Thread(target=watch, daemon=True)
     worker.start()
     wait_for(job, WRITING)
     time.sleep(5)  # the release's Spark job runs: the server is busy
@@ -141,17 +157,17 @@ def test_a_cancelled_cluster_apply_stops_its_spark_jobs_and_writes_nothing(
     worker.join(isolation.CANCEL_GRACE_SECONDS + 10)
     assert not worker.is_alive()
     ended_in = time.monotonic() - cancelled_at
+    # the job's process stopped its Spark jobs and ended by itself, within the grace
+    assert watched["watch"].exitcode == 128 + signal.SIGTERM, watched["watch"]
+    assert ended_in < isolation.CANCEL_GRACE_SECONDS
 
     # the server: the job tag's jobs were cancelled, and it went idle (they do not finish)
-    log = spark_server.log.read_text(errors="replace")[len(log_before) :]
+    log = server_log_after(spark_server.log, len(log_before), "[OPERATION_CANCELED]")
     assert "[OPERATION_CANCELED] Operation has been canceled" in log, log[-3000:]
     assert "[SPARK_JOB_CANCELLED]" in log, log[-3000:]
     time.sleep(2)
     idle = workers_cpu_over(spark_server.pid, 3.0)
     assert idle < 0.1, idle
-    # the job's process stopped its Spark jobs and ended by itself, within the grace
-    assert watched["watch"].exitcode == 128 + signal.SIGTERM, watched["watch"]
-    assert ended_in < isolation.CANCEL_GRACE_SECONDS
 
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED
