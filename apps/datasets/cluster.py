@@ -40,6 +40,7 @@ from apps.engine.errors import EngineError
 from apps.engine.frame import COUNT_COLUMN, EncodedData
 from apps.engine.rows import RowEngine, TableSource, open_engine
 from apps.engine.rows.spark.session import check_remote
+from apps.jobs.context import external_work
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import JobContext, job_create
 
@@ -203,7 +204,13 @@ def release_prefix_of(organization_id: Any) -> str:
 
 @contextlib.contextmanager
 def cluster_engine(organization_id: Any) -> Iterator[RowEngine]:
-    """The organization's cluster as a `RowEngine` (the address opened for this only)."""
+    """The organization's cluster as a `RowEngine` (the address opened for this only).
+
+    Every cluster job (profile, Step 4, Step 7's search and apply) and the release check
+    run their Spark work through here, registered as the job's external work: a cancelled
+    job's process interrupts its Spark jobs on the server (their job tags) before it ends
+    (`apps.jobs.context.external_work`; outside a job's process, the registration does
+    nothing)."""
     connection = _connection(organization_id)
     remote = crypto.open_text(
         connection.remote_sealed, purpose=spark_remote_purpose(organization_id)
@@ -212,7 +219,10 @@ def cluster_engine(organization_id: Any) -> Iterator[RowEngine]:
         engine = open_engine("spark", remote=remote)
     except EngineError as exc:
         raise ApplicationError(f"The cluster cannot be reached: {exc}") from None
-    with engine:
+    with (
+        engine,
+        external_work(engine.cancel, "the Spark jobs it started on the cluster were interrupted"),
+    ):
         yield engine
 
 

@@ -8,7 +8,10 @@ handler, and watches it until it exits:
   naming the limit, while the worker goes on to its next job (before, a 1.6 KB workbook
   could take the worker itself to 5.7 GB and the kernel killed it);
 - cancellation: the job's row is read every second; once cancelled, or taken over by
-  another worker, the child is killed at once, even inside a long polars or numba call;
+  another worker, the child is ended at once, even inside a long polars or numba call:
+  SIGTERM, then SIGKILL after ``CANCEL_GRACE_SECONDS`` — the grace in which a job that
+  started work elsewhere (a Spark job on a cluster) stops that work first
+  (`apps.jobs.context.external_work`);
 - time: past ``DEIDWEB_JOB_TIME_LIMIT`` the child is killed and the job fails;
 - any other end of the child (killed by the system, a crash) fails the job with what
   happened, rather than leaving it "running".
@@ -55,6 +58,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from apps.jobs.context import STOP_SECONDS, job_process_for
 from apps.jobs.messages import out_of_memory_error, time_limit_error, unexpected_error_message
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_fail, job_run_claimed
@@ -63,6 +67,8 @@ logger = logging.getLogger(__name__)
 
 MEMORY_POLL_SECONDS = 0.05
 ROW_POLL_SECONDS = 1.0
+#: How long a cancelled job's process has, after SIGTERM, to stop its external work.
+CANCEL_GRACE_SECONDS = STOP_SECONDS + 5.0
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -101,7 +107,8 @@ def run_isolated(job: Job) -> Watch:
         watch.failure = traceback.format_exc()
     finally:
         if child is not None:
-            watch.exitcode = child.stop()
+            grace = CANCEL_GRACE_SECONDS if watch.stop == Stop.CANCELLED else 0.0
+            watch.exitcode = child.stop(grace=grace)
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
     _conclude(job, watch)
@@ -206,8 +213,13 @@ class Child:
         while self.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)
 
-    def stop(self) -> int | None:
-        """Kill the process if it still runs; its exit code (negative: the signal)."""
+    def stop(self, *, grace: float = 0.0) -> int | None:
+        """End the process if it still runs: with a ``grace``, SIGTERM first and SIGKILL
+        only if it still runs that much later; its exit code (negative: the signal)."""
+        if grace and self.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+            self.wait(grace)
         if self.is_alive():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
@@ -224,6 +236,7 @@ def run_child(job_id: UUID, scratch: str, parent: int, forked: bool = True) -> N
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the worker, which ends us
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
+    job_process_for(str(job_id))
     if forked:
         # The worker's Celery app (deidweb.celery), the current one in a worker's process.
         current_app._after_fork()  # noqa: SLF001  # the broker connections of the parent are not ours

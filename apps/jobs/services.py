@@ -55,7 +55,7 @@ from apps.accounts.models import Membership, Organization, Role
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.hooks import Provided
-from apps.jobs.context import JobCancelled, JobContext
+from apps.jobs.context import JobCancelled, JobContext, running_in_process
 from apps.jobs.kinds import (
     JOB_FINISHED,
     JOB_GUARDS,
@@ -305,7 +305,8 @@ def job_run_claimed(job: Job) -> None:
         _guard(job, "run")
         path = settings.DEIDWEB_JOB_HANDLERS.get(job.kind) or JOB_HANDLERS[job.kind]
         handler: Callable[[Job, JobContext], dict[str, Any]] = import_string(path)
-        result = handler(job, context)
+        with running_in_process(str(job.id)):
+            result = handler(job, context)
     except JobCancelled:
         _finish(job, JobStatus.CANCELLED, message="Cancelled")
         return

@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from apps.assessments.models import Assessment
+from apps.audit.models import AuditEvent
 from apps.engine.rows import open_engine
 from apps.jobs.services import job_execute
 from apps.reports.content import report_html
@@ -65,8 +66,22 @@ def test_one_assessment_through_steps_1_to_8_approved_and_verified_on_apache_spa
         "rows": applied["rows_out"],
         "files": len(applied["cluster_release"]["manifest"]["files"]),
     }
-    # a file of the release removed on the cluster after the approval: refused
+    # bytes appended to a released file on the cluster's disk after the approval (Hadoop's
+    # .crc beside it no longer matches): refused as changed, naming the file, and recorded
     part = sorted(location.glob("*.parquet"))[0]
+    original = part.read_bytes()
+    with part.open("ab") as handle:
+        handle.write(b"appended after the approval")
+    response = client_for(reviewer).get(check)
+    assert response.status_code == 409, response.json()
+    assert response.json()["extra"]["changed"] == [part.name]
+    assert part.name in response.json()["message"]
+    refused = AuditEvent.objects.get(action="release.cluster_refused")
+    assert refused.details["changed"] == [part.name]
+    part.write_bytes(original)
+    assert client_for(reviewer).get(check).status_code == 200
+
+    # a file of the release removed on the cluster after the approval: refused
     part.unlink()
     (location / f".{part.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum beside it
     response = client_for(reviewer).get(check)

@@ -94,3 +94,42 @@ def polars_group_by(job, context):
     frame = pl.DataFrame({"v": [i % 3 for i in range(30_000)]})
     counts = frame.group_by("v").len().sort("v")
     return {"counts": counts["len"].to_list(), "pid": __import__("os").getpid()}
+
+
+def external_work_then_waits(job, context):
+    """Starts "work elsewhere" (a file standing for a Spark job) whose stop writes the file
+    `stopped`, then waits in C code (a long sleep) until its process is ended."""
+    import time
+    from pathlib import Path
+
+    from apps.jobs.context import external_work
+
+    folder = Path(job.params["folder"])
+
+    def stop():
+        (folder / "stopped").write_text("interrupted by the cancel")
+
+    with external_work(stop, "the test's outside work was stopped"):
+        context.progress(5, "working elsewhere", force=True)
+        time.sleep(300)
+
+
+def external_work_until_stopped(job, context):
+    """Run in-process: "work elsewhere" that goes on until its stop is called (as a Spark
+    call returns once its job tag is interrupted), then fails as an interrupted pass does."""
+    import threading
+    from pathlib import Path
+
+    from apps.jobs.context import external_work
+
+    folder = Path(job.params["folder"])
+    stopped = threading.Event()
+
+    def stop():
+        (folder / "stopped").write_text("interrupted by the cancel")
+        stopped.set()
+
+    with external_work(stop, "the test's outside work was stopped"):
+        context.progress(5, "working elsewhere", force=True)
+        assert stopped.wait(60), "never stopped"
+    raise ApplicationError("The pass was interrupted (cancelled).")

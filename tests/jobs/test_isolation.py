@@ -6,16 +6,18 @@ on, and the job's temporary files go with it."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from apps.jobs import isolation
 from apps.jobs.isolation import format_bytes, pool_threads, run_isolated
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_cancel, job_claim, job_create, worker_id
+from apps.jobs.services import job_cancel, job_claim, job_create, job_run_claimed, worker_id
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child process reads committed rows
 MB = 1024 * 1024
@@ -39,7 +41,14 @@ def claimed(custodian, handler: str, settings, **params) -> Job:
 
 def in_background(job: Job) -> tuple[threading.Thread, dict]:
     outcome: dict = {}
-    thread = threading.Thread(target=lambda: outcome.update(watch=run_isolated(job)))
+
+    def watch() -> None:
+        try:
+            outcome.update(watch=run_isolated(job))
+        finally:
+            connections.close_all()  # this thread's own: none left open at the teardown
+
+    thread = threading.Thread(target=watch)
     thread.start()
     return thread, outcome
 
@@ -97,9 +106,59 @@ def test_a_cancel_stops_the_job_process_at_once_and_its_temporary_files_go(custo
     job_cancel(job=job)
     thread.join(10)
     assert not thread.is_alive() and time.monotonic() - cancelled_at < 3
-    assert outcome["watch"].exitcode == -9
+    assert outcome["watch"].exitcode == -signal.SIGTERM  # nothing to stop elsewhere: at once
     assert Job.objects.get(id=job.id).status == JobStatus.CANCELLED
     assert not scratch.exists()
+
+
+def test_a_cancel_stops_the_work_a_job_started_elsewhere_before_its_process_ends(
+    custodian, settings, tmp_path
+):
+    """A job that started work outside its process (a Spark job on a cluster) registers how
+    to stop it; the cancel has the process call that first, then end (issue #27)."""
+    job = claimed(custodian, "external_work_then_waits", settings, folder=str(tmp_path))
+    thread, outcome = in_background(job)
+    wait_for(job, "working elsewhere")
+    cancelled_at = time.monotonic()
+    job_cancel(job=job)
+    thread.join(isolation.CANCEL_GRACE_SECONDS + 5)
+    assert not thread.is_alive() and time.monotonic() - cancelled_at < 4
+    assert (tmp_path / "stopped").read_text() == "interrupted by the cancel"
+    assert outcome["watch"].exitcode == 128 + signal.SIGTERM  # ended by itself, not killed
+    job.refresh_from_db()
+    assert (job.status, job.message) == (
+        JobStatus.CANCELLED,
+        "Cancelled; the test's outside work was stopped",
+    )
+
+
+def test_a_cancel_stops_the_work_a_job_run_in_process_started_elsewhere(
+    custodian, settings, tmp_path
+):
+    """Without its own process (isolation off, an eager task) the job is not ended by a
+    signal: the cancel still stops its outside work, within about a second."""
+    job = claimed(custodian, "external_work_until_stopped", settings, folder=str(tmp_path))
+
+    def run_in_process() -> None:
+        try:
+            job_run_claimed(job)
+        finally:
+            connections.close_all()  # this thread's own
+
+    thread = threading.Thread(target=run_in_process)
+    thread.start()
+    wait_for(job, "working elsewhere")
+    cancelled_at = time.monotonic()
+    job_cancel(job=job)
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - cancelled_at < 3
+    assert (tmp_path / "stopped").read_text() == "interrupted by the cancel"
+    job.refresh_from_db()
+    assert (job.status, job.message, job.error) == (
+        JobStatus.CANCELLED,
+        "Cancelled; the test's outside work was stopped",
+        "",
+    )
 
 
 def test_a_crashed_job_process_fails_the_job(custodian, settings):

@@ -22,6 +22,9 @@ from typing import Any
 
 MANIFEST_FORMAT = "deidweb-release-manifest/1"
 _CHUNK = 8 * 1024 * 1024
+#: The rows of a file that is no longer a readable Parquet file (bytes appended, a
+#: truncated or overwritten footer): its bytes and SHA-256 still say it changed.
+UNREADABLE_ROWS = -1
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,13 @@ def _path_of(uri: str) -> str:
 
 
 def hash_file(uri: str) -> tuple[int, int, str]:
-    """(bytes, Parquet rows, SHA-256) of one file, streamed in 8 MB chunks."""
+    """(bytes, Parquet rows, SHA-256) of one file, streamed in 8 MB chunks.
+
+    The bytes are read as they are on the storage (pyarrow's file systems, never Hadoop's
+    checksummed one), and a file whose Parquet footer no longer reads counts
+    `UNREADABLE_ROWS` rows instead of failing the check: a damaged file is reported as
+    changed, by name, not as a cluster that cannot be checked."""
+    import pyarrow as pa
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
@@ -136,8 +145,11 @@ def hash_file(uri: str) -> tuple[int, int, str]:
             size += len(chunk)
     rows = 0
     if path.endswith((".parquet", ".pq")):
-        with filesystem.open_input_file(path) as handle:
-            rows = pq.ParquetFile(handle).metadata.num_rows
+        try:
+            with filesystem.open_input_file(path) as handle:
+                rows = pq.ParquetFile(handle).metadata.num_rows
+        except (pa.ArrowException, ValueError, OSError):
+            rows = UNREADABLE_ROWS
     return size, rows, digest.hexdigest()
 
 

@@ -35,9 +35,15 @@ def sail_remote() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def spark_remote() -> Iterator[str]:
-    with apache_spark_server() as remote:
-        yield remote
+def spark_server() -> Iterator[object]:
+    """Apache Spark's Spark Connect server (local mode): `LocalSpark`."""
+    with apache_spark_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def spark_remote(spark_server) -> str:
+    return str(spark_server.remote)
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from apps.engine.rows.spark.local import LocalSpark
 
 
 def unavailable(message: str) -> None:
@@ -39,8 +43,9 @@ def sail_server() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def apache_spark_server() -> Iterator[str]:
-    """Apache Spark in local mode (two cores) running its Spark Connect server."""
+def apache_spark_server() -> Iterator[LocalSpark]:
+    """Apache Spark in local mode (two cores) running its Spark Connect server: its
+    ``sc://`` URL, its process (the JVM; its Python workers in its process group) and log."""
     from apps.engine.errors import EngineError
     from apps.engine.rows.spark.local import local_spark_server
 
@@ -50,6 +55,6 @@ def apache_spark_server() -> Iterator[str]:
     except EngineError as exc:
         unavailable(str(exc))
     try:
-        yield started.remote
+        yield started
     finally:
         server.__exit__(None, None, None)

@@ -87,6 +87,16 @@ def test_measure_search_apply_verify_on_apache_spark(
     verify = ["verify", str(manifest), "--digest", applied["manifest_digest"], "--json", *spark]
     assert _run(verify, capsys)["ok"] is True
     part = sorted(out.glob("*.parquet"))[0]
+    # bytes appended on the cluster's local disk (Hadoop's .crc beside it now disagrees):
+    # the file is reported changed, by name, not a check that cannot run
+    original = part.read_bytes()
+    with part.open("ab") as handle:
+        handle.write(b"appended after the approval")
+    failed = _run(verify, capsys, code=1)
+    assert failed["ok"] is False and failed["changed"] == [part.name]
+    assert failed["missing"] == failed["added"] == []
+    part.write_bytes(original)
+    assert _run(verify, capsys)["ok"] is True
     pl.read_parquet(part).head(1).write_parquet(part)
     failed = _run(verify, capsys, code=1)
     assert failed["ok"] is False and failed["changed"] == [part.name]

@@ -209,3 +209,23 @@ def test_command_line_measure_search_apply_print_the_same_figures(
     assert (
         PolarsRows().histogram(TableSource(path=str(people.parquet)), ["sex"]).rows == table.height
     )
+
+
+def _append_bytes(part: Path) -> None:
+    """Bytes appended to a released file on the cluster's disk (its Parquet footer is no
+    longer at the end); Hadoop's checksum file beside it, if any, now disagrees too."""
+    with part.open("ab") as handle:
+        handle.write(b"appended after the approval")
+
+
+def test_bytes_appended_to_a_released_file_are_reported_as_changed(
+    people: People, sail_engine, tmp_path: Path
+) -> None:
+    done = _release(sail_engine, people, tmp_path / "release", {})
+    manifest = done.written.manifest
+    part = sorted((tmp_path / "release").glob("*.parquet"))[0]
+    _append_bytes(part)
+    check = sail_engine.verify_release(manifest)
+    assert not check.ok
+    assert check.changed == (part.name,) and check.missing == check.added == ()
+    assert f"changed: {part.name}" in check.message()
