@@ -24,7 +24,9 @@ import csv
 import io
 import itertools
 import json
+import math
 from collections import defaultdict
+from datetime import date, timedelta
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -153,8 +155,8 @@ def _write_table(path: Path, columns: list[str], rows: list[list[str | None]], f
 
 def write_files(data: dict[str, Any], folder: Path) -> list[str]:
     """Write the data set and its hierarchies; return the command's data arguments."""
-    person, pq, eq = data["person_column"], data["person_quasi"], data["event_quasi"]
-    fmt = data["format"]
+    person, pq, fmt = data["person_column"], data["person_quasi"], data["format"]
+    eq = [*data["event_quasi"], *data.get("dates", [])]  # date columns are event-level
     args: list[str]
     if data["shape"] == "long":
         columns = [person, *pq, *eq]
@@ -170,7 +172,8 @@ def write_files(data: dict[str, Any], folder: Path) -> list[str]:
         persons = _write_table(folder / "persons", [key, *pq], rows, fmt)
         event_rows = [[pid, *(values[q] for q in eq)] for pid, values in data["events"]]
         if not event_rows:  # an event file needs a row: then one person has one event
-            first = {q: data["hierarchies"][q][0][0] for q in eq}
+            first = {q: data["hierarchies"][q][0][0] for q in data["event_quasi"]}
+            first.update(dict.fromkeys(data.get("dates", []), "2020-01-01"))
             data["events"] = [(data["ids"][0], first)]
             event_rows = [[data["ids"][0], *(first[q] for q in eq)]]
         events = _write_table(folder / "events", [person, *eq], event_rows, fmt)
@@ -183,7 +186,8 @@ def write_files(data: dict[str, Any], folder: Path) -> list[str]:
         csv.writer(buffer, delimiter=";", lineterminator="\n").writerows(rows_)
         path.write_text(buffer.getvalue(), encoding="utf-8")
         args += ["--hierarchy", f"{q}={path}"]
-    return [*args, "--quasi", ",".join(pq), "--event-quasi", ",".join(eq)]
+    args += ["--quasi", ",".join(pq), "--event-quasi", ",".join(data["event_quasi"])]
+    return [*args, *(["--dates", ",".join(data["dates"])] if data.get("dates") else [])]
 
 
 # --------------------------------------------------------------------------- brute force
@@ -420,3 +424,151 @@ def test_search_equals_exhaustive_evaluation_of_the_lattice(
     assert report["suppressed_events"] <= event_budget
     assert report["min_class_size"] == smallest
     event(f"optimum suppresses: {removed > 0 or spent > 0}")
+
+
+# --------------------------------------------------------------------------- dates, event count
+
+DATE_COLUMN = "date d'admission"
+BASE = date(2019, 12, 20)
+
+
+@st.composite
+def dated(draw: Any) -> dict[str, Any]:
+    """A data set whose events also carry a date (some with a time of day)."""
+    dataset = draw(datasets())
+    seen: set[int] = set()
+    for _, values in dataset["events"]:
+        if id(values) in seen:  # a repeated event keeps its date
+            continue
+        seen.add(id(values))
+        day = BASE + timedelta(
+            days=draw(st.sampled_from([0, 3, 12, 40, 95, 112, 200, 370, 800, 2000]))
+        )
+        values[DATE_COLUMN] = day.isoformat() + draw(st.sampled_from(["", " 08:30:00"]))
+    dataset["dates"] = [DATE_COLUMN]
+    return dataset
+
+
+def _day(text: str) -> date:
+    return date.fromisoformat(text[:10])
+
+
+def count_label(count: int, level: int, top: int | None) -> Any:
+    """Number of events: exact, 0|1|2-3|4-7|8-15|16+, 0|1|2+, * (the bin holding the
+    top-code and every bin above it merged)."""
+    if level == 3:
+        return "*"
+    if level == 0:
+        return ("top", top) if top is not None and count >= top else count
+    lows = [0, 1, 2, 4, 8, 16] if level == 1 else [0, 1, 2]
+    lows = [low for low in lows if top is None or low <= top]
+    return max(low for low in lows if low <= count)
+
+
+def calendar(day: date, level: int) -> Any:
+    return (day, (day.year, day.month), (day.year, (day.month - 1) // 3), day.year, "*")[level]
+
+
+def anchor_label(day: date | None, level: int) -> Any:
+    if level == 4:
+        return "*"
+    if day is None:
+        return ("<missing>",)
+    return (day, (day.year, day.month), day.year, day.year // 5)[level]
+
+
+def interval_label(days: int, level: int) -> Any:
+    return days if level == 0 else ("*" if level == 5 else days // (7, 30, 90, 365)[level - 1])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_measure_with_dates_and_event_count_equals_the_enumeration(
+    data: Any, capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    dataset = data.draw(dated())
+    argv = write_files(dataset, _fresh(tmp_path_factory))
+    mode = data.draw(st.sampled_from(["absolute", "anchored", "shifted"]))
+    shift = data.draw(st.sampled_from([10, 100, 400])) if mode == "shifted" else None
+    top_option = data.draw(st.sampled_from(["none", "p95", "1", "2", "3"]))
+    levels = _levels(data.draw, dataset)
+    levels["event_count"] = data.draw(st.integers(0, 3))
+    if mode == "absolute":
+        levels[DATE_COLUMN] = data.draw(st.integers(0, 4))
+        argv += ["--date-mode", "absolute"]
+    else:
+        floor = (
+            0
+            if shift is None
+            else next(
+                (lv for lv, width in enumerate((1, 31, 366, 1827)) if width >= 2 * shift + 1), 4
+            )
+        )
+        levels["anchor"] = data.draw(st.integers(floor, 4))
+        levels[DATE_COLUMN] = data.draw(st.integers(0, 5))
+        argv += ["--date-mode", "anchored"] + (["--shift-days", str(shift)] if shift else [])
+    power = data.draw(st.sampled_from(["1", "2", "3", "all"]))
+    report = run(
+        capsys,
+        [
+            "measure",
+            *argv,
+            "--event-count",
+            "--event-count-top",
+            top_option,
+            "--power",
+            power,
+            "--levels",
+            ",".join(f"{q}={lv}" for q, lv in levels.items()),
+        ],
+    )
+    # brute force: the given QIs, then the derived person-level ones, then the dates
+    keys, features = plain_classes(dataset, levels)
+    ids = sorted(
+        dataset["ids"], key=lambda v: (int(v), v) if dataset["id_style"] == "int" else (0, v)
+    )
+    position = {pid: i for i, pid in enumerate(ids)}
+    counts = [0] * len(ids)
+    first: list[date | None] = [None] * len(ids)
+    for pid, values in dataset["events"]:
+        i = position[pid]
+        counts[i] += 1
+        day = _day(values[DATE_COLUMN])
+        first[i] = day if first[i] is None else min(first[i], day)
+    if top_option == "none":
+        top = None
+    elif top_option == "p95":
+        ordered = sorted(counts)
+        top = max(1, ordered[max(1, math.ceil(0.95 * len(ordered))) - 1])
+    else:
+        top = int(top_option)
+    assert report["event_count_top"] == top
+    keys = [
+        (*key, count_label(counts[i], levels["event_count"], top))
+        + (() if mode == "absolute" else (anchor_label(first[i], levels["anchor"]),))
+        for i, key in enumerate(keys)
+    ]
+    dated_features: list[set[Any]] = [set() for _ in ids]
+    h = dataset["hierarchies"]
+    for pid, values in dataset["events"]:
+        i = position[pid]
+        day = _day(values[DATE_COLUMN])
+        assert first[i] is not None
+        when = (
+            calendar(day, levels[DATE_COLUMN])
+            if mode == "absolute"
+            else interval_label((day - first[i]).days, levels[DATE_COLUMN])
+        )
+        feature = tuple(generalize(h[q], values[q], levels[q]) for q in dataset["event_quasi"])
+        dated_features[i].add((feature, when))
+    assert len(dated_features) == len(features)
+    event(f"date mode {mode}, top {top_option}")
+    assert report["levels"] == levels
+    assert report["person_classes"] == len(set(keys))
+    expected = figures(strict_counts(keys, dated_features, power), Fraction("0.2"))
+    for name, value in expected.items():
+        assert report[name] == pytest.approx(float(value), abs=1e-12), name
+    for p in REPORTED:
+        expected = figures(strict_counts(keys, dated_features, p), Fraction("0.2"))
+        for name, value in expected.items():
+            assert report["by_power"][p][name] == pytest.approx(float(value), abs=1e-12), (p, name)
