@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -177,7 +178,10 @@ def add_measure_options(parser: argparse.ArgumentParser) -> None:
         metavar="COL=PATH|NAME",
         help=f"hierarchy of a quasi-identifier, an ARX file or built-in ({', '.join(BUILT_INS)})",
     )
-    parser.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files")
+    parser.add_argument(
+        "--hierarchy-sep",
+        help="separator of hierarchy files (default ';', or the file's own when it has no ';')",
+    )
     parser.add_argument(
         "--levels", action="append", metavar="COL=L[,COL=L...]", help="measure at these levels"
     )
@@ -236,11 +240,12 @@ def problem_from_args(args: argparse.Namespace, *, search: bool) -> Longitudinal
     event_quasi = _names(args.event_quasi)
     dates = _names(args.dates)
     event_quasi += [d for d in dates if d not in event_quasi]
-    events = read_table(args.file, sep=args.sep, null_values=getattr(args, "na", None)).collect()
+    na = getattr(args, "na", None)  # missing-value texts of every file given
+    events = read_table(args.file, sep=args.sep, null_values=na).collect()
     persons: pl.DataFrame | None = None
     key = args.person_key or args.person
     if args.persons:
-        persons = read_table(args.persons, sep=args.persons_sep).collect()
+        persons = read_table(args.persons, sep=args.persons_sep, null_values=na).collect()
         # person-level QIs absent from the person table are read from the events
     elif args.person_key:
         raise EngineInputError("--person-key names the person column of --persons: give --persons")
@@ -254,19 +259,27 @@ def problem_from_args(args: argparse.Namespace, *, search: bool) -> Longitudinal
         persons=persons,
         person_key=key if persons is not None else args.person,
         person_quasi=person_quasi,
-        events=[EventTable("events", events, args.person, tuple(event_quasi))],
+        # tables are named by their files in every message
+        events=[EventTable(Path(args.file).name, events, args.person, tuple(event_quasi))],
+        persons_name=Path(args.persons).name if args.persons else None,
     )
     if not dates and (args.date_mode or args.shift_days is not None):
         raise EngineInputError("--date-mode and --shift-days need --dates COL")
     hierarchies = _hierarchies(args)
     wants_count = args.event_count or named_count or EVENT_COUNT in hierarchies
-    return prepare(
+    problem = prepare(
         data,
         hierarchies=hierarchies,
         dates=DateSpec(tuple(dates), mode, args.shift_days) if dates else None,
         event_count=EventCountSpec(top=_top(args.event_count_top)) if wants_count else None,
         require_hierarchies=search,
     )
+    if not problem.dimensions:
+        raise EngineInputError(
+            "no quasi-identifier: name person-level ones with --quasi, event-level ones with "
+            "--event-quasi or --dates, or count events with --event-count"
+        )
+    return problem
 
 
 def _context(args: argparse.Namespace, problem: LongitudinalProblem) -> dict[str, Any]:

@@ -101,7 +101,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="ARX-format hierarchy (value;level1;...;*) per quasi-identifier",
     )
     parser.add_argument("--sep", help="CSV separator of FILE (default: sniffed)")
-    parser.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files")
+    parser.add_argument(
+        "--hierarchy-sep",
+        help="separator of hierarchy files (default ';', or the file's own when it has no ';')",
+    )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--k", type=int, help="k-anonymity: smallest released class")
     target.add_argument("--max-risk", type=float, help="maximum risk (k = ceil(1/R))")

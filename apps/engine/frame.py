@@ -24,6 +24,7 @@ import polars as pl
 
 from apps.engine.errors import EngineInputError, preview
 from apps.engine.textcodes import dictionary_codes, group_rows
+from apps.engine.utf8 import check_utf8
 from apps.engine.workers import Deferred, share_work
 
 CODE_DTYPE = pl.UInt32
@@ -117,10 +118,7 @@ class EncodedData:
 
 
 def read_table(
-    path: str | Path,
-    *,
-    sep: str | None = None,
-    null_values: Sequence[str] | None = None,
+    path: str | Path, *, sep: str | None = None, null_values: Sequence[str] | None = None
 ) -> pl.LazyFrame:
     """Open a CSV/TSV or Parquet file lazily.
 
@@ -128,7 +126,8 @@ def read_table(
     written ("007" stays "007"); an empty field is the missing value, as are the
     optional `null_values`.  The separator, when not given, is sniffed from the
     header line.  Parquet is read as stored (its types are kept: grouping on
-    integers or categoricals is faster than on their strings).
+    integers or categoricals is faster than on their strings).  CSV must be UTF-8
+    (:func:`apps.engine.utf8.check_utf8` refuses it otherwise, naming line and byte).
     """
     file = Path(path)
     if not file.exists():
@@ -157,6 +156,7 @@ def _scan_parquet(file: Path) -> pl.LazyFrame:
 
 
 def _scan_csv(file: Path, *, sep: str | None, null_values: Sequence[str] | None) -> pl.LazyFrame:
+    check_utf8(file)
     header, has_rows = _header_and_has_rows(file)
     if not header.strip():
         raise EngineInputError(f"empty file: {file} (no header line)")

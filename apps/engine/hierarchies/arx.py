@@ -13,9 +13,29 @@ from pathlib import Path
 from apps.engine.errors import EngineInputError, HierarchyError
 from apps.engine.hierarchies.model import Hierarchy
 
+#: Separators tried when a hierarchy file has no ``;`` (ARX's own) at all.
+_OTHER_SEPARATORS = (",", "\t", "|")
 
-def parse_arx_text(text: str, column: str, *, sep: str = ";") -> Hierarchy:
-    """Read a hierarchy from the text of an ARX CSV (blank lines ignored)."""
+
+def sniff_arx_separator(text: str) -> str:
+    """``;`` (ARX's separator) unless no row holds one and every row splits into the same
+    number (at least 2) of cells on one of ``,``, tab, ``|``: a hierarchy saved by a
+    spreadsheet with commas is then read as such instead of as one-value rows."""
+    if ";" in text:
+        return ";"
+    for candidate in _OTHER_SEPARATORS:
+        reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=candidate)
+        widths = {len(row) for row in reader if any(cell.strip() for cell in row)}
+        if len(widths) == 1 and widths.pop() >= 2:
+            return candidate
+    return ";"
+
+
+def parse_arx_text(text: str, column: str, *, sep: str | None = ";") -> Hierarchy:
+    """Read a hierarchy from the text of an ARX CSV (blank lines ignored); ``sep=None``
+    sniffs the separator (:func:`sniff_arx_separator`)."""
+    if sep is None:
+        sep = sniff_arx_separator(text)
     if len(sep) != 1:
         raise HierarchyError(f"hierarchy of {column!r}: separator must be one character")
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=sep)
@@ -32,7 +52,7 @@ def format_arx_text(hierarchy: Hierarchy, *, sep: str = ";") -> str:
     return buffer.getvalue()
 
 
-def read_arx_csv(path: str | Path, column: str, *, sep: str = ";") -> Hierarchy:
+def read_arx_csv(path: str | Path, column: str, *, sep: str | None = ";") -> Hierarchy:
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")

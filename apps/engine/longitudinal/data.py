@@ -105,14 +105,30 @@ def _require(frame: pl.DataFrame, columns: Sequence[str], what: str) -> None:
         raise EngineInputError(f"{what} has no column(s) {preview(missing)}")
 
 
+def person_ids(values: pl.Series) -> pl.Series:
+    """Person ids as text, one parser for every table: an integral float id (a column
+    with gaps saved as float64, 1.0) reads as the integer ("1") so that it links to the
+    integer ids of another table; an empty or blank id is missing (None)."""
+    if values.dtype.is_float():
+        finite = values.drop_nulls().drop_nans()
+        if finite.len() == values.drop_nulls().len() and bool((finite == finite.round()).all()):
+            values = values.cast(pl.Int64, strict=False)
+    text = values.cast(pl.String)
+    blank = text.str.strip_chars().str.len_chars() == 0
+    return pl.select(pl.when(blank).then(None).otherwise(text)).to_series().alias(values.name)
+
+
 def _ids(frame: pl.DataFrame, column: str, what: str) -> pl.Series:
-    ids = frame.get_column(column).cast(pl.String)
+    ids = frame.select(person_ids(frame.get_column(column)).alias(_ID)).get_column(_ID)
     missing = ids.null_count()
     if missing:
+        rows = [str(r) for r in np.flatnonzero(ids.is_null().to_numpy())[:21] + 1]
+        shown = ", ".join(rows[:20]) + (", …" if missing > 20 else "")
         raise EngineInputError(
-            f"{what}: {missing:,} row(s) have no person id in {column!r}; every row needs one"
+            f"{what}: {missing:,} row(s) have no person id in {column!r} (empty or blank): "
+            f"data row(s) {shown} (counted from 1 after the header); every row needs one"
         )
-    return ids.alias(_ID)
+    return ids
 
 
 def id_order(ids: pl.Series) -> pl.Series:
@@ -228,8 +244,12 @@ def from_tables(
     person_key: str,
     person_quasi: Sequence[str],
     events: Sequence[EventTable],
+    persons_name: str | None = None,
 ) -> LongitudinalData:
     """A person table (or none) and event tables linked by the person key (§1).
+
+    ``persons_name`` (e.g. the person table's file name) and each event table's name
+    are named in the messages.
 
     A person-level QI is read from the person table when it has the column, else from
     the event tables that have it (then it must be constant within each person, and a
@@ -245,6 +265,14 @@ def from_tables(
             "tables: rename them so that each names one column"
         )
     _check_names(person_quasi, event_names)
+    persons_what = "the person table" + (f" {persons_name!r}" if persons_name else "")
+    person_columns = {t.person for t in events} | ({person_key} if persons is not None else set())
+    keyed = [q for q in person_quasi if q in person_columns]
+    if keyed:
+        raise EngineInputError(
+            f"the person column {keyed[0]!r} cannot be a quasi-identifier (it is replaced "
+            "by a pseudonym in the release)"
+        )
     names = [t.name for t in events]
     if len(set(names)) != len(names):
         raise EngineInputError(f"event tables must have distinct names, got {names}")
@@ -257,12 +285,12 @@ def from_tables(
             )
         event_ids.append(_ids(table.data, table.person, f"event table {table.name!r}"))
     if persons is not None:
-        _require(persons, [person_key], "the person table")
-        ids = _ids(persons, person_key, "the person table")
+        _require(persons, [person_key], persons_what)
+        ids = _ids(persons, person_key, persons_what)
         duplicated = ids.filter(ids.is_duplicated()).unique()
         if duplicated.len():
             raise EngineInputError(
-                f"the person table has several rows for person(s) "
+                f"{persons_what} has several rows for person(s) "
                 f"{preview(id_order(duplicated).to_list())} in {person_key!r}; "
                 "a person table has one row per person"
             )
@@ -272,7 +300,7 @@ def from_tables(
             if orphans.len():
                 raise EngineInputError(
                     f"event table {table.name!r}: {orphans.len():,} person id(s) in "
-                    f"{table.person!r} are not in the person table: "
+                    f"{table.person!r} are not in {persons_what}: "
                     f"{preview(id_order(orphans).to_list())}"
                 )
     else:
@@ -293,12 +321,18 @@ def from_tables(
         ]
         if not holders:
             raise EngineInputError(
-                f"person-level column {column!r} is in no table"
-                + (" (neither the person table nor an event table)" if persons is not None else "")
+                f"person-level column {column!r} is in no table: not in "
+                + (f"{persons_what} nor in " if persons is not None else "")
+                + f"event table {', '.join(repr(t.name) for t in events)}"
             )
         stacked = pl.concat([t.data.select(pl.col(column).cast(pl.String)) for t, _ in holders])
         stacked_ids = pl.concat([i for _, i in holders])
-        _check_constant(stacked, stacked_ids, [column], "event tables")
+        _check_constant(
+            stacked,
+            stacked_ids,
+            [column],
+            f"event table {', '.join(repr(t.name) for t, _ in holders)}",
+        )
         values = _first_per_person(stacked, stacked_ids, [column], order)
         columns[column] = values.get_column(column)
     records = tuple(

@@ -199,7 +199,9 @@ def _evaluate(
                 for s in range(offsets[i], offsets[i + 1]):
                     if support1[feats[s]] < k:
                         rare += events[s]
-                costs[failing] = max(rare, np.int64(1))
+                # at least one event of its own, except under complete knowledge (p = 0),
+                # where others losing features can make their sets equal to its own
+                costs[failing] = rare if p == 0 else max(rare, np.int64(1))
                 failing += 1
         _close_class(c0, c1, data, table, posting)
     if cannot_fit(costs[:failing], small, event_budget, person_budget):
