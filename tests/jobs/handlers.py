@@ -44,11 +44,15 @@ def slow(job, context):
 
 def allocate(job, context):
     """Takes memory in steps of 16 MB, touching every page, up to `megabytes` (default
-    4,096), reporting each step; keeps it until the end."""
+    4,096), reporting each step; keeps it until the end, holding all of it for half a
+    second (ten of the worker's memory polls) so that the worker sees the whole of it."""
+    import time
+
     held = []
     for step in range(int(job.params.get("megabytes", 4096)) // 16):
         held.append(bytearray(b"x" * (16 * 1024 * 1024)))
         context.progress(min(99, step), f"{(step + 1) * 16} MB", force=True)
+    time.sleep(0.5)
     return {"megabytes": 16 * len(held)}
 
 
