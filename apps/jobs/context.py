@@ -86,6 +86,14 @@ def external_work(stop: Callable[[], None], what: str) -> Iterator[None]:
     _EXTERNAL.append(entry)
     try:
         yield
+    except JobCancelled:
+        # the handler saw the cancel itself (a progress report) before any signal came:
+        # the work started elsewhere is stopped the same way
+        stopped = stop_external_work()
+        job_id = _CURRENT_JOB[0] if _CURRENT_JOB else getattr(_IN_PROCESS, "job_id", None)
+        if job_id:
+            _note_stopped(job_id, stopped)
+        raise
     finally:
         _EXTERNAL.remove(entry)
         if installed:
