@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from apps.engine.attacks.stats import Difference, Rate
 
@@ -48,8 +48,34 @@ class AttackResult:
     advantage: Difference  # attack − control: what the release gives away about its people
 
 
+class AttackReportData:
+    """What a report of attacks on records and one on persons share: a result by name, and
+    plain data (numbers, text, lists) for the report's JSON twin without who was attacked
+    (the fields named in ``HIDDEN``)."""
+
+    HIDDEN: ClassVar[tuple[str, ...]] = ()
+    quasi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    results: tuple[AttackResult, ...]
+
+    def result(self, criterion: str, variant: str) -> AttackResult:
+        for found in self.results:
+            if (found.criterion, found.variant) == (criterion, variant):
+                return found
+        raise KeyError(f"no {criterion} attack ({variant}) in this report")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = asdict(self)  # type: ignore[call-overload]
+        for name in self.HIDDEN:
+            del out[name]
+        out["quasi"], out["sensitive"] = list(self.quasi), list(self.sensitive)
+        out["results"] = [asdict(r) for r in self.results]
+        return out
+
+
 @dataclass(frozen=True)
-class AttackReport:
+class AttackReport(AttackReportData):
+    HIDDEN: ClassVar[tuple[str, ...]] = ("attack_rows", "control_rows")
     method: str
     method_version: str
     seed: int  # with the same data, the same seed gives the same report
@@ -66,17 +92,3 @@ class AttackReport:
     # the control part).  For audit and tests only: left out of `to_dict`, never printed.
     attack_rows: tuple[int, ...] = ()
     control_rows: tuple[int, ...] = ()
-
-    def result(self, criterion: str, variant: str) -> AttackResult:
-        for found in self.results:
-            if (found.criterion, found.variant) == (criterion, variant):
-                return found
-        raise KeyError(f"no {criterion} attack ({variant}) in this report")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (numbers, text, lists) for the report's JSON twin."""
-        out = asdict(self)
-        del out["attack_rows"], out["control_rows"]
-        out["quasi"], out["sensitive"] = list(self.quasi), list(self.sensitive)
-        out["results"] = [asdict(r) for r in self.results]
-        return out

@@ -38,8 +38,8 @@ id).  Matching is compiled (person_kernel.py) and indexed by (class, feature).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import polars as pl
@@ -53,6 +53,7 @@ from apps.engine.attacks.model import (
     METHOD,
     NEAREST,
     SINGLING_OUT,
+    AttackReportData,
     AttackResult,
 )
 from apps.engine.attacks.person_index import (
@@ -107,7 +108,8 @@ DESIGN_PERSONS = (
 
 
 @dataclass(frozen=True)
-class PersonAttackReport:
+class PersonAttackReport(AttackReportData):
+    HIDDEN: ClassVar[tuple[str, ...]] = ("attack_persons", "control_persons")
     method: str
     method_version: str
     seed: int
@@ -125,19 +127,6 @@ class PersonAttackReport:
     results: tuple[AttackResult, ...]
     attack_persons: tuple[str, ...] = ()  # ids attacked: for audit and tests, never printed
     control_persons: tuple[str, ...] = ()
-
-    def result(self, criterion: str, variant: str) -> AttackResult:
-        for found in self.results:
-            if (found.criterion, found.variant) == (criterion, variant):
-                return found
-        raise KeyError(f"no {criterion} attack ({variant}) in this report")
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["attack_persons"], out["control_persons"]
-        out["quasi"], out["sensitive"] = list(self.quasi), list(self.sensitive)
-        out["results"] = [asdict(r) for r in self.results]
-        return out
 
 
 @dataclass(frozen=True)
