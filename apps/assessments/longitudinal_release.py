@@ -76,7 +76,7 @@ from apps.datasets.storage import delete_quietly, sha256_of
 from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.longitudinal import REPORTED_POWERS, measure
+from apps.engine.longitudinal import REPORTED_POWERS, Power, measure
 from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.formulas import top_code
 from apps.engine.longitudinal.release import (
@@ -235,15 +235,16 @@ def measure_released_data(
     data: LongitudinalData,
     target: float,
     levels: dict[str, int] | None = None,
+    *,
+    by_power: tuple[Power, ...] = REPORTED_POWERS,
 ) -> dict[str, Any]:
     """Released persons and events measured as the search measured them: the dates as
     released (or what a shift leaves), the event count at its chosen level and top-code;
-    the one measure of the long table and of the linked tables written again."""
+    the one measure of the long table, of the linked tables written again and of every
+    solution Step 7 shows (``person_nodes``; without ``by_power`` there)."""
     try:
         problem, at = released_problem(inputs.problem, data, levels or {})
-        risk = measure(
-            problem, levels=at, power=inputs.power, target=target, by_power=REPORTED_POWERS
-        )
+        risk = measure(problem, levels=at, power=inputs.power, target=target, by_power=by_power)
     except EngineError as exc:
         raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
     return {

@@ -245,8 +245,14 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
     searched = time.perf_counter()
     context.progress(92, "Recording the suppression of each solution", force=True)
 
+    # every solution shown with the figures its release would measure (person_nodes);
+    # imported here: that module builds on this one's inputs and on the release's writer
+    from apps.assessments.person_nodes import measured_node
+
     def stored_node(node: NodeResult) -> dict[str, Any]:
-        return node_data(node, _budgets(inputs, node, space))
+        return measured_node(
+            inputs, node_data(node, _budgets(inputs, node, space)), workspace=space
+        )
 
     quasi = inputs.quasi
     solution = stored_node(result.solution) if result.solution is not None else None

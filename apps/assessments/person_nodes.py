@@ -1,0 +1,68 @@
+"""The figures of each solution Step 7 shows for person-keyed data (issue 25): the
+optimum and every alternative measured as its release would be (``release_frame``, then
+``longitudinal_release.measure_released_data``, the one measure of a person release), so
+that the Step 7 page, the API, the comparison and the report show for an alternative what
+the release of that alternative would measure: the anchored dates' anchor as written, the
+number of events a recipient counts in the released rows (after event suppression) at
+its top-code, what a shift leaves of the dates.
+
+The engine's search decides pass or fail and the suppression (``NodeResult``); its counts
+are taken on the events before suppression, so where suppression changes a person's
+derived quasi-identifiers (the number of events) the release's figures differ, and those
+are the ones shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.assessments.longitudinal_release import measure_released_data, release_frame
+from apps.assessments.longitudinal_search import PersonInputs
+from apps.assessments.released_persons import released_data
+from apps.core.errors import ApplicationError
+from apps.engine.errors import EngineError
+from apps.engine.longitudinal import Workspace
+from apps.engine.longitudinal.release import Budgets, node_release
+
+#: The figures of a stored node replaced by the release's measure.
+MEASURED = ("min_class_size", "max_risk", "average_risk", "persons_at_risk")
+
+
+def node_measure(
+    inputs: PersonInputs,
+    levels: dict[str, int],
+    budgets: Budgets,
+    *,
+    workspace: Workspace | None = None,
+) -> dict[str, Any]:
+    """A node's release (its suppression under ``budgets``) measured in persons at the
+    chosen power, as the release measures its written file: smallest count, max and
+    average risk, persons at risk (at the release's target)."""
+    try:
+        chosen = node_release(
+            inputs.problem,
+            levels,
+            criterion=inputs.criterion,
+            power=inputs.power,
+            budgets=budgets,
+            workspace=workspace,
+        )
+    except EngineError as exc:
+        raise ApplicationError(f"A solution of the search could not be measured: {exc}") from None
+    frame, tables = release_frame(inputs, levels, chosen)
+    data = released_data(inputs, frame, tables, levels)
+    target = float(inputs.target["data_risk_target"])
+    found = measure_released_data(inputs, data, target, levels, by_power=())
+    return {name: found[name] for name in MEASURED}
+
+
+def measured_node(
+    inputs: PersonInputs, node: dict[str, Any], *, workspace: Workspace | None = None
+) -> dict[str, Any]:
+    """A stored node (``longitudinal_search.node_data``) with its figures from
+    :func:`node_measure`; a node without budgets (no suppression reproduces it, so it
+    cannot be released) keeps the search's and says so."""
+    if not node.get("budgets"):
+        return {**node, "measured": "search"}
+    figures = node_measure(inputs, node["levels"], Budgets(**node["budgets"]), workspace=workspace)
+    return {**node, **figures, "measured": "release"}
