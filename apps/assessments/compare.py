@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.longitudinal_search import person_inputs
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.person_nodes import node_distributions
 from apps.assessments.presenters import alternatives_rows
 from apps.assessments.privacy_models import encode_for_search
 from apps.core.errors import ApplicationError
@@ -18,6 +20,7 @@ from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.frame import read_table
+from apps.engine.longitudinal.release import Budgets
 from apps.engine.search.report import variable_distributions
 
 MAX_VALUES = 20
@@ -34,6 +37,9 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
             f"Pick two different alternatives (1 to {len(rows)}) to compare.", status=400
         )
     assert search is not None
+    chosen = [rows[first], rows[second]]
+    if search.get("unit") == "person":
+        return _persons_compare(assessment, search, chosen)
     quasi: list[str] = list(search["quasi_identifiers"])
     specs = {s.column: s for s in HierarchySpec.objects.filter(assessment=assessment)}
     missing = [q for q in quasi if q not in specs]
@@ -49,7 +55,6 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
         )
     except EngineError as exc:
         raise ApplicationError(f"The alternatives cannot be compared: {exc}") from None
-    chosen = [rows[first], rows[second]]
     per_alternative = []
     for alt in chosen:
         levels = tuple(alt["levels"][q] for q in quasi)
@@ -63,19 +68,63 @@ def alternatives_compare(*, assessment: Assessment, first: int, second: int) -> 
                 )
             }
         )
+    after = [{q: (dists[q].after, "records") for q in quasi} for dists in per_alternative]
+    return {
+        "alternatives": chosen,
+        "variables": _variables(quasi, chosen, after),
+        "rows": int(search.get("rows") or 0),
+    }
+
+
+def _variables(
+    names: list[str],
+    chosen: list[dict[str, Any]],
+    released: list[dict[str, tuple[Any, str]]],
+) -> list[dict[str, Any]]:
+    """Per quasi-identifier, each alternative's released values (the largest first) and
+    the unit they are counted in."""
     variables = []
-    for q in quasi:
+    for q in names:
         sides = []
-        for alt, dists in zip(chosen, per_alternative, strict=True):
-            after = sorted(dists[q].after, key=lambda item: (-item[1], str(item[0])))
+        for alt, values in zip(chosen, released, strict=True):
+            pairs, unit = values[q]
+            after = sorted(pairs, key=lambda item: (-item[1], str(item[0])))
             shown = [(str(label) if label is not None else "(missing)", n) for label, n in after]
             sides.append(
                 {
-                    "words": next(w["words"] for w in alt["in_words"] if w["column"] == q),
+                    "words": next(
+                        (w["words"] for w in alt["in_words"] if w["column"] == q), "as released"
+                    ),
                     "values": shown[:MAX_VALUES],
                     "groups": len([n for _, n in shown if n]),
                     "more": max(0, len(shown) - MAX_VALUES),
+                    "unit": unit,
                 }
             )
         variables.append({"column": q, "sides": sides})
-    return {"alternatives": chosen, "variables": variables, "rows": int(search.get("rows") or 0)}
+    return variables
+
+
+def _persons_compare(
+    assessment: Assessment, search: dict[str, Any], chosen: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Person-keyed data: each alternative's release as its measure reads it
+    (``person_nodes.node_distributions``): every dimension of the search (the columns,
+    the anchor, the number of events), person-level ones in persons, event-level ones in
+    events."""
+    if any(not alt.get("budgets") for alt in chosen):
+        raise ApplicationError(
+            "One of these solutions cannot be released: run the search again.", status=409
+        )
+    inputs = person_inputs(assessment)
+    released = []
+    for alt in chosen:
+        found = node_distributions(inputs, alt["levels"], Budgets(**alt["budgets"]))
+        released.append({q: (v["values"], v["unit"]) for q, v in found.items()})
+    names = [q for q in search.get("dimensions") or list(released[0]) if q in released[0]]
+    return {
+        "alternatives": chosen,
+        "variables": _variables(names, chosen, released),
+        "rows": int(search.get("rows") or 0),
+        "unit": "person",
+    }

@@ -18,26 +18,25 @@ from typing import Any
 
 from apps.assessments.longitudinal_release import measure_released_data, release_frame
 from apps.assessments.longitudinal_search import PersonInputs
-from apps.assessments.released_persons import released_data
+from apps.assessments.released_persons import released_data, released_problem
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
 from apps.engine.longitudinal import Workspace
-from apps.engine.longitudinal.release import Budgets, node_release
+from apps.engine.longitudinal.data import LongitudinalData
+from apps.engine.longitudinal.release import Budgets, generalized_labels, node_release
 
 #: The figures of a stored node replaced by the release's measure.
 MEASURED = ("min_class_size", "max_risk", "average_risk", "persons_at_risk")
 
 
-def node_measure(
+def _released(
     inputs: PersonInputs,
     levels: dict[str, int],
     budgets: Budgets,
-    *,
     workspace: Workspace | None = None,
-) -> dict[str, Any]:
-    """A node's release (its suppression under ``budgets``) measured in persons at the
-    chosen power, as the release measures its written file: smallest count, max and
-    average risk, persons at risk (at the release's target)."""
+) -> LongitudinalData:
+    """The persons and events a node's release (its suppression under ``budgets``) would
+    write, as the release's measure reads them (``released_persons.released_data``)."""
     try:
         chosen = node_release(
             inputs.problem,
@@ -50,10 +49,46 @@ def node_measure(
     except EngineError as exc:
         raise ApplicationError(f"A solution of the search could not be measured: {exc}") from None
     frame, tables = release_frame(inputs, levels, chosen)
-    data = released_data(inputs, frame, tables, levels)
+    return released_data(inputs, frame, tables, levels)
+
+
+def node_measure(
+    inputs: PersonInputs,
+    levels: dict[str, int],
+    budgets: Budgets,
+    *,
+    workspace: Workspace | None = None,
+) -> dict[str, Any]:
+    """A node's release measured in persons at the chosen power, as the release measures
+    its written file: smallest count, max and average risk, persons at risk (at the
+    release's target)."""
+    data = _released(inputs, levels, budgets, workspace)
     target = float(inputs.target["data_risk_target"])
     found = measure_released_data(inputs, data, target, levels, by_power=())
     return {name: found[name] for name in MEASURED}
+
+
+def node_distributions(
+    inputs: PersonInputs, levels: dict[str, int], budgets: Budgets
+) -> dict[str, dict[str, Any]]:
+    """What a node's release shows of each quasi-identifier the measure reads (the
+    columns, the anchor, the number of events), counted in the unit it describes:
+    persons for a person-level one, events for an event-level one. By name:
+    ``unit`` and ``values`` ((label, count) pairs, None for a missing value)."""
+    data = _released(inputs, levels, budgets)
+    try:
+        problem, at = released_problem(inputs.problem, data, levels)
+    except EngineError as exc:
+        raise ApplicationError(f"A solution of the search could not be measured: {exc}") from None
+    labels = generalized_labels(problem, at)
+    out: dict[str, dict[str, Any]] = {}
+    for d in problem.dimensions:
+        counted = labels[d.name].value_counts(sort=True)
+        out[d.name] = {
+            "unit": "persons" if d.scope == "person" else "events",
+            "values": [(row[0], int(row[1])) for row in counted.iter_rows()],
+        }
+    return out
 
 
 def measured_node(

@@ -241,7 +241,7 @@ def alternatives_compare_view(
                     [label for label, _ in side["values"]],
                     [n for _, n in side["values"]],
                     x_label=f"{variable['column']} as released",
-                    y_label="records released",
+                    y_label=f"{side.get('unit', 'records')} released",
                 )
             )
     return render(

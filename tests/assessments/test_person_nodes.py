@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from apps.assessments.compare import alternatives_compare
 from apps.assessments.deidentify import assessment_choose_solution, deid_config, deid_config_save
 from tests.assessments.test_longitudinal_release import applied, searched
 from tests.assessments.test_person_dates import visits, with_dates
+from tests.assessments.test_persons import page
 
 # Six persons, F 1960, every first date 2020-01-10 (one anchor), three visits each:
 # intervals P1, P2, P4, P6 {0, 10, 20}; P3 {0, 10, 99}; P5 {0, 10, 400}. 18 events.
@@ -24,7 +26,9 @@ NODES = visits(
 )
 
 
-def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(custodian, analyst):
+def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # type: ignore[no-untyped-def]
+    custodian, analyst, client_for
+):
     assessment = with_dates(
         custodian,
         analyst,
@@ -59,6 +63,33 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(cust
     assert (days["suppressed_events"], days["min_class_size"]) == (2, 2)
     assert days["max_risk"] == 0.5
     assert days["average_risk"] == pytest.approx(1 / 3)
+    # Step 7's table and the comparison show those figures and the released values the
+    # measure reads, persons for the event count and the anchor, events for the dates.
+    positions = {alt["levels"]["admission"]: i for i, alt in enumerate(search["pareto"])}
+    client = client_for(analyst)
+    step7 = page(assessment, "deidentify")
+    body = client.get(step7).content.decode()
+    row = body[body.index(f'data-testid="alternative-{positions[4]}"') :]
+    row = row[: row.index("</tr>")]
+    assert "<td>1</td><td>0.3333</td>" in row and "smallest per-person count 1" in row
+    comparison = alternatives_compare(
+        assessment=assessment, first=positions[4], second=positions[0]
+    )
+    assert [alt["max_risk"] for alt in comparison["alternatives"]] == [1.0, 0.5]
+    sides = {v["column"]: v["sides"] for v in comparison["variables"]}
+    assert list(sides) == search["dimensions"]
+    assert [(s["values"], s["unit"]) for s in sides["event_count"]] == [
+        ([("3+", 5), ("2", 1)], "persons"),
+        ([("3+", 4), ("2", 2)], "persons"),
+    ]
+    assert sides["anchor"][0]["values"] == [("2020-01-10", 6)]
+    assert [(s["values"], s["unit"]) for s in sides["admission"]] == [
+        ([("0-364", 17)], "events"),
+        ([("0", 6), ("10", 6), ("20", 4)], "events"),
+    ]
+    shown = client.get(f"{step7}compare/?pick={positions[4]}&pick={positions[0]}").content.decode()
+    assert 'data-testid="compare-max-risk-0">1<' in shown
+    assert "counted in persons" in shown and "counted in events" in shown
     # The release of the alternative measures what the page showed for it.
     assessment_choose_solution(assessment=assessment, levels=year["levels"])
     result, _released = applied(assessment, analyst)
