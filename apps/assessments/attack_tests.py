@@ -190,4 +190,37 @@ def attack_rows(attacks: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["attack_rows", "attacks_tested", "release_attacks", "verdict"]
+def _fact_words(fact: dict[str, Any]) -> str:
+    columns = ", ".join(fact.get("columns") or [])
+    if fact["fact"] == "event_count":
+        top = fact.get("top_code")
+        beyond = f', "{top} or more" beyond the top-code' if top else ""
+        return f"the number of events ({fact['level']}{beyond})"
+    if fact["fact"] == "anchor":
+        return f"the first event date ({fact['level']}; from {columns})"
+    return (
+        f"the intervals between the person's events ({fact['level']}; what the date shift "
+        f"leaves of {columns})"
+    )
+
+
+def known_facts(attacks: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The derived person-level facts the adversary of a person release's attack tests
+    knows (``person_attack_tests``: the number of events with its top-code, the anchor,
+    what a date shift leaves), each with its words: the one list Step 8, the review, the
+    report and the recipient summary (its PDF and its JSON twin) show."""
+    if not attacks or attacks.get("status") != "done":
+        return []
+    return [
+        {
+            "fact": str(fact["fact"]),
+            "level": fact.get("level"),
+            "top_code": fact.get("top_code"),
+            "columns": list(fact.get("columns") or []),
+            "text": _fact_words(fact),
+        }
+        for fact in attacks.get("derived") or []
+    ]
+
+
+__all__ = ["attack_rows", "attacks_tested", "known_facts", "release_attacks", "verdict"]

@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from apps.assessments.attack_tests import attack_rows
+from apps.assessments.attack_tests import attack_rows, known_facts
 from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
 from apps.audit.models import canonical_dumps
@@ -202,6 +202,10 @@ def summary_data(*, assessment: Assessment, decision: ReviewDecision) -> dict[st
             }
             for row in attack_rows(applied.get("attacks"))
         ],
+        # a person release: what the adversary of the attacks also knows of each person
+        # (the number of events and its top-code, the anchor, what a date shift leaves),
+        # the list and words of Step 8 and the report (attack_tests.known_facts)
+        "attack_known_facts": known_facts(applied.get("attacks")),
         "threat_model": record.threat_model,
         "data_dictionary": _dictionary(record, applied, frozen.variable_justifications),
         "release_transformations": [

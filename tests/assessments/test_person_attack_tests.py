@@ -249,7 +249,7 @@ def test_the_event_count_known_links_persons_alike_on_the_named_columns(custodia
     html = render_to_string(
         "assessments/_attack_tests.html", {"info": attacks, "rows": attack_rows(attacks)}
     )
-    assert 'the number of events (exact, "3 or more" beyond the top-code)' in html
+    assert "the number of events (exact, &quot;3 or more&quot; beyond the top-code)" in html
 
 
 # Seven persons, two visits ten days apart each: first dates in 2020-01 (HN1, HN2),
@@ -374,5 +374,5 @@ def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
         "assessments/_attack_tests.html", {"info": attacks, "rows": attack_rows(attacks)}
     )
     assert "the first event date (year; from admission)" in html
-    assert "the intervals between the person's events (days; what the date shift leaves" in html
+    assert "the intervals between the person&#x27;s events (days; what the date shift" in html
     assert secrets["date_shift"]["key"] not in html
