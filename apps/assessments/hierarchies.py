@@ -27,6 +27,7 @@ from apps.engine import hierarchies as h
 from apps.engine.criteria import size_for_risk
 from apps.engine.errors import EngineError
 from apps.engine.hierarchies.mapping import MAX_GROUPS, level_mapping
+from apps.engine.hierarchy_files import parse_hierarchy_text, uncovered, uncovered_message
 from apps.engine.threshold import DEFAULT_PROFILE, get_profile
 
 Kind = HierarchySpec.Kind
@@ -192,6 +193,18 @@ def build_hierarchy(
         raise ApplicationError(f"Hierarchy of '{column}': {exc}", {"column": column}) from None
 
 
+def _check_covered(hierarchy: h.Hierarchy, column: str, values: list[str | None]) -> None:
+    """Every value of the column is a leaf: refused with the command line's message
+    (``hierarchy_files.uncovered_message``: how many, at most three, cut short)."""
+    missing = uncovered(hierarchy, [pl.Series(values, dtype=pl.String)])
+    if missing:
+        message = uncovered_message(column, missing, "the text or file given")
+        raise ApplicationError(
+            f"H{message[1:]}.",
+            {"column": column, "uncovered": len(missing)},
+        )
+
+
 def _build(
     column: str, kind: str, params: dict[str, Any], values: list[str | None], arx_text: str
 ) -> h.Hierarchy:
@@ -220,8 +233,13 @@ def _build(
                 column, values, params["levels"], keep_ungrouped=bool(params.get("keep_ungrouped"))
             )
         if kind == Kind.ARX:
-            hierarchy = h.parse_arx_text(arx_text, column)
-            hierarchy.lookup(pl.Series(values, dtype=pl.String))  # every value must be covered
+            named = f"Hierarchy of '{column}' (the text or file given)"
+            try:
+                hierarchy = parse_hierarchy_text(arx_text, column, named=named, sep=";", cli=False)
+            except EngineError as exc:  # it names the column and the line already
+                raise ApplicationError(str(exc), {"column": column}) from None
+            _check_covered(hierarchy, column, values)
+            hierarchy.lookup(pl.Series(values, dtype=pl.String))
             return hierarchy
         if kind == Kind.SUPPRESS:
             return h.suppression_hierarchy(column, values)

@@ -48,7 +48,9 @@ from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
 from apps.datasets.storage import local_path
+from apps.engine.errors import EngineError
 from apps.engine.hierarchies import DATE_LEVELS
+from apps.engine.hierarchy_files import decoded
 from apps.engine.sensitive import parse_model
 from apps.jobs.selectors import job_refresh
 
@@ -425,7 +427,11 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         data = post.copy()
         arx_file = request.FILES.get("arx_file")
         if arx_file is not None:
-            data["arx_file"] = arx_file.read().decode("utf-8-sig", errors="strict")
+            named = f"Hierarchy file '{arx_file.name}' of '{column}'"
+            try:
+                data["arx_file"] = decoded(arx_file.read(), named)
+            except EngineError as exc:
+                raise ApplicationError(str(exc), {"column": column}) from None
         params, arx_text = _hierarchy_params(data, kind)
         hierarchy_set(
             assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text

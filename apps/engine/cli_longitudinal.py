@@ -26,7 +26,8 @@ import polars as pl
 from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
 from apps.engine.errors import EngineInputError
 from apps.engine.frame import read_table
-from apps.engine.hierarchies import read_arx_csv
+from apps.engine.hierarchies import Hierarchy
+from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
 from apps.engine.longitudinal import (
     BUILT_INS,
     DEFAULT_EVENT_SUPPRESSION_LIMIT,
@@ -42,6 +43,7 @@ from apps.engine.longitudinal import (
     parse_power,
     prepare,
 )
+from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.dates import ANCHOR, DateMode
 from apps.engine.longitudinal.preload import load_longitudinal_code
 from apps.engine.longitudinal.problem import EVENT_COUNT, HierarchySource
@@ -206,15 +208,35 @@ def add_search_options(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- problem
 
 
-def _hierarchies(args: argparse.Namespace) -> dict[str, HierarchySource]:
+def _hierarchies(args: argparse.Namespace) -> tuple[dict[str, HierarchySource], dict[str, str]]:
+    """The hierarchies given (built-in names or files read), and the files by column."""
     out: dict[str, HierarchySource] = {}
+    files: dict[str, str] = {}
     for column, spec in _pairs(args.hierarchy, "--hierarchy").items():
-        out[column] = (
-            spec.lower()
-            if spec.lower() in BUILT_INS
-            else read_arx_csv(spec, column, sep=args.hierarchy_sep)
-        )
-    return out
+        if spec.lower() in BUILT_INS:
+            out[column] = spec.lower()
+        else:
+            out[column] = read_hierarchy_file(spec, column, sep=args.hierarchy_sep)
+            files[column] = spec
+    return out, files
+
+
+def _check_covered(
+    data: LongitudinalData,
+    hierarchies: dict[str, HierarchySource],
+    files: dict[str, str],
+    dates: Sequence[str],
+) -> None:
+    """Each hierarchy file covers its column's values (the one message of
+    ``hierarchy_files``, naming the column and the file); date columns have the engine's
+    own levels."""
+    for column, path in files.items():
+        hierarchy = hierarchies[column]
+        if column in dates or not isinstance(hierarchy, Hierarchy):
+            continue
+        values = [data.person_values.get_column(column)] if column in data.person_quasi else []
+        values += [t.values.get_column(column) for t in data.tables if column in t.quasi]
+        check_covered(hierarchy, column, values, f"file {path}")
 
 
 def _top(text: str) -> int | str | None:
@@ -265,7 +287,8 @@ def problem_from_args(args: argparse.Namespace, *, search: bool) -> Longitudinal
     )
     if not dates and (args.date_mode or args.shift_days is not None):
         raise EngineInputError("--date-mode and --shift-days need --dates COL")
-    hierarchies = _hierarchies(args)
+    hierarchies, files = _hierarchies(args)
+    _check_covered(data, hierarchies, files, dates)
     wants_count = args.event_count or named_count or EVENT_COUNT in hierarchies
     problem = prepare(
         data,

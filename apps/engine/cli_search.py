@@ -45,7 +45,8 @@ from apps.engine.criteria import (
 )
 from apps.engine.errors import EngineInputError
 from apps.engine.frame import read_table
-from apps.engine.hierarchies import Hierarchy, read_arx_csv
+from apps.engine.hierarchies import Hierarchy
+from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
 from apps.engine.loss import METRICS, EntropyMetric, entropy_percent, prepare_metric
 from apps.engine.masking import MASK_METHODS, MaskMethod
 from apps.engine.search import NodeResult, optimal_search
@@ -233,9 +234,9 @@ def _inputs(args: argparse.Namespace) -> Inputs:
     if missing:
         raise EngineInputError(f"no --hierarchy for: {', '.join(missing)}")
     models = sensitive_models(args)
-    hierarchies = {q: read_arx_csv(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
+    hierarchies = {q: read_hierarchy_file(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
     sensitive_hierarchy = (
-        read_arx_csv(args.sensitive_hierarchy, args.sensitive, sep=args.hierarchy_sep)
+        read_hierarchy_file(args.sensitive_hierarchy, args.sensitive, sep=args.hierarchy_sep)
         if args.sensitive_hierarchy
         else None
     )
@@ -246,6 +247,15 @@ def _inputs(args: argparse.Namespace) -> Inputs:
         if on_cluster(args)
         else read_table(args.file, sep=args.sep).collect().rechunk()  # (one chunk per column)
     )
+    if data is not None:
+        # each file covers its column (the one message of hierarchy_files, naming both)
+        for q in quasi:
+            if q in data.columns:
+                check_covered(hierarchies[q], q, [data.get_column(q)], f"file {paths[q]}")
+        if sensitive_hierarchy is not None and args.sensitive in data.columns:
+            column = data.get_column(args.sensitive)
+            source = f"file {args.sensitive_hierarchy}"
+            check_covered(sensitive_hierarchy, args.sensitive, [column], source)
     load_compiled_code()  # once per process, like an import: not part of `seconds`
     if models:
         load_sensitive_code()

@@ -1,6 +1,7 @@
 """The Step 7 page's hierarchy builders, through HTTP: each kind and the ARX import."""
 
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -98,3 +99,44 @@ def test_arx_import_with_range_like_group_labels(client_for, analyst, ready):
     assert age.arx_csv == text
     page = client.get(response["Location"]).content.decode()
     assert "overlapping" not in page
+
+
+def _flash(client, response) -> str:  # type: ignore[no-untyped-def]
+    import html
+
+    page = client.get(response["Location"]).content.decode()
+    found = re.search(r'class="flash flash-error"[^>]*>(.*?)<', page, flags=re.S)
+    assert found, page
+    return html.unescape(found.group(1)).strip()
+
+
+def test_the_web_says_what_the_command_line_says_of_a_hierarchy(client_for, analyst, ready):
+    from apps.engine.hierarchy_files import uncovered_message
+
+    client = client_for(analyst)
+    # ages 30, 40, 50: a hierarchy of 30 alone leaves out two values, in the data's order
+    response = post(client, ready, {"column": "age", "kind": "arx", "arx_text": "30;*\n"})
+    message = uncovered_message("age", ["40", "50"], "the text or file given")
+    assert message == (
+        "hierarchy of 'age' (the text or file given) does not cover 2 values of the data: "
+        "'40', '50'; add them to the hierarchy, or correct the data"
+    )
+    assert _flash(client, response) == f"H{message[1:]}."
+    # a file that is not UTF-8, a ragged line, a separator that splits no line
+    upload = io.BytesIO(b"F;*\nM;*\n\xe9;*\n")
+    upload.name = "sexes.csv"
+    response = post(client, ready, {"column": "sex", "kind": "arx", "arx_file": upload})
+    assert _flash(client, response) == (
+        "Hierarchy file 'sexes.csv' of 'sex', line 3: not UTF-8 text (byte 0xe9); save the "
+        "file as UTF-8"
+    )
+    response = post(client, ready, {"column": "sex", "kind": "arx", "arx_text": "F;*\n\nM\n"})
+    assert _flash(client, response) == (
+        "Hierarchy of 'sex' (the text or file given), line 3: 1 value, but line 1 has 2 "
+        "(separator ';'); every line needs the value and one generalization per level"
+    )
+    response = post(client, ready, {"column": "sex", "kind": "arx", "arx_text": "F,*\nM,*\n"})
+    assert _flash(client, response) == (
+        "Hierarchy of 'sex' (the text or file given): no line is split by the separator ';', "
+        "but every line is by ','; separate the values by ';'"
+    )
