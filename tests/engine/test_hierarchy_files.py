@@ -70,9 +70,10 @@ def test_uncovered_values_name_column_file_count_and_three_values_cut_short(
     )
     # persons: measure and search --person say the same, in the same words
     short = write(tmp_path / "h_short.csv", "34;*\n")
-    for command in (("measure",), ("search", "--k", "2")):
+    person_commands: tuple[tuple[str, ...], ...] = (("measure",), ("search", "--k", "2"))
+    for person_command in person_commands:
         err = fails(
-            capsys, *command, files["long"], "--person", "pid", "--quasi", "sex",
+            capsys, *person_command, files["long"], "--person", "pid", "--quasi", "sex",
             "--event-quasi", "age", "--hierarchy", f"sex={files['sex']}",
             "--hierarchy", f"age={short}",
         )  # fmt: skip
