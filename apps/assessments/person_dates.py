@@ -342,6 +342,43 @@ def released_dates(
     }
 
 
+def date_levels_shown(config: DeidConfig, column: str) -> dict[str, Any] | None:
+    """What Step 7's page shows for a column the date settings handle (None: not a date
+    column), instead of a saved hierarchy the search does not read: the mode, the levels
+    the search generalizes along (absolute: the calendar's; anchored: the intervals' bins,
+    with the anchor's), with a shift its range and what is measured (the intervals to the
+    day, the anchor no finer than the range). ``height``: the highest level of the column."""
+    dates = person_dates(config)
+    if dates is None or column not in dates.columns:
+        return None
+    if dates.mode == "absolute":
+        return {
+            "mode": "absolute",
+            "levels": list(CALENDAR_LEVELS),
+            "height": len(CALENDAR_LEVELS) - 1,
+            "anchor_levels": [],
+            "shift_days": None,
+        }
+    spec = date_spec(config)
+    assert spec is not None
+    anchor = list(ANCHOR_LEVEL_NAMES)
+    if dates.shift_days is not None:
+        return {
+            "mode": "shift",
+            "levels": [INTERVAL_LEVEL_NAMES[0]],
+            "height": 0,
+            "anchor_levels": anchor[spec.anchor_min_level : spec.anchor_min_level + 1],
+            "shift_days": dates.shift_days,
+        }
+    return {
+        "mode": "anchored",
+        "levels": list(INTERVAL_LEVEL_NAMES),
+        "height": len(INTERVAL_LEVEL_NAMES) - 1,
+        "anchor_levels": anchor,
+        "shift_days": None,
+    }
+
+
 def engine_heights(config: DeidConfig) -> dict[str, int]:
     """Heights of the dimensions whose levels the engine builds, for the maximum levels
     of Step 7: declared dates (calendar: 4; anchored intervals: 5), the anchor (4), the

@@ -30,6 +30,7 @@ from apps.assessments.hierarchies import (
     hierarchy_set,
 )
 from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.person_dates import date_levels_shown
 from apps.assessments.precheck import assessment_precheck
 from apps.assessments.presenters import ALTERNATIVE_SORTS, _html, alternatives_rows, pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, spec_from_form, step4_findings
@@ -170,16 +171,7 @@ def deidentify_step(
             model_kinds=[(k, label_for("privacy_model", k)) for k in OFFERED_KINDS],
             methods=MASKING_METHODS,
             metrics=METRICS,
-            hierarchies=[
-                {
-                    "spec": s,
-                    "preview": hierarchy_preview(
-                        assessment, s, raw_values=membership_of(request).can_see_raw_values
-                    ),
-                    "max_level": config.max_levels.get(s.column, ""),
-                }
-                for s in specs
-            ],
+            hierarchies=[_hierarchy_item(request, assessment, config, s) for s in specs],
             class_size=class_threshold(assessment),
             kinds=HierarchySpec.Kind.choices,
             code_kinds=[("icd10", "ICD-10"), ("icd9cm", "ICD-9-CM")],
@@ -212,6 +204,26 @@ def deidentify_step(
             error=error,
         ),
     )
+
+
+def _hierarchy_item(
+    request: HttpRequest, assessment: Assessment, config: DeidConfig, spec: HierarchySpec
+) -> dict[str, Any]:
+    """A quasi-identifier's hierarchy on Step 7's page: the saved one with its preview and
+    editor; for a column the date settings handle, the date mode's own levels (the search
+    reads no saved hierarchy for it: ``person_dates.date_levels_shown``)."""
+    dates = date_levels_shown(config, spec.column)
+    return {
+        "spec": spec,
+        "dates": dates,
+        "preview": []
+        if dates is not None
+        else hierarchy_preview(
+            assessment, spec, raw_values=membership_of(request).can_see_raw_values
+        ),
+        "height": spec.height if dates is None else dates["height"],
+        "max_level": config.max_levels.get(spec.column, ""),
+    }
 
 
 @org_view()

@@ -20,7 +20,7 @@ JOB_HANDLERS: dict[str, str] = {
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
     # person-keyed data in persons (longitudinal_*), else records: an upload's release
     # (release_apply) or a cluster table's (cluster_release)
-    "assessment-search": "apps.assessments.longitudinal_search.assessment_search_dispatch",
+    "assessment-search": "apps.assessments.person_search_job.assessment_search_dispatch",
     "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
     "assessment-synthetic": "apps.assessments.release_forms.jobs.assessment_synthetic_handler",
     "assessment-table": "apps.assessments.release_forms.jobs.assessment_table_handler",
