@@ -18,8 +18,8 @@ JOB_HANDLERS: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_handler",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_handler",
     "assessment-risk": "apps.assessments.risk.assessment_risk_handler",
-    # person-keyed data in persons (longitudinal_*), else records: an upload's release
-    # (release_apply) or a cluster table's (cluster_release)
+    # person-keyed data in persons (person_search_job, longitudinal_release), else
+    # records: an upload's release (release_apply) or a cluster table's (cluster_release)
     "assessment-search": "apps.assessments.person_search_job.assessment_search_dispatch",
     "assessment-apply": "apps.assessments.longitudinal_release.assessment_apply_dispatch",
     "assessment-synthetic": "apps.assessments.release_forms.jobs.assessment_synthetic_handler",
