@@ -9,14 +9,17 @@ its top-code, what a shift leaves of the dates.
 The engine's search decides pass or fail and the suppression (``NodeResult``); its counts
 are taken on the events before suppression, so where suppression changes a person's
 derived quasi-identifiers (the number of events) the release's figures differ, and those
-are the ones shown.
+are the ones shown. With shifted dates the offsets exist only once a release draws its
+key, so a solution is measured on what the shift leaves of the dates as they are (the
+intervals, the anchor no finer than the shift's range); the release measures its shifted
+dates, which can differ where a shift carries a first date across the anchor's boundary.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from apps.assessments.longitudinal_release import measure_released_data, release_frame
+from apps.assessments.longitudinal_release import data_risk, measure_released_data, release_frame
 from apps.assessments.longitudinal_search import PersonInputs
 from apps.assessments.released_persons import released_data, released_problem
 from apps.core.errors import ApplicationError
@@ -61,11 +64,14 @@ def node_measure(
 ) -> dict[str, Any]:
     """A node's release measured in persons at the chosen power, as the release measures
     its written file: smallest count, max and average risk, persons at risk (at the
-    release's target)."""
+    release's target), and whether its data risk meets the target (``meets_target``: not
+    always, where suppressed events change the number of events a recipient counts)."""
     data = _released(inputs, levels, budgets, workspace)
     target = float(inputs.target["data_risk_target"])
     found = measure_released_data(inputs, data, target, levels, by_power=())
-    return {name: found[name] for name in MEASURED}
+    risk = data_risk(inputs.target["release_model"], found["max_risk"], found["average_risk"])
+    # as the release judges its written file (person_release_result)
+    return {**{name: found[name] for name in MEASURED}, "meets_target": risk <= target + 1e-12}
 
 
 def node_distributions(

@@ -69,7 +69,7 @@ def person_search_handler(job: Job, context: JobContext, assessment: Assessment)
     except EngineError as exc:
         raise search_refusal(exc, inputs.power) from None
     searched = time.perf_counter()
-    context.progress(92, "Recording the suppression of each solution", force=True)
+    context.progress(92, "Recording and measuring the release of each solution", force=True)
 
     # every solution shown with the figures its release would measure (person_nodes)
     def stored_node(node: NodeResult) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # 
     assert year["max_risk"] == 1.0
     assert year["average_risk"] == pytest.approx(1 / 3)
     assert year["persons_at_risk"] == 1
+    assert year["meets_target"] is False  # max risk 1 > 0.5
     # Full budget: days, P3's 99 and P5's 400 suppressed. Released: "3+" {P1, P2, P4,
     # P6} each {0, 10, 20} → 4; "2" {P3, P5} {0, 10} → 2: max 1/2, average
     # (4 · 1/4 + 2 · 1/2) / 6 = 1/3 (the search's count, one class of six: 1/4, 2/9).
@@ -63,6 +64,7 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # 
     assert (days["suppressed_events"], days["min_class_size"]) == (2, 2)
     assert days["max_risk"] == 0.5
     assert days["average_risk"] == pytest.approx(1 / 3)
+    assert days["meets_target"] is True
     # Step 7's table and the comparison show those figures and the released values the
     # measure reads, persons for the event count and the anchor, events for the dates.
     positions = {alt["levels"]["admission"]: i for i, alt in enumerate(search["pareto"])}
@@ -72,6 +74,9 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # 
     row = body[body.index(f'data-testid="alternative-{positions[4]}"') :]
     row = row[: row.index("</tr>")]
     assert "<td>1</td><td>0.3333</td>" in row and "smallest per-person count 1" in row
+    assert f'data-testid="alternative-fails-{positions[4]}"' in row
+    assert 'data-testid="alternative-fails-' not in body.replace(row, "")
+    assert 'data-testid="solution-fails-release"' not in body
     comparison = alternatives_compare(
         assessment=assessment, first=positions[4], second=positions[0]
     )
@@ -96,3 +101,38 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # 
     after = result["longitudinal"]["risk_after"]
     assert (after["max_risk"], after["min_class_size"]) == (year["max_risk"], 1)
     assert after["average_risk"] == pytest.approx(year["average_risk"])
+
+
+def test_a_solution_whose_release_misses_the_target_says_so(  # type: ignore[no-untyped-def]
+    custodian, analyst, client_for
+):
+    # P1…P4 {0, 10, 20}, P5 {0, 10, 400}; ⌊0.1 · 15⌋ = 1 event may go. The search's
+    # optimum keeps the days and suppresses P5's 400: counted before suppression, P5 is
+    # one of five with 3 events (count 5 at p = 1 on {0, 10}). Released, P5 has 2 events,
+    # alone in its class: max risk 1 > 0.5, average (4 · 1/4 + 1) / 5 = 0.4.
+    text = visits(
+        {
+            **{f"HN{i}": ("2020-01-10", "2020-01-20", "2020-01-30") for i in range(1, 5)},
+            "HN5": ("2020-01-10", "2020-01-20", "2021-02-13"),
+        }
+    )
+    assessment = with_dates(
+        custodian,
+        analyst,
+        text,
+        {"columns": ["admission"], "mode": "anchored"},
+        {"enabled": True, "top": 3},
+    )
+    config = deid_config(assessment)
+    deid_config_save(
+        assessment=assessment,
+        config=config.replace(suppression_limit=0.0, event_suppression_limit=0.1),
+    )
+    solution = searched(assessment, analyst)["solution"]
+    assert solution["levels"]["admission"] == 0 and solution["suppressed_events"] == 1
+    assert (solution["max_risk"], solution["min_class_size"]) == (1.0, 1)
+    assert solution["average_risk"] == pytest.approx(0.4)
+    assert solution["meets_target"] is False
+    body = client_for(analyst).get(page(assessment, "deidentify")).content.decode()
+    assert 'data-testid="solution-fails-release"' in body
+    assert "Released, this solution would not meet the target: max risk 1.0000" in body
