@@ -236,7 +236,12 @@ def _inputs(args: argparse.Namespace) -> Inputs:
     models = sensitive_models(args)
     hierarchies = {q: read_hierarchy_file(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
     sensitive_hierarchy = (
-        read_hierarchy_file(args.sensitive_hierarchy, args.sensitive, sep=args.hierarchy_sep)
+        read_hierarchy_file(
+            args.sensitive_hierarchy,
+            args.sensitive,
+            sep=args.hierarchy_sep,
+            option="--sensitive-hierarchy",
+        )
         if args.sensitive_hierarchy
         else None
     )

@@ -74,8 +74,12 @@ def check_covered(
 # --------------------------------------------------------------------------- reading a file
 
 
-def _named(file: Path, column: str) -> str:
-    return f"hierarchy file {file} (--hierarchy {column}=…)"
+def _named(file: Path, column: str, option: str) -> str:
+    return (
+        f"hierarchy file {file} ({option} {column}=…)"
+        if option == "--hierarchy"
+        else (f"hierarchy file {file} ({option}, column '{column}')")
+    )
 
 
 def _lines(text: str, sep: str) -> list[tuple[int, tuple[str, ...]]]:
@@ -141,12 +145,14 @@ def decoded(raw: bytes, named: str) -> str:
         ) from None
 
 
-def read_hierarchy_file(path: str | Path, column: str, *, sep: str | None = None) -> Hierarchy:
+def read_hierarchy_file(
+    path: str | Path, column: str, *, sep: str | None = None, option: str = "--hierarchy"
+) -> Hierarchy:
     """A hierarchy file in ARX's format (one line per value of the column, the value then
     its generalizations, ``;`` or the file's own separator when ``sep`` is None), refused
     with a message naming the file, the column and the line (module docstring)."""
     file = Path(path)
-    named = _named(file, column)
+    named = _named(file, column, option)
     try:
         raw = file.read_bytes()
     except FileNotFoundError:

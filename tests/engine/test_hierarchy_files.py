@@ -146,3 +146,24 @@ def test_wrong_separator_and_a_level_that_is_not_coarser(
         f"hierarchy file {split} (--hierarchy age=…), line 3: level 2 is not a function of "
         "level 1: '30-39' -> '*' and 'A'"
     )
+
+
+def test_the_sensitive_hierarchy_is_named_by_its_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, files: dict[str, str]
+) -> None:
+    argv = ("search", files["data"], "--k", "2", "--quasi", "sex", "--hierarchy")
+    sensitive = ("--sensitive", "note", "--criterion", "hierarchical-t=0.5")
+    ragged = write(tmp_path / "h_note.csv", "a;*\nb\n")
+    err = fails(capsys, *argv, f"sex={files['sex']}", *sensitive, "--sensitive-hierarchy", ragged)
+    assert err == (
+        f"hierarchy file {ragged} (--sensitive-hierarchy, column 'note'), line 2: 1 value, "
+        "but line 1 has 2 (separator ';'); every line needs the value and one "
+        "generalization per level"
+    )
+    # notes a…h: a hierarchy of a and b leaves six out
+    short = write(tmp_path / "h_note_short.csv", "a;*\nb;*\n")
+    err = fails(capsys, *argv, f"sex={files['sex']}", *sensitive, "--sensitive-hierarchy", short)
+    assert err == (
+        f"hierarchy of 'note' (file {short}) does not cover 6 values of the data: 'c', 'd', "
+        "'e' and 3 more; add them to the hierarchy, or correct the data"
+    )
