@@ -171,6 +171,7 @@ def parse_hierarchy_text(
     sets it, else with the separator to write."""
     if sep is not None and len(sep) != 1:
         raise EngineInputError(f"{named}: the separator must be one character, not {sep!r}")
+    text = text.lstrip("\ufeff")
     chosen = sniff_arx_separator(text) if sep is None else sep
     lines = _lines(text, chosen)
     if not lines:
