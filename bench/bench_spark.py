@@ -1,7 +1,7 @@
 """`make bench-spark`: N rows through the Spark path (Apache Spark, local mode, 2 cores),
 with the polars engine on the same file beside it.
 
-    .venv/bin/python bench/bench_spark.py                  # 100 million rows (about an hour)
+    .venv/bin/python bench/bench_spark.py                  # 100 million rows (about an hour on 2 cores)
     .venv/bin/python bench/bench_spark.py --rows 1000000   # a check that it works
 
 The data is `bench_scale.py`'s (seeded: a record number and ARX adult's 9
@@ -259,6 +259,12 @@ def write_fragment(
         step: (spark["seconds"][step] - tiny["seconds"][step]) / max(rows - 1_000, 1) * 1e6
         for step in ("measure", "apply", "verify")
     }
+    if max(*load[0], *load[1]) > 1.5:
+        lines += [
+            "",
+            "The machine was shared with other work during this run (see the load averages "
+            "above): the times include that contention, on both engines.",
+        ]
     lines += [
         "",
         f"Results: {spark['distinct_tuples']:,} distinct tuples; levels {spark['levels']} "
