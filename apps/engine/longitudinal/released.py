@@ -15,6 +15,11 @@ recipient reads off the released rows themselves, so a suppressed event can chan
   release writes the anchor in a column of its own (the input's first date), which
   suppression does not change.
 
+A kept person whose every event was suppressed keeps its person-level values (a person
+table's row; released with the count 0). In a long table such a person has no row left
+and is in no release: it cannot change another person's count (it holds no feature), but
+the figures still count it (not handled here).
+
 :func:`settle` makes the node's outcome that of the released data: after the kernel's
 event and person phases it recomputes each kept person's released event count (and its
 code at the node's level), removes the persons whose anchor would move, regroups the
@@ -43,14 +48,6 @@ from apps.engine.longitudinal.problem import LongitudinalProblem
 
 I64 = NDArray[np.int64]
 Flags = NDArray[np.bool_]
-
-
-def tracks_release(problem: LongitudinalProblem) -> bool:
-    """Whether suppressed events can change a derived quasi-identifier of the release."""
-    shifted = problem.dates is not None and problem.dates.shift_days is not None
-    return any(
-        d.kind == "event_count" or (shifted and d.kind == "anchor") for d in problem.dimensions
-    )
 
 
 def _built_in(problem: LongitudinalProblem, j: int) -> bool:
@@ -151,23 +148,22 @@ def settle(
 ) -> None:
     """Bring the kernel's outcome (``kk``, ``alive``, ``stats``, changed in place) to the
     released data (module docstring)."""
-    if stats[kernels.DECIDED_EARLY] or not tracks_release(problem):
+    if stats[kernels.DECIDED_EARLY]:
         return
     kept_slot = ~removed & alive[features.slot_person]
     if not (removed & alive[features.slot_person]).any():
         return  # no kept person lost an event: nothing derived changed
-    lost = _lost_anchor(problem, base, features, alive, removed)
-    person_dims = problem.person_dimensions()
-    columns: list[I64] = []
-    radix: list[int] = []
-    changed = bool(lost.any())
-    live = np.flatnonzero(alive)
     counts = np.bincount(
         features.slot_person[kept_slot],
         weights=features.events[kept_slot],
         minlength=problem.persons,
     ).astype(np.int64)
-    for j in person_dims:
+    gone = _lost_anchor(problem, base, features, alive, removed)
+    changed = bool(gone.any())
+    live = np.flatnonzero(alive)
+    columns: list[I64] = []
+    radix: list[int] = []
+    for j in problem.person_dimensions():
         d = problem.dimensions[j]
         codes = d.lookup.maps[levels[j]][d.codes].astype(np.int64)
         if d.kind == "event_count":
@@ -179,22 +175,21 @@ def settle(
         radix.append(int(codes.max()) + 1 if len(codes) else 1)
     if not changed:
         return
-    alive &= ~lost
+    alive &= ~gone
     class_of, _ = _group(columns, radix, problem.persons)
-    kept_per_person = np.bincount(
-        features.slot_person[kept_slot], minlength=problem.persons
-    ).astype(np.int64)
     offsets = np.zeros(problem.persons + 1, dtype=np.int64)
-    np.cumsum(kept_per_person, out=offsets[1:])
+    np.cumsum(
+        np.bincount(features.slot_person[kept_slot], minlength=problem.persons), out=offsets[1:]
+    )
     feats = features.features[kept_slot]  # person by person, ascending within each
     while True:
         live = np.flatnonzero(alive)
-        order = live[np.argsort(class_of[live], kind="stable")]
-        _, starts_at = np.unique(class_of[order], return_index=True)
-        starts = np.append(starts_at, len(order)).astype(np.int64)
+        order = live[np.argsort(class_of[live], kind="stable")].astype(np.int64)
+        _, first = np.unique(class_of[order], return_index=True)
+        starts = np.append(first, len(order)).astype(np.int64)
         counted = kernels.person_counts(order, starts, offsets, feats, features.count, power)
-        failing = alive & (counted < k)
         kk[alive] = counted[alive]
+        failing = alive & (counted < k)
         if not failing.any():
             break
         alive &= ~failing
