@@ -7,7 +7,9 @@ and vice versa). It gives
 
 * :meth:`Workspace.counts`: the strict per-person counts ``k_i`` at a node, exactly;
 * :meth:`Workspace.evaluate`: event then person suppression under a ``k`` and two
-  budgets, with the node's information loss.
+  budgets, with the node's information loss; its figures are those of the data the
+  node releases (:meth:`Workspace.suppression`, ``released.settle``: a suppressed event
+  changes the event count a recipient counts, and with shifted dates the first date).
 
 Information loss (LONGITUDINAL.md §3.2, decision): for each quasi-identifier ``j``,
 Iyengar's Loss ``L_j`` (``formulas.dimension_loss``) over its *units*, the persons for a
