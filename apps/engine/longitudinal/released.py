@@ -82,8 +82,9 @@ def _count_codes(
     index = {label: c for c, label in enumerate(d.lookup.labels[level])}
     level0 = {label: c for c, label in enumerate(d.lookup.labels[0])}
     fresh: dict[str, int] = {}
-    out = np.empty(len(persons), dtype=np.int64)
-    for n, count in enumerate(counts[persons].tolist()):
+    distinct, inverse = np.unique(counts[persons], return_inverse=True)
+    codes = np.empty(len(distinct), dtype=np.int64)
+    for n, count in enumerate(distinct.tolist()):
         code: int | None
         if built_in:
             label = event_count_label(int(count), level, top)
@@ -94,7 +95,8 @@ def _count_codes(
             code = None if base is None else int(d.lookup.maps[level][base])
         if code is None:
             code = d.lookup.size(level) + fresh.setdefault(label, len(fresh))
-        out[n] = code
+        codes[n] = code
+    out: I64 = codes[inverse.reshape(-1)]
     return out
 
 

@@ -37,7 +37,7 @@ from apps.engine.longitudinal import (
 )
 from apps.engine.longitudinal.formulas import INTERVAL_WIDTHS, event_count_label, strict_count
 from apps.engine.longitudinal.problem import LongitudinalProblem
-from apps.engine.longitudinal.release import Budgets, node_release
+from apps.engine.longitudinal.release import Budgets, budgets_reproducing, node_release
 
 SETTINGS = settings(
     max_examples=400,
@@ -213,7 +213,7 @@ def test_the_search_returns_the_exhaustive_optimum_and_its_release_meets_it(
         "event_suppression_limit": data.draw(st.sampled_from([0.1, 0.3, 1.0])),
     }
     best, _ = exhaustive_search(problem, criterion, **kwargs)
-    result = optimal_search(problem, criterion, **kwargs)
+    result = optimal_search(problem, criterion, pareto=True, **kwargs)
     event(f"solution: {best is not None}")
     if best is None:
         assert result.solution is None
@@ -221,17 +221,29 @@ def test_the_search_returns_the_exhaustive_optimum_and_its_release_meets_it(
     assert result.solution is not None
     assert result.solution.levels == best.levels
     assert result.solution.information_loss == best.information_loss
-    budgets = Budgets(result.event_budget, result.person_budget)
-    release = node_release(
-        problem, result.solution.levels, criterion=criterion, power=power, budgets=budgets
-    )
-    keys, sets = released_counts(
-        problem,
-        frame,
-        result.solution.levels,
-        release.kept_events[0].tolist(),
-        _kept(problem, release.alive),
-    )
-    counts = _measure(keys, sets, power)
-    assert min(counts) >= criterion.release_size
-    assert result.solution.max_risk == max(1 / c for c in counts)
+    # the optimum and every alternative: released, each meets the target with its figures
+    for node in (result.solution, *result.pareto):
+        budgets = budgets_reproducing(
+            problem,
+            node.levels,
+            criterion=criterion,
+            power=power,
+            suppressed_persons=node.suppressed_persons,
+            suppressed_events=node.suppressed_events,
+            **{k: v for k, v in kwargs.items() if k != "power"},
+        )
+        assert budgets is not None
+        release = node_release(
+            problem, node.levels, criterion=criterion, power=power, budgets=budgets
+        )
+        keys, sets = released_counts(
+            problem,
+            frame,
+            node.levels,
+            release.kept_events[0].tolist(),
+            _kept(problem, release.alive),
+        )
+        counts = _measure(keys, sets, power)
+        assert min(counts) >= criterion.release_size
+        assert node.max_risk == max(1 / c for c in counts)
+        assert node.min_class_size == min(counts)
