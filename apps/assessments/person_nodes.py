@@ -6,13 +6,14 @@ the release of that alternative would measure: the anchored dates' anchor as wri
 number of events a recipient counts in the released rows (after event suppression) at
 its top-code, what a shift leaves of the dates.
 
-The engine's search decides pass or fail and the suppression (``NodeResult``); its counts
-are taken on the events before suppression, so where suppression changes a person's
-derived quasi-identifiers (the number of events) the release's figures differ, and those
-are the ones shown. With shifted dates the offsets exist only once a release draws its
-key, so a solution is measured on what the shift leaves of the dates as they are (the
-intervals, the anchor no finer than the shift's range); the release measures its shifted
-dates, which can differ where a shift carries a first date across the anchor's boundary.
+The engine's search decides pass or fail and the suppression (``NodeResult``); it counts
+the number of events and a shifted anchor as the release shows them, after event
+suppression (``engine.longitudinal.released``), so its figures are the release's. The
+release's measure stays the one shown, and ``meets_target`` the safety net: with shifted
+dates the offsets exist only once a release draws its key, so a solution is measured on
+what the shift leaves of the dates as they are (the intervals, the anchor no finer than
+the shift's range); the release measures its shifted dates, which can differ where a
+shift carries a first date across the anchor's boundary.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def node_measure(
 ) -> dict[str, Any]:
     """A node's release measured in persons at the chosen power, as the release measures
     its written file: smallest count, max and average risk, persons at risk (at the
-    release's target), and whether its data risk meets the target (``meets_target``: not
-    always, where suppressed events change the number of events a recipient counts)."""
+    release's target), and whether its data risk meets the target (``meets_target``: the
+    search's figures are the release's, so it does unless something the search cannot
+    see, such as a date shift, changes them)."""
     data = _released(inputs, levels, budgets, workspace)
     target = float(inputs.target["data_risk_target"])
     found = measure_released_data(inputs, data, target, levels, by_power=())

@@ -44,72 +44,73 @@ def test_alternatives_carry_the_release_measure_with_anchor_and_event_count(  # 
     )
     search = searched(assessment, analyst)
     by_admission = {alt["levels"]["admission"]: alt for alt in search["pareto"]}
+    assert sorted(by_admission) == [0, 5]
     assert all(alt["levels"]["anchor"] == 0 for alt in search["pareto"])
-    # Event budget 1: 365-day bins (99 → bin 0, 400 → bin 1) with P5's 400 suppressed.
-    # The search counts P5 with its 3 events: one class of six, all {0} → every count 6,
-    # risk 1/6. The release shows P5 with 2 events ("2", the others "3+"): P5 alone in
-    # its class → count 1; the others 5 → max risk 1, average (5 · 1/5 + 1) / 6 = 1/3.
-    year = by_admission[4]
-    assert (year["suppressed_persons"], year["suppressed_events"]) == (0, 1)
-    assert year["min_class_size"] == 1
-    assert year["max_risk"] == 1.0
-    assert year["average_risk"] == pytest.approx(1 / 3)
-    assert year["persons_at_risk"] == 1
-    assert year["meets_target"] is False  # max risk 1 > 0.5
-    # Full budget: days, P3's 99 and P5's 400 suppressed. Released: "3+" {P1, P2, P4,
-    # P6} each {0, 10, 20} → 4; "2" {P3, P5} {0, 10} → 2: max 1/2, average
-    # (4 · 1/4 + 2 · 1/2) / 6 = 1/3 (the search's count, one class of six: 1/4, 2/9).
+    # Full budget: days, P3's 99 and P5's 400 suppressed. The search counts the number of
+    # events as released: "3+" {P1, P2, P4, P6} each {0, 10, 20} → 4; "2" {P3, P5}
+    # {0, 10} → 2: max 1/2, average (4 · 1/4 + 2 · 1/2) / 6 = 1/3, as the release.
     days = by_admission[0]
     assert search["solution"]["levels"] == days["levels"]
-    assert (days["suppressed_events"], days["min_class_size"]) == (2, 2)
+    assert (days["suppressed_persons"], days["suppressed_events"]) == (0, 2)
+    assert days["min_class_size"] == 2
     assert days["max_risk"] == 0.5
     assert days["average_risk"] == pytest.approx(1 / 3)
     assert days["meets_target"] is True
+    # Event budget 1 (or 0): below "*" every interval level leaves P5's 400 alone in its
+    # bin (365-day bins: 365-729); suppressing it leaves P5 with 2 events, alone in "2",
+    # and no person may go. So "*": one class of six, all {*} → count 6, nothing goes.
+    # (Counted before suppression, the 365-day bins passed with risk 1/6 and released
+    # max risk 1.)
+    star = by_admission[5]
+    assert (star["suppressed_persons"], star["suppressed_events"]) == (0, 0)
+    assert (star["min_class_size"], star["persons_at_risk"]) == (6, 0)
+    assert star["max_risk"] == pytest.approx(1 / 6)
+    assert star["meets_target"] is True
     # Step 7's table and the comparison show those figures and the released values the
     # measure reads, persons for the event count and the anchor, events for the dates.
     positions = {alt["levels"]["admission"]: i for i, alt in enumerate(search["pareto"])}
     client = client_for(analyst)
     step7 = page(assessment, "deidentify")
     body = client.get(step7).content.decode()
-    row = body[body.index(f'data-testid="alternative-{positions[4]}"') :]
+    row = body[body.index(f'data-testid="alternative-{positions[0]}"') :]
     row = row[: row.index("</tr>")]
-    assert "<td>1</td><td>0.3333</td>" in row and "smallest per-person count 1" in row
-    assert f'data-testid="alternative-fails-{positions[4]}"' in row
-    assert 'data-testid="alternative-fails-' not in body.replace(row, "")
+    assert "smallest per-person count 2" in row
+    assert 'data-testid="alternative-fails-' not in body
     assert 'data-testid="solution-fails-release"' not in body
     comparison = alternatives_compare(
-        assessment=assessment, first=positions[4], second=positions[0]
+        assessment=assessment, first=positions[5], second=positions[0]
     )
-    assert [alt["max_risk"] for alt in comparison["alternatives"]] == [1.0, 0.5]
+    assert [alt["max_risk"] for alt in comparison["alternatives"]] == [pytest.approx(1 / 6), 0.5]
     sides = {v["column"]: v["sides"] for v in comparison["variables"]}
     assert list(sides) == search["dimensions"]
     assert [(s["values"], s["unit"]) for s in sides["event_count"]] == [
-        ([("3+", 5), ("2", 1)], "persons"),
+        ([("3+", 6)], "persons"),
         ([("3+", 4), ("2", 2)], "persons"),
     ]
     assert sides["anchor"][0]["values"] == [("2020-01-10", 6)]
     assert [(s["values"], s["unit"]) for s in sides["admission"]] == [
-        ([("0-364", 17)], "events"),
+        ([("*", 18)], "events"),
         ([("0", 6), ("10", 6), ("20", 4)], "events"),
     ]
-    shown = client.get(f"{step7}compare/?pick={positions[4]}&pick={positions[0]}").content.decode()
-    assert 'data-testid="compare-max-risk-0">1<' in shown
+    shown = client.get(f"{step7}compare/?pick={positions[5]}&pick={positions[0]}").content.decode()
+    assert 'data-testid="compare-max-risk-1">0.5<' in shown
     assert "counted in persons" in shown and "counted in events" in shown
-    # The release of the alternative measures what the page showed for it.
-    assessment_choose_solution(assessment=assessment, levels=year["levels"])
+    # The release of the optimum measures what the search and the page showed for it.
+    assessment_choose_solution(assessment=assessment, levels=days["levels"])
     result, _released = applied(assessment, analyst)
     after = result["longitudinal"]["risk_after"]
-    assert (after["max_risk"], after["min_class_size"]) == (year["max_risk"], 1)
-    assert after["average_risk"] == pytest.approx(year["average_risk"])
+    assert (after["max_risk"], after["min_class_size"]) == (0.5, 2)
+    assert after["average_risk"] == pytest.approx(1 / 3)
 
 
-def test_a_solution_whose_release_misses_the_target_says_so(  # type: ignore[no-untyped-def]
+def test_the_search_returns_no_solution_whose_release_misses_the_target(  # type: ignore[no-untyped-def]
     custodian, analyst, client_for
 ):
-    # P1…P4 {0, 10, 20}, P5 {0, 10, 400}; ⌊0.1 · 15⌋ = 1 event may go. The search's
-    # optimum keeps the days and suppresses P5's 400: counted before suppression, P5 is
-    # one of five with 3 events (count 5 at p = 1 on {0, 10}). Released, P5 has 2 events,
-    # alone in its class: max risk 1 > 0.5, average (4 · 1/4 + 1) / 5 = 0.4.
+    # P1…P4 {0, 10, 20}, P5 {0, 10, 400}; ⌊0.1 · 15⌋ = 1 event may go, no person. Keeping
+    # the days needs P5's 400 suppressed: released, P5 has 2 events ("2", the others
+    # "3+"), alone in its class, and would have to go (counted before suppression, the
+    # search returned it with max risk 1 released). Every interval level below "*" leaves
+    # P5's 400 alone in its bin the same way. So "*": one class of five, count 5.
     text = visits(
         {
             **{f"HN{i}": ("2020-01-10", "2020-01-20", "2020-01-30") for i in range(1, 5)},
@@ -128,11 +129,13 @@ def test_a_solution_whose_release_misses_the_target_says_so(  # type: ignore[no-
         assessment=assessment,
         config=config.replace(suppression_limit=0.0, event_suppression_limit=0.1),
     )
-    solution = searched(assessment, analyst)["solution"]
-    assert solution["levels"]["admission"] == 0 and solution["suppressed_events"] == 1
-    assert (solution["max_risk"], solution["min_class_size"]) == (1.0, 1)
-    assert solution["average_risk"] == pytest.approx(0.4)
-    assert solution["meets_target"] is False
+    search = searched(assessment, analyst)
+    solution = search["solution"]
+    assert solution["levels"]["admission"] == 5
+    assert (solution["suppressed_persons"], solution["suppressed_events"]) == (0, 0)
+    assert (solution["max_risk"], solution["min_class_size"]) == (0.2, 5)
+    assert solution["meets_target"] is True
+    assert all(alt["meets_target"] is True for alt in search["pareto"])
     body = client_for(analyst).get(page(assessment, "deidentify")).content.decode()
-    assert 'data-testid="solution-fails-release"' in body
-    assert "Released, this solution would not meet the target: max risk 1.0000" in body
+    assert 'data-testid="solution-fails-release"' not in body
+    assert 'data-testid="alternative-fails-' not in body

@@ -57,7 +57,8 @@ How the wizard (or any caller) uses it
 
 Modules: :mod:`.formulas` (one function per formula), :mod:`.data`, :mod:`.codes`
 (ICD-10, ICD-9-CM), :mod:`.dates`, :mod:`.problem`, :mod:`.features`, :mod:`.kernels`
-(numba), :mod:`.evaluate`, :mod:`.measure`, :mod:`.search`, :mod:`.release`.
+(numba), :mod:`.evaluate`, :mod:`.released` (a node's figures as its release shows
+them), :mod:`.measure`, :mod:`.search`, :mod:`.release`.
 """
 
 from apps.engine.longitudinal.codes import (

@@ -7,7 +7,9 @@ and vice versa). It gives
 
 * :meth:`Workspace.counts`: the strict per-person counts ``k_i`` at a node, exactly;
 * :meth:`Workspace.evaluate`: event then person suppression under a ``k`` and two
-  budgets, with the node's information loss.
+  budgets, with the node's information loss; its figures are those of the data the
+  node releases (:meth:`Workspace.suppression`, ``released.settle``: a suppressed event
+  changes the event count a recipient counts, and with shifted dates the first date).
 
 Information loss (LONGITUDINAL.md §3.2, decision): for each quasi-identifier ``j``,
 Iyengar's Loss ``L_j`` (``formulas.dimension_loss``) over its *units*, the persons for a
@@ -51,6 +53,7 @@ from apps.engine.longitudinal.formulas import (
     max_risk,
 )
 from apps.engine.longitudinal.problem import LongitudinalProblem
+from apps.engine.longitudinal.released import settle
 
 I64 = NDArray[np.int64]
 #: Most subsets (``Σ_i binom(|F_i|, s_i)``) one exact count may examine. Memory is about
@@ -285,6 +288,43 @@ class Workspace:
 
     # ------------------------------------------------------------------ evaluation
 
+    def suppression(
+        self, levels: Sequence[int], *, power: Power, k: int, event_budget: int, person_budget: int
+    ) -> tuple[I64, NDArray[np.bool_], NDArray[np.bool_], I64]:
+        """The node's suppression as released: the kernel's event then person phases, then
+        the released event count and shifted anchor regrouped (``released.settle``).
+        Returns (counts, kept persons, removed feature slots, kernel stats)."""
+        levels = tuple(int(v) for v in levels)
+        classes, features = self.classes(levels), self.features(levels)
+        kk, alive, removed, stats = kernels.evaluate(
+            classes.order,
+            classes.starts,
+            classes.position,
+            features.offsets,
+            features.features,
+            features.events,
+            features.count,
+            kernel_power(power),
+            k,
+            event_budget,
+            person_budget,
+        )
+        settle(
+            self.problem,
+            self.base,
+            levels,
+            classes,
+            features,
+            kernel_power(power),
+            k,
+            kk,
+            alive,
+            removed,
+            stats,
+            person_budget,
+        )
+        return kk, alive, removed, stats
+
     def evaluate(
         self,
         levels: Sequence[int],
@@ -320,18 +360,8 @@ class Workspace:
             return _failed(levels, small)
         self.check_budget(levels, power, budget)
         self.nodes_counted += 1
-        kk, alive, removed, stats = kernels.evaluate(
-            classes.order,
-            classes.starts,
-            classes.position,
-            features.offsets,
-            features.features,
-            features.events,
-            features.count,
-            kernel_power(power),
-            k,
-            event_budget,
-            person_budget,
+        kk, alive, removed, stats = self.suppression(
+            levels, power=power, k=k, event_budget=event_budget, person_budget=person_budget
         )
         if stats[kernels.DECIDED_EARLY]:
             return _failed(levels, int(stats[kernels.PERSONS_SUPPRESSED]))

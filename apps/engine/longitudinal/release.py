@@ -2,10 +2,11 @@
 events survive the node's suppression, and each quasi-identifier's generalized value per
 person or per event, so that an integration can write the long table.
 
-The suppression is the search's own: the kernel that evaluated the node
-(``kernels.evaluate``: events first within their budget, least-shared feature of a failing
-person first, then whole persons within theirs) is run again on the node with the budgets
-that produced it, and its outputs are mapped back from feature slots to the events in
+The suppression is the search's own: what evaluated the node
+(``Workspace.suppression``: events first within their budget, least-shared feature of a
+failing person first, then whole persons within theirs, then the persons whose released
+event count or shifted anchor no longer passes, ``released.settle``) is run again on the
+node with the budgets that produced it, and its outputs are mapped back from feature slots to the events in
 their input order. The search keeps no budgets per alternative, so
 :func:`budgets_reproducing` finds, among the budgets the search tried (its grid of
 fractions of both limits), the first one whose outcome equals the node's figures.
@@ -24,13 +25,11 @@ from numpy.typing import NDArray
 
 from apps.engine.criteria import Criterion, StrictAverageRisk, allowed_suppression
 from apps.engine.errors import EngineInputError
-from apps.engine.longitudinal import kernels
 from apps.engine.longitudinal.data import EventRecords, LongitudinalData
 from apps.engine.longitudinal.evaluate import (
     DEFAULT_SUBSET_BUDGET,
     NodeOutcome,
     Workspace,
-    kernel_power,
 )
 from apps.engine.longitudinal.features import _group
 from apps.engine.longitudinal.formulas import Power, parse_power
@@ -170,19 +169,13 @@ def node_release(
             "the chosen generalization does not meet the target within the suppression "
             "limits: run the search again"
         )
-    classes, features = space.classes(node), space.features(node)
-    _, alive, removed, _ = kernels.evaluate(
-        classes.order,
-        classes.starts,
-        classes.position,
-        features.offsets,
-        features.features,
-        features.events,
-        features.count,
-        kernel_power(chosen),
-        criterion.release_size,
-        budgets.events,
-        budgets.persons,
+    features = space.features(node)
+    _, alive, removed, _ = space.suppression(
+        node,
+        power=chosen,
+        k=criterion.release_size,
+        event_budget=budgets.events,
+        person_budget=budgets.persons,
     )
     alive = np.asarray(alive, dtype=np.bool_)
     removed = np.asarray(removed, dtype=np.bool_)

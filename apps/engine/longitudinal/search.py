@@ -12,7 +12,10 @@ their loss lower bound (``Workspace.lower_bound``: the loss with nothing suppres
 stops as soon as the next bound cannot beat the best passing node. No other pruning is
 used: suppression makes pass/fail non-monotone along the lattice (a heuristic chooses
 what to suppress), and the interval levels of anchored dates do not nest, so strict
-counts need not be monotone either. Two certain failures are decided without counting:
+counts need not be monotone either. A node's figures are those of its release
+(``released.settle``: the event count and a shifted anchor read after event suppression),
+which only removes more persons: the loss stays at least the lower bound, and the certain
+failures stay certain. Two certain failures are decided without counting:
 more persons in person-level classes smaller than k than the person budget allows, and
 (in the kernel) more failing persons than both budgets together can fix. The result is
 therefore the exhaustive optimum (:func:`exhaustive_search` is the reference the tests
