@@ -71,9 +71,47 @@ def is_warm() -> bool:
     return marker_path().exists()
 
 
+def cache_folders() -> list[Path]:
+    """The folders where numba keeps the compiled code of *these* sources.
+
+    Under NUMBA_CACHE_DIR numba names a source folder's cache after the folder and the SHA-1
+    of its absolute path (``numba.core.caching._UserProvidedCacheLocator``), so several
+    checkouts can share one cache; without it, the index files sit in ``__pycache__``
+    beside the sources."""
+    roots = {os.path.abspath(os.path.dirname(__file__)), str(_ENGINE)}
+    sources = {os.path.dirname(str(p)) for root in roots for p in Path(root).rglob("*.py")}
+    folder = cache_dir()
+    if folder is None:
+        return sorted(Path(s) / "__pycache__" for s in sources)
+    return sorted(
+        folder / f"{os.path.basename(s)}_{hashlib.sha1(s.encode()).hexdigest()}" for s in sources
+    )
+
+
+def clear_cache() -> int:
+    """Remove the compiled code of these sources from the cache; returns the files removed.
+
+    numba checks a cached function against its own source file only: a compiled caller in
+    one file keeps the machine code of a callee from another file as it was when the caller
+    was compiled. Once any engine source changed (an upgrade, a checkout), every cached
+    kernel may hold stale callees, so a warm-up on new sources starts from an empty cache."""
+    removed = 0
+    for folder in cache_folders():
+        if not folder.is_dir():
+            continue
+        for entry in folder.iterdir():
+            if entry.suffix in (".nbi", ".nbc"):
+                entry.unlink(missing_ok=True)
+                removed += 1
+    return removed
+
+
 def warmup() -> float:
-    """Compile (or load) every kernel a search uses; returns the seconds it took."""
+    """Compile (or load) every kernel a search uses; returns the seconds it took. Sources
+    other than those last compiled (no marker of theirs) start from an empty cache."""
     started = time.perf_counter()
+    if not is_warm():
+        clear_cache()
     load_compiled_code()
     load_sensitive_code()
     load_longitudinal_code()

@@ -113,3 +113,40 @@ def test_a_worker_never_waits_for_the_compiler(tmp_path: Path, monkeypatch) -> N
     celery.compile_kernels_in_the_background()
     celery.load_compiled_code_at_start()
     assert len(started) == 1 and threads == ["load-compiled-code"]
+
+
+def test_new_sources_start_from_an_empty_cache(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """numba checks a cached kernel against its own file only, so after any source changed a
+    warm-up drops this checkout's compiled code (stale callees inside cached callers) and
+    leaves another checkout's alone; a warm cache is left as it is."""
+    import hashlib
+
+    from apps.engine import cli_warmup
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    kernels = Path(cli_warmup.__file__).resolve().parent / "search" / "kernels"
+    ours = tmp_path / f"kernels_{hashlib.sha1(str(kernels).encode()).hexdigest()}"
+    theirs = (
+        tmp_path / f"kernels_{hashlib.sha1(b'/elsewhere/apps/engine/search/kernels').hexdigest()}"
+    )
+    for folder in (ours, theirs):
+        folder.mkdir()
+        (folder / "solve.search-1.py311.nbi").write_text("index")
+        (folder / "solve.search-1.py311.1.nbc").write_text("code")
+    assert ours in cli_warmup.cache_folders() and theirs not in cli_warmup.cache_folders()
+    compiled: list[int] = []
+    monkeypatch.setattr(cli_warmup, "load_compiled_code", lambda: compiled.append(1))
+    for name in ("load_sensitive_code", "load_longitudinal_code", "load_person_attack_code"):
+        monkeypatch.setattr(cli_warmup, name, lambda: None)
+    (tmp_path / ".compiled-older-sources").write_text("1\n")
+
+    assert main(["warmup", "--if-cold"]) == 0
+    assert compiled == [1] and cli_warmup.is_warm()
+    assert sorted(p.name for p in ours.iterdir()) == []
+    assert len(list(theirs.iterdir())) == 2
+    assert not (tmp_path / ".compiled-older-sources").exists()
+
+    # warm: a second warm-up keeps what the first one compiled
+    (ours / "solve.search-1.py311.nbi").write_text("index")
+    assert main(["warmup"]) == 0
+    assert [p.name for p in ours.iterdir()] == ["solve.search-1.py311.nbi"]
