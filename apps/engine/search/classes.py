@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.search import kernels
+from apps.engine.search.kernels import solve
 from apps.engine.search.problem import I64, SearchProblem
 from apps.engine.search.problem import Codes as Codes
 
@@ -239,6 +240,19 @@ class TableCache:
             self.k,
             self.summary,
         )
+
+    def solve_zero_limit(
+        self, state: solve.State, metric: solve.Metric, order: I64, shortcut: bool
+    ) -> int:
+        """The search without suppression on this cache's tables
+        (:func:`kernels.solve.solve_zero_limit`): the chosen node, or -1."""
+        if self._arena is None:
+            raise RuntimeError("the table cache was released")
+        best, _ = solve.solve_zero_limit(
+            state, metric, order, shortcut, self._arena, self._base, self.base.summary,
+            self.problem.maps,
+        )  # fmt: skip
+        return int(best)
 
     def view(self, where: int, count: int) -> tuple[Codes, I64]:
         """Codes and sizes of the table :meth:`fetch` returned (views, valid until the

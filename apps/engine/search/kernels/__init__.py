@@ -44,7 +44,7 @@ from apps.engine.search.kernels.lattice import climb_chain, raise_down, raise_up
 from apps.engine.search.kernels.rare import raise_by_rare, rare_rows
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rare", "lattice")
+MODULES = ("grouping", "arena", "rare", "lattice", "solve")
 
 __all__ = [
     "CLASSES",
