@@ -164,7 +164,7 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
     codes[: d * m] = base.columns.ravel()
     sizes[:m] = base.sizes
     slots = max(64, min(1 << 16, ring // 16))
-    state = np.zeros(5, dtype=np.int64)
+    state = np.zeros(kernels.STATE, dtype=np.int64)
     state[kernels.HEAD] = m
     return kernels.Arena(
         codes=codes,
@@ -172,8 +172,8 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
         meta=np.empty((slots, d + 3), dtype=np.int64),
         summaries=np.empty((slots, kernels.SUMMARY), dtype=np.int64),
         state=state,
-        # (zeros: the epoch stamps of the grouping must not match stale memory)
-        scratch=np.zeros((2, kernels.scratch_size(m)), dtype=np.int64),
+        # (zeroed as the groupings need it: kernels.Arena)
+        scratch=np.empty((2, kernels.scratch_size(m)), dtype=np.int64),
         first=np.empty(max(m, 1), dtype=np.int64),
         grouped=np.empty(max(m, 1), dtype=np.int64),
         stage=np.empty((d, max(m, 1)), dtype=dtype),
