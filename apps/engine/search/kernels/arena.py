@@ -96,7 +96,7 @@ def _ready(arena: Arena, radix: NDArray[np.int64], m: int) -> None:
     if span >= 0 and span > max(np.int64(1024), np.int64(4) * m):
         row, need = 1, 2 * _table_size(m)
     elif span >= 0:
-        row, need = 0, span
+        row, need = 0, int(span)
     else:
         row, need = 0, _table_size(m)
     slot = READY_HASH if row == 1 else READY_DIRECT

@@ -301,7 +301,7 @@ def rare_rows(
     if regroup:
         span = _span(radix)
         if 0 <= span <= max(np.int64(1024), np.int64(4) * n):
-            need = max(need, span)
+            need = max(need, int(span))
         else:
             need = max(need, 2 * _table_size(n))
     scratch = np.zeros((2, need), dtype=np.int64)
