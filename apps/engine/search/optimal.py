@@ -33,6 +33,11 @@ profiles of the suppression bounds, the bottom node's classes, the table cache's
 is computed once per problem and reused by its later searches (``SearchProblem.memo``).
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
+Without suppression (monotone criterion, consistent hierarchies, no sensitive models,
+progress listener, cancel signal or time budget) the same search runs in one compiled call
+(``zero_limit.py``, ``kernels/solve.py``): the same nodes in the same order, the same
+solution, without Python per node.
+
 Classes of a node are rolled up from the cached node below it with the fewest classes
 (``classes.py``, one compiled call per node), never recomputed from raw rows. Values of nodes suppressing more rows
 than allowed are not computed (no solve of the search can use them).
