@@ -243,3 +243,15 @@ def adult() -> SearchProblem:
 def test_same_search_as_python_on_adult(adult: SearchProblem, metric: str) -> None:
     for k in (2, 5, 11, 20):
         both(adult, KAnonymity(k), metric)
+
+
+def test_layout_by_hand() -> None:
+    # Lattice (1, 1): node 0 = (0,0) is known to suppress 3 rows, the others nothing.
+    least = np.array([3, 0, 0, 0], dtype=np.int64)
+    tops, strides = np.array([1, 1], dtype=np.int64), np.array([2, 1], dtype=np.int64)
+    may, levels, totals, status, bounds, keys, slot = solve.layout(least, tops, strides)
+    assert may.tolist() == [1, 2, 3]
+    assert levels.tolist() == [[0, 1], [1, 0], [1, 1]]
+    assert totals.tolist() == [1, 1, 2]
+    assert status.tolist() == [solve.TOO_MANY, solve.UNKNOWN, solve.UNKNOWN, solve.UNKNOWN]
+    assert np.isnan(bounds).all() and np.isinf(keys).all() and (slot == -1).all()

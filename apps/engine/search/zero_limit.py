@@ -19,7 +19,6 @@ until it is done).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -89,15 +88,13 @@ def zero_limit_search(
         if pending is not None:
             least = pending.result()
         # The nodes that may pass: those not known to suppress rows.
-        may = np.flatnonzero(least <= 0)
-        levels = _levels(may, tops, strides)
-        bounds = np.full(size, math.nan, dtype=np.float64)
-        bounds[may] = metric.lower_bounds(levels)
-        keys = np.full(size, math.inf, dtype=np.float64)
-        keys[may] = metric.suppression_keys(levels, bounds[may], least[may], k)
+        tops_ = np.asarray(tops, dtype=np.int64)
+        strides_ = np.asarray(strides, dtype=np.int64)
+        may, levels, totals, status, bounds, keys, slot = solve.layout(least, tops_, strides_)
+        bounds[may] = static = metric.lower_bounds(levels)
+        keys[may] = metric.suppression_keys(levels, static, least[may], k)
         # Static order: by key, then tie rank (total level, then index).
-        order = may[np.lexsort((may, levels.sum(axis=1, dtype=np.int64), keys[may]))]
-        status = np.where(least > 0, solve.TOO_MANY, solve.UNKNOWN).astype(np.int8)
+        order = may[np.lexsort((may, totals, keys[may]))]
         width = metric.lift_width
         lifted = (
             np.repeat(metric.base_lift(k)[:, None], size, axis=1)
@@ -106,15 +103,15 @@ def zero_limit_search(
         )
         d = len(tops)
         state = solve.State(
-            tops=np.asarray(tops, dtype=np.int64),
-            strides=np.asarray(strides, dtype=np.int64),
+            tops=tops_,
+            strides=strides_,
             status=status,
             at_least=least,
             keys=keys,
             bounds=bounds,
             lifted=lifted,
             no_lift=np.zeros((0, size), dtype=np.float64),
-            slot=np.full(size, -1, dtype=np.int64),
+            slot=slot,
             facts=np.empty((size, 3), dtype=np.int64),
             values=np.empty(size, dtype=np.float64),
             counters=np.zeros(2, dtype=np.int64),

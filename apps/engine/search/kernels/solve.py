@@ -81,6 +81,48 @@ class Metric(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
+def layout(
+    least: NDArray[np.int64], tops: NDArray[np.int64], strides: NDArray[np.int64]
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int16],
+    NDArray[np.int64],
+    NDArray[np.int8],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.int64],
+]:
+    """What a search without suppression starts from, given the rows every node certainly
+    suppresses (``least``): the nodes that may pass (none known suppressed, in index
+    order), their levels and total levels, every node's status (too many suppressed
+    where rows are known suppressed), static bounds (NaN), keys (infinite) and facts
+    rows (none)."""
+    size = len(least)
+    d = len(tops)
+    status = np.empty(size, dtype=np.int8)
+    count = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            status[idx] = UNKNOWN
+            count += 1
+        else:
+            status[idx] = TOO_MANY
+    may = np.empty(count, dtype=np.int64)
+    levels = np.empty((count, d), dtype=np.int16)
+    totals = np.empty(count, dtype=np.int64)
+    at = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            may[at] = idx
+            totals[at] = _decode(idx, tops, strides, levels[at])
+            at += 1
+    bounds = np.full(size, np.nan, dtype=np.float64)
+    keys = np.full(size, np.inf, dtype=np.float64)
+    slot = np.full(size, -1, dtype=np.int64)
+    return may, levels, totals, status, bounds, keys, slot
+
+
+@njit(cache=True, nogil=True)
 def _decode(
     idx: int, tops: NDArray[np.int64], strides: NDArray[np.int64], out: NDArray[np.int16]
 ) -> int:
