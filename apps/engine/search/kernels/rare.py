@@ -22,14 +22,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from apps.engine.search.kernels.grouping import (
-    LevelMaps,
-    _span,
-    _table_size,
-    gather,
-    group,
-    scratch_size,
-)
+from apps.engine.search.kernels.grouping import LevelMaps, gather, group, scratch_size
 
 
 @njit(cache=True, nogil=True)
@@ -291,33 +284,8 @@ def rare_rows(
             span = values[i, start[i]] * values[j, start[j]]
             dense = span <= max(np.int64(1 << 16), np.int64(4) * n)
             need = max(need, scratch_size(min(span, n) if dense else n))
-    # Tuples equal at those levels are one for every pair: grouped once, the pairs then
-    # count fewer (on adult without suppression 12,636 of 19,502 tuples for k = 5, 6,211
-    # for k = 20; a pair's cells and their rows are the same either way).
-    radix = np.empty(d, dtype=np.int64)
-    for j in range(d):
-        radix[j] = values[j, start[j]]
-    regroup = k > 1 and n > 0 and d > 0 and start.max() > 0
-    if regroup:
-        span = _span(radix)
-        if 0 <= span <= max(np.int64(1024), np.int64(4) * n):
-            need = max(need, int(span))
-        else:
-            need = max(need, 2 * _table_size(n))
     scratch = np.zeros((2, need), dtype=np.int64)
     stamp = np.ones(1, dtype=np.int64)
-    if regroup:
-        keep = np.full(d, -1, dtype=np.int64)
-        first = np.empty(n, dtype=np.int64)
-        grouped = np.empty(n, dtype=np.int64)
-        m = group(mapped, counts, maps.flat, keep, radix, first, grouped, scratch, stamp[0])
-        stamp[0] += 1
-        if m < n:
-            fewer = np.empty((d, m), dtype=mapped.dtype)
-            gather(mapped, first, maps.flat, keep, m, fewer)
-            mapped = fewer
-            counts = grouped[:m].copy()
-            n = m
     work = 0
     if k > 1 and n > 0:
         for i in range(d):
