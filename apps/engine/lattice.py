@@ -100,29 +100,37 @@ def by_total(total: NDArray[np.int64], most: int) -> NDArray[np.int64]:
     return order
 
 
+def lattice_shape(tops: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+    """The size of the lattice of ``tops`` and the stride of each QI in the node
+    numbering (module docstring); an error when a top is negative or the lattice is
+    larger than the exact search's memory budget holds (:func:`max_nodes`)."""
+    if any(t < 0 for t in tops):
+        raise EngineInputError("a maximum generalization level is negative")
+    radix = [int(t) + 1 for t in tops]
+    size = 1
+    for r in radix:
+        size *= r
+    limit = max_nodes(len(radix))
+    if size > limit:
+        raise EngineInputError(
+            f"the lattice has {size:,} nodes, more than the {limit:,} its memory budget "
+            f"({search_memory() >> 20:,} MiB) holds: use fewer quasi-identifiers or set "
+            "maximum levels"
+        )
+    strides = [1] * len(radix)
+    for j in range(len(radix) - 2, -1, -1):
+        strides[j] = strides[j + 1] * radix[j + 1]
+    return size, tuple(strides)
+
+
 class Lattice:
     """All nodes of the lattice of per-QI levels ``0..tops[j]``."""
 
     def __init__(self, tops: Sequence[int]) -> None:
         self.tops: tuple[int, ...] = tuple(int(t) for t in tops)
-        if any(t < 0 for t in self.tops):
-            raise EngineInputError("a maximum generalization level is negative")
-        radix = [t + 1 for t in self.tops]
-        size = 1
-        for r in radix:
-            size *= r
-        limit = max_nodes(len(radix))
-        if size > limit:
-            raise EngineInputError(
-                f"the lattice has {size:,} nodes, more than the {limit:,} its memory budget "
-                f"({search_memory() >> 20:,} MiB) holds: use fewer quasi-identifiers or set "
-                "maximum levels"
-            )
+        size, strides = lattice_shape(self.tops)
         self.size: int = size
-        strides = [1] * len(radix)
-        for j in range(len(radix) - 2, -1, -1):
-            strides[j] = strides[j + 1] * radix[j + 1]
-        self.strides: tuple[int, ...] = tuple(strides)
+        self.strides: tuple[int, ...] = strides
         # The level of every QI of every node, in index order (an odometer, compiled).
         self.levels: NDArray[np.int16]
         self.total: NDArray[np.int64]

@@ -245,3 +245,17 @@ def test_unknown_metric() -> None:
 
     with pytest.raises(EngineInputError, match="unknown metric"):
         prepare_metric("nope", tiny())
+
+
+def test_loss_tables_by_hand() -> None:
+    # Tiny data: a at level 0 covers 1 leaf a row (6 rows: 6), at level 1 a12 covers 2
+    # leaves for 4 rows and a3 1 leaf for 2 (10), at level 2 all 3 leaves (18); b: 6 and
+    # 12. Loss = (S - n) / (n |H| - n), truncated to 10 decimals: a 0, 4/12, 1; b 0, 1.
+    # Penalty: |H| less the most leaves of a value present (a: 3-1, 3-2, 3-3; b: 2-1, 2-2).
+    from apps.engine.loss.hierarchy_metrics import _loss_tables
+
+    weighted, by_level, penalty = _loss_tables(tiny())
+    assert weighted == ((6, 10, 18), (6, 12))
+    assert by_level[0].tolist() == [0.0, 0.3333333333, 1.0]
+    assert by_level[1].tolist() == [0.0, 1.0]
+    assert penalty == ([2, 1, 0], [1, 0])

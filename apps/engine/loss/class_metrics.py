@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,9 +35,13 @@ class DiscernibilityMetric(Metric):
     lift_width = 1
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
-        # Classes are unions of the distinct tuples: sum |E|^2 >= sum count^2.
-        floor = float(np.square(self.problem.counts.astype(np.float64)).sum())
-        return np.full(len(levels), floor, dtype=np.float64)
+        return np.full(len(levels), self._floor, dtype=np.float64)
+
+    @cached_property
+    def _floor(self) -> float:
+        """Classes are unions of the distinct tuples: sum |E|^2 >= sum count^2 (one pass
+        over the tuples per metric: a search asks for it twice, keys and bounds)."""
+        return float(np.square(self.problem.counts.astype(np.float64)).sum())
 
     def _least_cost(self, k: int) -> int:
         """Least cost of a row in a class of fewer than ``k`` rows: ``min(k, n)``

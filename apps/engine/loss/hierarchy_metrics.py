@@ -146,25 +146,29 @@ def _flat_leaves(problem: SearchProblem) -> tuple[NDArray[np.int64], NDArray[np.
 def _loss_tables(
     problem: SearchProblem,
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[NDArray[np.float64], ...], tuple[list[int], ...]]:
-    """:class:`LossMetric`'s ``weighted``, ``by_level`` and ``penalty`` (per problem)."""
-    # weighted[j][L] = sum over all rows of leaves covered at level L (= S_j |H_j|)
-    weighted = tuple(
-        tuple(int((f * lv).sum()) for f, lv in zip(fr, lk.leaves, strict=True))
-        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    """:class:`LossMetric`'s ``weighted`` (per QI and level: the leaves covered by all rows,
+    ``S_j |H_j|``), ``by_level`` (its Loss) and ``penalty`` (the least increase of
+    ``S_j |H_j|`` per suppressed row: ``|H_j|`` less the most leaves a value present at
+    that level covers), per problem, in one compiled pass (:func:`kernels.loss_tables`)."""
+    leaves, offsets = problem.memoized(("leaves", "flat"), lambda: _flat_leaves(problem))
+    parts = [f for per_qi in problem.frequencies for f in per_qi]
+    frequencies = (
+        np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros(0, np.int64)
     )
-    by_level = tuple(
-        np.array([loss_of_dimension(w, problem.rows, lk.domain_size) for w in ws], dtype=np.float64)
-        for ws, lk in zip(weighted, problem.lookups, strict=True)
+    heights = np.asarray(problem.heights, dtype=np.int64)
+    weighted, by_level, penalty = kernels.loss_tables(
+        frequencies,
+        leaves,
+        offsets,
+        heights,
+        problem.rows,
+        np.array([lk.domain_size for lk in problem.lookups], dtype=np.int64),
     )
-    # penalty[j][L]: least increase of S_j |H_j| per suppressed row at level L
-    penalty = tuple(
-        [
-            lk.domain_size - (int(lv[f > 0].max()) if (f > 0).any() else lk.domain_size)
-            for f, lv in zip(fr, lk.leaves, strict=True)
-        ]
-        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    return (
+        tuple(tuple(weighted[j, : h + 1].tolist()) for j, h in enumerate(problem.heights)),
+        tuple(by_level[j, : h + 1].copy() for j, h in enumerate(problem.heights)),
+        tuple(penalty[j, : h + 1].tolist() for j, h in enumerate(problem.heights)),
     )
-    return weighted, by_level, penalty
 
 
 class EntropyMetric(Metric):

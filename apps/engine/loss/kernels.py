@@ -139,3 +139,46 @@ def suppressed_value_counts(
                 at += 1
         starts[j + 1] = at
     return out, starts
+
+
+@njit(cache=True, nogil=True)
+def loss_tables(
+    frequencies: NDArray[np.int64],
+    leaves: NDArray[np.int64],
+    offsets: NDArray[np.int64],
+    heights: NDArray[np.int64],
+    rows: int,
+    domain: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """:class:`LossMetric`'s tables, ``[d x (H+1)]``: per QI ``j`` and level ``L``
+    (values from ``offsets[j, L]`` in ``frequencies`` and ``leaves`` alike, up to the next
+    level's), the leaves covered by all rows (``weighted``), its Loss
+    (``formulas.loss_of_dimension``, the same operations: ``by_level``) and the least
+    increase of ``weighted`` per suppressed row (``penalty``)."""
+    d, width = offsets.shape
+    weighted = np.zeros((d, width), dtype=np.int64)
+    by_level = np.zeros((d, width), dtype=np.float64)
+    penalty = np.zeros((d, width), dtype=np.int64)
+    for j in range(d):
+        denominator = rows * domain[j] - rows
+        for level in range(heights[j] + 1):
+            at = offsets[j, level]
+            if level < heights[j]:
+                end = offsets[j, level + 1]
+            elif j + 1 < d:
+                end = offsets[j + 1, 0]
+            else:
+                end = len(leaves)
+            total = np.int64(0)
+            most = np.int64(-1)
+            for g in range(at, end):
+                f = frequencies[g]
+                total += f * leaves[g]
+                if f > 0 and leaves[g] > most:
+                    most = leaves[g]
+            weighted[j, level] = total
+            if denominator > 0:
+                share = max(0.0, (total - rows) / denominator)
+                by_level[j, level] = math.floor(share * 1e10) / 1e10  # truncate_like_arx
+            penalty[j, level] = domain[j] - (most if most >= 0 else domain[j])
+    return weighted, by_level, penalty

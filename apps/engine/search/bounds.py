@@ -23,6 +23,7 @@ maximum over singles and pairs for every node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,12 +101,20 @@ def suppression_lower_bounds(
     With ``cap``, a node whose bound exceeds ``cap`` may get a smaller number that still
     exceeds ``cap`` (whole blocks of the lattice are then skipped): enough for a search
     that allows at most ``cap`` suppressed rows."""
-    bound = np.zeros(lattice.size, dtype=np.int64)
+    return lattice_suppression_bounds(problem, lattice.tops, lattice.size, k, cap)
+
+
+def lattice_suppression_bounds(
+    problem: SearchProblem, tops: Sequence[int], size: int, k: int, cap: int | None = None
+) -> NDArray[np.int64]:
+    """:func:`suppression_lower_bounds` of the lattice of ``tops`` (``size`` nodes),
+    without its :class:`Lattice`."""
+    bound = np.zeros(size, dtype=np.int64)
     if k <= 1 or not len(problem.counts):
         return bound
     r = rare_rows(problem, k, cap)
-    tops = np.asarray(lattice.tops, dtype=np.int64)
+    tops_ = np.asarray(tops, dtype=np.int64)
     kernels.raise_by_rare(
-        tops, r.first_qi, r.second_qi, r.base, r.width, r.rare, -1 if cap is None else cap, bound
+        tops_, r.first_qi, r.second_qi, r.base, r.width, r.rare, -1 if cap is None else cap, bound
     )
     return bound

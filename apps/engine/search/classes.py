@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.search import kernels
+from apps.engine.search.kernels import solve
 from apps.engine.search.problem import I64, SearchProblem
 from apps.engine.search.problem import Codes as Codes
 
@@ -163,7 +164,7 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
     codes[: d * m] = base.columns.ravel()
     sizes[:m] = base.sizes
     slots = max(64, min(1 << 16, ring // 16))
-    state = np.zeros(5, dtype=np.int64)
+    state = np.zeros(kernels.STATE, dtype=np.int64)
     state[kernels.HEAD] = m
     return kernels.Arena(
         codes=codes,
@@ -171,8 +172,8 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
         meta=np.empty((slots, d + 3), dtype=np.int64),
         summaries=np.empty((slots, kernels.SUMMARY), dtype=np.int64),
         state=state,
-        # (zeros: the epoch stamps of the grouping must not match stale memory)
-        scratch=np.zeros((2, kernels.scratch_size(m)), dtype=np.int64),
+        # (zeroed as the groupings need it: kernels.Arena)
+        scratch=np.empty((2, kernels.scratch_size(m)), dtype=np.int64),
         first=np.empty(max(m, 1), dtype=np.int64),
         grouped=np.empty(max(m, 1), dtype=np.int64),
         stage=np.empty((d, max(m, 1)), dtype=dtype),
@@ -239,6 +240,19 @@ class TableCache:
             self.k,
             self.summary,
         )
+
+    def solve_zero_limit(
+        self, state: solve.State, metric: solve.Metric, order: I64, shortcut: bool
+    ) -> int:
+        """The search without suppression on this cache's tables
+        (:func:`kernels.solve.solve_zero_limit`): the chosen node, or -1."""
+        if self._arena is None:
+            raise RuntimeError("the table cache was released")
+        best, _ = solve.solve_zero_limit(
+            state, metric, order, shortcut, self._arena, self._base, self.base.summary,
+            self.problem.maps,
+        )  # fmt: skip
+        return int(best)
 
     def view(self, where: int, count: int) -> tuple[Codes, I64]:
         """Codes and sizes of the table :meth:`fetch` returned (views, valid until the

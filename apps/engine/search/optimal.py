@@ -33,6 +33,11 @@ profiles of the suppression bounds, the bottom node's classes, the table cache's
 is computed once per problem and reused by its later searches (``SearchProblem.memo``).
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
+Without suppression (monotone criterion, consistent hierarchies, no sensitive models,
+progress listener, cancel signal or time budget) the same search runs in one compiled call
+(``zero_limit.py``, ``kernels/solve.py``): the same nodes in the same order, the same
+solution, without Python per node.
+
 Classes of a node are rolled up from the cached node below it with the fewest classes
 (``classes.py``, one compiled call per node), never recomputed from raw rows. Values of nodes suppressing more rows
 than allowed are not computed (no solve of the search can use them).
@@ -64,13 +69,17 @@ from apps.engine.progress import (
     SearchProgress,
     is_cancelled,
 )
-from apps.engine.search import kernels
+from apps.engine.search import kernels, zero_limit
 from apps.engine.search.bounds import suppression_lower_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, NodeResult, better, exceeds
 from apps.engine.search.problem import SearchProblem, lattice_tops
 from apps.engine.search.sensitive import SensitiveTable
 from apps.engine.workers import Deferred
+
+#: Whether searches without suppression take the compiled path (``zero_limit.py``); the
+#: tests turn it off to compare it with this module's search node for node.
+COMPILED_ZERO_LIMIT = True
 
 # Suppression status of a node: the monotone part of every criterion (criteria.py).
 _UNKNOWN, _SUPPRESSION_OK, _TOO_MANY_SUPPRESSED = 0, 1, 2
@@ -462,11 +471,37 @@ def optimal_search(
     started = time.perf_counter()
     deadline = started + time_budget if time_budget is not None else None
     allowed = allowed_suppression(problem.rows, suppression_limit)
+    tops = lattice_tops(problem, max_levels)
+    if (
+        COMPILED_ZERO_LIMIT
+        and sensitive is None
+        and progress is None
+        and cancel is None
+        and time_budget is None
+        and zero_limit.applies(problem, criterion, allowed)
+    ):
+        # (nothing may be suppressed: the whole search in one compiled call; with
+        # nothing suppressed the Pareto front is the solution alone)
+        found, evaluated, size, prepared = zero_limit.zero_limit_search(
+            problem, criterion, str(metric), tops, cache_bytes
+        )
+        return SearchResult(
+            quasi=problem.quasi,
+            criterion=describe(criterion, sensitive),
+            metric=prepared.name,
+            suppression_limit=suppression_limit,
+            solution=found,
+            nodes_total=size,
+            nodes_evaluated=evaluated,
+            optimal=True,
+            seconds=time.perf_counter() - started,
+            pareto=(found,) if _wants_front(pareto) and found is not None else (),
+        )
     search = _Search(
         problem,
         criterion,
         metric,
-        lattice_tops(problem, max_levels),
+        tops,
         progress,
         cancel,
         cache_bytes,
@@ -499,6 +534,11 @@ def optimal_search(
         seconds=seconds,
         pareto=tuple(front),
     )
+
+
+def _wants_front(pareto: bool | Sequence[float]) -> bool:
+    """Whether ``optimal_search`` computes alternatives (``pareto``)."""
+    return pareto is True or (not isinstance(pareto, bool) and len(pareto) > 0)
 
 
 def describe(criterion: Criterion, sensitive: SensitiveTable | None) -> str:

@@ -21,8 +21,11 @@ from apps.engine.search.kernels.arena import (
     HIGH,
     MOVES,
     NEXT_SEQ,
+    READY_DIRECT,
+    READY_HASH,
     SEQ,
     START,
+    STATE,
     Arena,
     fetch,
     find_slot,
@@ -44,7 +47,7 @@ from apps.engine.search.kernels.lattice import climb_chain, raise_down, raise_up
 from apps.engine.search.kernels.rare import raise_by_rare, rare_rows
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rare", "lattice")
+MODULES = ("grouping", "arena", "rare", "lattice", "solve")
 
 __all__ = [
     "CLASSES",
@@ -56,10 +59,13 @@ __all__ = [
     "MODULES",
     "MOVES",
     "NEXT_SEQ",
+    "READY_DIRECT",
+    "READY_HASH",
     "RELEASED",
     "RELEASED_SQUARES",
     "SEQ",
     "START",
+    "STATE",
     "SUMMARY",
     "SUPPRESSED_ROWS",
     "Arena",

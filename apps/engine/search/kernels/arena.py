@@ -23,6 +23,8 @@ from numpy.typing import NDArray
 from apps.engine.search.kernels.grouping import (
     Codes,
     LevelMaps,
+    _span,
+    _table_size,
     gather,
     group,
     level_offsets,
@@ -31,13 +33,21 @@ from apps.engine.search.kernels.grouping import (
 
 #: Columns of ``meta`` after the levels, and slots of ``state``.
 START, COUNT, SEQ = range(3)
-HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES = range(5)
+HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES, READY_DIRECT, READY_HASH = range(7)
+#: Slots of ``state``.
+STATE = 7
 
 
 class Arena(NamedTuple):
     """Every array of the store (module docstring), with the grouping's working memory:
-    ``scratch`` (``[2 x scratch_size(base)]``, zeros at first), ``first``, ``grouped``
-    and ``stage`` (room for the bottom node's classes)."""
+    ``scratch`` (``[2 x scratch_size(base)]``), ``first``, ``grouped`` and ``stage``
+    (room for the bottom node's classes).
+
+    ``scratch`` need not be zeroed when made: ``state[READY_DIRECT]`` and
+    ``state[READY_HASH]`` say how much of its rows 0 and 1 holds no garbage (zeros or
+    stamps of past epochs), and each grouping zeroes what it will use beyond that first
+    (:func:`_ready`); a search without suppression on adult uses a fraction of the
+    rows, whose zeroing took as long as its first few roll-ups."""
 
     codes: Codes
     sizes: NDArray[np.int64]
@@ -77,6 +87,27 @@ def find_slot(meta: NDArray[np.int64], high: int, target: NDArray[Any]) -> tuple
 
 
 @njit(cache=True, nogil=True)
+def _ready(arena: Arena, radix: NDArray[np.int64], m: int) -> None:
+    """Zero the part of ``scratch`` that grouping ``m`` rows on values ``radix`` will use
+    (``grouping.group``: row 0 up to the key range for direct addressing or up to the
+    hash table of code tuples, row 1 up to the hash table of keys) beyond what is
+    ready already."""
+    span = _span(radix)
+    if span >= 0 and span > max(np.int64(1024), np.int64(4) * m):
+        row, need = 1, 2 * _table_size(m)
+    elif span >= 0:
+        row, need = 0, int(span)
+    else:
+        row, need = 0, _table_size(m)
+    slot = READY_HASH if row == 1 else READY_DIRECT
+    need = min(need, arena.scratch.shape[1])
+    ready = arena.state[slot]
+    if need > ready:
+        arena.scratch[row, ready:need] = 0
+        arena.state[slot] = need
+
+
+@njit(cache=True, nogil=True)
 def _roll_into_stage(
     arena: Arena,
     start: int,
@@ -97,6 +128,8 @@ def _roll_into_stage(
     if state[EPOCH] >= np.int64(1) << np.int64(31):
         arena.scratch[:] = 0
         state[EPOCH] = 1
+        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
+    _ready(arena, radix, m)
     src = arena.codes[d * start : d * (start + m)].reshape((d, m))
     src_sizes = arena.sizes[start : start + m]
     count = group(

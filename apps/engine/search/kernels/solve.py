@@ -1,0 +1,510 @@
+"""The search without suppression in one compiled call (``search/zero_limit.py``).
+
+When nothing may be suppressed, the criterion is monotone (k-anonymity, maximum risk) and
+the hierarchies are consistent, :func:`solve_zero_limit` runs the whole best-first search
+of ``optimal.py`` (``_Search.solve`` with its ``_by_bound``, ``_probe``, ``_climb`` and
+``_evaluate``) step for step over integer arrays: the same nodes are taken in the same
+order, the same are evaluated, and the same node is chosen; the Python search does it
+with a few Python objects per node, this with none.
+
+What the Python search keeps per node is here an array over the lattice (numbered in
+mixed radix, ``lattice.py``): the status (unknown, within the limit, too many suppressed),
+the rows it certainly suppresses, its key and static bound, the numbers lifted from its
+evaluated specializations (discernibility, AECS) and, for evaluated nodes, a row of facts.
+A node's tie rank (lowest total level, then index) is the pair (total level, index),
+computed from the index. The queue merges the static order (sorted by the caller) with a
+binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``.
+
+Without suppression a node that is not known to fail never has rows known suppressed (a
+node evaluated with suppressed rows tags its whole down-set as failing: every node whose
+known suppression it raises), so the bounds that read the known suppression read 0 there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from apps.engine.search.kernels.arena import Arena, fetch
+from apps.engine.search.kernels.grouping import (
+    CLASSES,
+    MIN_RELEASED,
+    RELEASED,
+    RELEASED_SQUARES,
+    SUPPRESSED_ROWS,
+    LevelMaps,
+)
+from apps.engine.search.kernels.lattice import raise_down, raise_up
+
+#: Node status (as ``optimal.py``).
+UNKNOWN, WITHIN, TOO_MANY = 0, 1, 2
+#: Metric kinds: a metric whose value without suppression is its static bound (loss,
+#: entropy, precision), discernibility, AECS.
+EXACT, DISCERNIBILITY, AECS = 0, 1, 2
+#: Facts of an evaluated node (columns of ``State.facts``).
+F_SUPPRESSED, F_RELEASED, F_MIN_RELEASED = 0, 1, 2
+
+
+class State(NamedTuple):
+    """The arrays of one search (module docstring); ``counters`` holds the evaluations
+    and the facts rows in use."""
+
+    tops: NDArray[np.int64]
+    strides: NDArray[np.int64]
+    status: NDArray[np.int8]
+    at_least: NDArray[np.int64]
+    keys: NDArray[np.float64]
+    bounds: NDArray[np.float64]
+    lifted: NDArray[np.float64]
+    no_lift: NDArray[np.float64]
+    slot: NDArray[np.int64]
+    facts: NDArray[np.int64]
+    values: NDArray[np.float64]
+    counters: NDArray[np.int64]
+    node: NDArray[np.int16]
+    summary: NDArray[np.int64]
+    lift: NDArray[np.float64]
+
+
+class Metric(NamedTuple):
+    """What the search needs of the metric: its kind, the rows, ``k`` and the least
+    cost of a row in a class under ``k`` (discernibility)."""
+
+    kind: int
+    rows: int
+    k: int
+    least_cost: int
+
+
+@njit(cache=True, nogil=True)
+def layout(
+    least: NDArray[np.int64], tops: NDArray[np.int64], strides: NDArray[np.int64]
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int16],
+    NDArray[np.int64],
+    NDArray[np.int8],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.int64],
+]:
+    """What a search without suppression starts from, given the rows every node certainly
+    suppresses (``least``): the nodes that may pass (none known suppressed, in index
+    order), their levels and total levels, every node's status (too many suppressed
+    where rows are known suppressed), static bounds (NaN), keys (infinite) and facts
+    rows (none)."""
+    size = len(least)
+    d = len(tops)
+    status = np.empty(size, dtype=np.int8)
+    count = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            status[idx] = UNKNOWN
+            count += 1
+        else:
+            status[idx] = TOO_MANY
+    may = np.empty(count, dtype=np.int64)
+    levels = np.empty((count, d), dtype=np.int16)
+    totals = np.empty(count, dtype=np.int64)
+    at = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            may[at] = idx
+            totals[at] = _decode(idx, tops, strides, levels[at])
+            at += 1
+    bounds = np.full(size, np.nan, dtype=np.float64)
+    keys = np.full(size, np.inf, dtype=np.float64)
+    slot = np.full(size, -1, dtype=np.int64)
+    return may, levels, totals, status, bounds, keys, slot
+
+
+@njit(cache=True, nogil=True)
+def _decode(
+    idx: int, tops: NDArray[np.int64], strides: NDArray[np.int64], out: NDArray[np.int16]
+) -> int:
+    """The levels of node ``idx`` into ``out``; returns its total level."""
+    total = 0
+    for j in range(len(tops)):
+        v = (idx // strides[j]) % (tops[j] + 1)
+        out[j] = v
+        total += v
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _total(idx: int, tops: NDArray[np.int64], strides: NDArray[np.int64]) -> int:
+    total = 0
+    for j in range(len(tops)):
+        total += (idx // strides[j]) % (tops[j] + 1)
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _before(key_a: float, tot_a: int, a: int, key_b: float, tot_b: int, b: int) -> bool:
+    """(key, tie rank) of ``a`` below that of ``b``."""
+    if key_a != key_b:
+        return key_a < key_b
+    if tot_a != tot_b:
+        return tot_a < tot_b
+    return a < b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exceeds(bound: float, best: float) -> bool:
+    """``evaluate.exceeds``: a lower bound certainly above ``best``."""
+    return bound > best + 1e-9 * max(1.0, abs(best))
+
+
+@njit(cache=True, nogil=True)
+def _lifted_bound(s: State, m: Metric, idx: int, least: int) -> float:
+    """``Metric.lifted_bound`` of discernibility and AECS from node ``idx``'s lifted
+    numbers, knowing it suppresses ``least`` rows."""
+    if m.kind == DISCERNIBILITY:
+        if least == 0:
+            return float(s.lifted[0, idx])
+        return float(s.lifted[0, idx]) + float(m.rows - m.least_cost) * least
+    n = m.rows
+    if n == 0:
+        return 0.0
+    k = max(m.k, 1)
+    most = min(-s.lifted[0, idx], (-s.lifted[1, idx] - least) // k, float((n - least) // k))
+    return n / most if most > 0 else math.inf
+
+
+@njit(cache=True, nogil=True)
+def _current_bound(s: State, m: Metric, idx: int) -> float:
+    """``_Search._current_bound`` (known suppression is 0 off the failing nodes)."""
+    bound = s.keys[idx]
+    if s.lifted.shape[0]:
+        lifted = _lifted_bound(s, m, idx, s.at_least[idx])
+        return lifted if lifted > bound else bound
+    return float(bound)
+
+
+@njit(cache=True, nogil=True)
+def _order_key(s: State, m: Metric, idx: int) -> float:
+    """``_Search._order_key``."""
+    if not s.lifted.shape[0]:
+        return _current_bound(s, m, idx)
+    lifted = _lifted_bound(s, m, idx, 0)
+    key = s.keys[idx]
+    return lifted if lifted > key else key
+
+
+@njit(cache=True, nogil=True)
+def _facts(
+    s: State,
+    m: Metric,
+    idx: int,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> int:
+    """``Evaluator.facts_of``: the node's classes fetched (``kernels.fetch``), its facts
+    stored in a new row (its value: infinite when it suppresses rows, the limit being
+    0), its lifted numbers left in ``s.lift``; returns the row."""
+    s.counters[0] += 1
+    _decode(idx, s.tops, s.strides, s.node)
+    summary = s.summary
+    fetch(s.node, arena, base, base_summary, True, maps, m.k, summary)
+    suppressed = summary[SUPPRESSED_ROWS]
+    released = summary[RELEASED]
+    squares = summary[RELEASED_SQUARES]
+    row = s.counters[1]
+    s.counters[1] += 1
+    s.slot[idx] = row
+    s.facts[row, F_SUPPRESSED] = suppressed
+    s.facts[row, F_RELEASED] = released
+    s.facts[row, F_MIN_RELEASED] = summary[MIN_RELEASED]
+    if suppressed > 0:
+        value = math.inf
+    elif m.kind == EXACT:
+        value = s.bounds[idx]
+        if value != value:
+            raise ValueError("a node suppressing nothing has no static bound")
+    elif m.kind == DISCERNIBILITY:
+        value = float(squares + suppressed * m.rows)
+    elif m.rows == 0:
+        value = 0.0
+    elif released == 0:
+        value = math.inf
+    else:
+        value = m.rows / released
+    s.values[row] = value
+    if m.kind == DISCERNIBILITY:
+        s.lift[0] = float(squares + m.least_cost * suppressed)
+    elif m.kind == AECS:
+        s.lift[0] = -float(summary[CLASSES])
+        s.lift[1] = -float(max(m.k, 1) * released + suppressed)
+    return int(row)
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(
+    s: State,
+    m: Metric,
+    idx: int,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> int:
+    """``_Search._evaluate``: the node's facts (memoized), then its up-set tagged within
+    the limit and lifted, or its down-set tagged failing with its suppressed rows;
+    returns its suppressed rows."""
+    row = s.slot[idx]
+    known = row >= 0
+    if not known:
+        row = _facts(s, m, idx, arena, base, base_summary, maps)
+    else:
+        _decode(idx, s.tops, s.strides, s.node)
+    suppressed = s.facts[row, F_SUPPRESSED]
+    within = suppressed <= 0
+    lifts = s.lifted.shape[0] > 0
+    if within or (not known and lifts):
+        raise_up(
+            s.node,
+            s.tops,
+            s.strides,
+            s.status,
+            UNKNOWN,
+            WITHIN if within else -1,
+            s.lifted if not known else s.no_lift,
+            s.lift,
+        )
+    if not within or (not known and suppressed > 0):
+        raise_down(s.node, s.strides, s.status, -1 if within else TOO_MANY, s.at_least, suppressed)
+    return int(suppressed)
+
+
+@njit(cache=True, nogil=True)
+def _chain(s: State, start: int) -> NDArray[np.int64]:
+    """``kernels.climb_chain`` on the node numbering: from ``start`` through unknown
+    nodes, each step to the successor with the most rows known suppressed, then the
+    least key, then the first QI."""
+    tops, strides, status, at_least, keys = s.tops, s.strides, s.status, s.at_least, s.keys
+    d = len(tops)
+    chain = np.empty(int(tops.sum()) + 1, dtype=np.int64)
+    chain[0] = start
+    n = 1
+    cur = start
+    while True:
+        best = -1
+        for j in range(d):
+            if (cur // strides[j]) % (tops[j] + 1) < tops[j]:
+                nxt = cur + strides[j]
+                if status[nxt] == UNKNOWN and (
+                    best < 0
+                    or at_least[nxt] > at_least[best]
+                    or (at_least[nxt] == at_least[best] and keys[nxt] < keys[best])
+                ):
+                    best = nxt
+        if best < 0:
+            return chain[:n]
+        chain[n] = best
+        n += 1
+        cur = best
+
+
+@njit(cache=True, nogil=True)
+def _climb(
+    s: State,
+    m: Metric,
+    failing: int,
+    best_value: float,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> None:
+    """``_Search._climb``: from a failing node through failing successors (each round
+    tries the unknown successors not bounded above ``best_value``, by key then tie rank,
+    listed before the round) to a maximal failing node."""
+    tops, strides = s.tops, s.strides
+    d = len(tops)
+    candidates = np.empty(d, dtype=np.int64)
+    totals = np.empty(d, dtype=np.int64)
+    while True:
+        count = 0
+        for j in range(d):
+            if (failing // strides[j]) % (tops[j] + 1) < tops[j]:
+                nxt = failing + strides[j]
+                if s.status[nxt] == UNKNOWN and not _exceeds(s.keys[nxt], best_value):
+                    # insertion in (key, tie rank) order
+                    tot = _total(nxt, tops, strides)
+                    at = count
+                    while at > 0 and _before(
+                        s.keys[nxt], tot, nxt, s.keys[candidates[at - 1]], totals[at - 1],
+                        candidates[at - 1],
+                    ):  # fmt: skip
+                        candidates[at] = candidates[at - 1]
+                        totals[at] = totals[at - 1]
+                        at -= 1
+                    candidates[at] = nxt
+                    totals[at] = tot
+                    count += 1
+        moved = False
+        for c in range(count):
+            succ = candidates[c]
+            if _evaluate(s, m, succ, arena, base, base_summary, maps) > 0:
+                failing = succ
+                moved = True
+                break
+        if not moved:
+            return
+
+
+@njit(cache=True, nogil=True)
+def _probe(
+    s: State,
+    m: Metric,
+    idx: int,
+    best_value: float,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> None:
+    """``_Search._probe`` without suppression: a binary search on the chain above
+    ``idx``, then a climb from the highest failing node of the chain."""
+    chain = _chain(s, idx)
+    lo, hi = 0, len(chain) - 1
+    while lo <= hi and s.status[idx] == UNKNOWN:
+        mid = (lo + hi) // 2
+        if _evaluate(s, m, chain[mid], arena, base, base_summary, maps) <= 0:
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    if lo > 0:
+        _climb(s, m, chain[lo - 1], best_value, arena, base, base_summary, maps)
+
+
+@njit(cache=True, nogil=True)
+def _push(
+    keys: NDArray[np.float64],
+    totals: NDArray[np.int64],
+    nodes: NDArray[np.int64],
+    size: int,
+    key: float,
+    total: int,
+    node: int,
+) -> int:
+    at = size
+    while at > 0:
+        up = (at - 1) >> 1
+        if not _before(key, total, node, keys[up], totals[up], nodes[up]):
+            break
+        keys[at], totals[at], nodes[at] = keys[up], totals[up], nodes[up]
+        at = up
+    keys[at], totals[at], nodes[at] = key, total, node
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _pop(
+    keys: NDArray[np.float64], totals: NDArray[np.int64], nodes: NDArray[np.int64], size: int
+) -> int:
+    """Remove the least entry (the caller read it at 0); returns the new size."""
+    size -= 1
+    key, total, node = keys[size], totals[size], nodes[size]
+    at = 0
+    while True:
+        child = 2 * at + 1
+        if child >= size:
+            break
+        if child + 1 < size and _before(
+            keys[child + 1], totals[child + 1], nodes[child + 1], keys[child], totals[child],
+            nodes[child],
+        ):  # fmt: skip
+            child += 1
+        if not _before(keys[child], totals[child], nodes[child], key, total, node):
+            break
+        keys[at], totals[at], nodes[at] = keys[child], totals[child], nodes[child]
+        at = child
+    if size > 0:
+        keys[at], totals[at], nodes[at] = key, total, node
+    return size
+
+
+@njit(cache=True, nogil=True)
+def solve_zero_limit(
+    s: State,
+    m: Metric,
+    order: NDArray[np.int64],
+    shortcut: bool,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> tuple[int, float]:
+    """The optimum without suppression: ``(node or -1, its value)``; the facts of the
+    node (evaluated if it was not) in its ``s.slot`` row, the evaluations in
+    ``s.counters[0]``.
+
+    ``order``: the nodes not known to fail, by static key then tie rank (``_by_bound``'s
+    static order); ``shortcut``: the metric's value without suppression is its static
+    bound (``s.bounds``), so a node known to pass is valued unevaluated."""
+    top = len(s.status) - 1
+    if _evaluate(s, m, top, arena, base, base_summary, maps) > 0:
+        return -1, math.inf
+    tops, strides, status = s.tops, s.strides, s.status
+    best, best_value, best_total = -1, math.inf, np.int64(1) << np.int64(62)
+    end = len(order)
+    order_keys = np.empty(end, dtype=np.float64)
+    order_totals = np.empty(end, dtype=np.int64)
+    for i in range(end):
+        order_keys[i] = s.keys[order[i]]
+        order_totals[i] = _total(order[i], tops, strides)
+    heap_keys = np.empty(max(end, 1), dtype=np.float64)
+    heap_totals = np.empty(max(end, 1), dtype=np.int64)
+    heap_nodes = np.empty(max(end, 1), dtype=np.int64)
+    heap = 0
+    at = 0
+    while at < end or heap:
+        if heap and (
+            at == end
+            or _before(
+                heap_keys[0], heap_totals[0], heap_nodes[0], order_keys[at], order_totals[at],
+                order[at],
+            )
+        ):  # fmt: skip
+            key, total, idx = heap_keys[0], heap_totals[0], heap_nodes[0]
+            heap = _pop(heap_keys, heap_totals, heap_nodes, heap)
+        else:
+            key, total, idx = order_keys[at], order_totals[at], order[at]
+            at += 1
+        if status[idx] == TOO_MANY:
+            continue
+        current = _order_key(s, m, idx)
+        if current > key:
+            heap = _push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
+            continue
+        # (the body of solve's loop over _by_bound)
+        if best >= 0 and _exceeds(key, best_value):
+            break
+        if best >= 0 and _exceeds(_current_bound(s, m, idx), best_value):
+            continue
+        if status[idx] == UNKNOWN:
+            _probe(s, m, idx, best_value, arena, base, base_summary, maps)
+        if status[idx] == TOO_MANY:
+            continue
+        if best >= 0 and _exceeds(_current_bound(s, m, idx), best_value):
+            continue
+        if shortcut and status[idx] == WITHIN and s.slot[idx] < 0:
+            value = s.bounds[idx]
+        else:
+            if _evaluate(s, m, idx, arena, base, base_summary, maps) > 0:
+                continue
+            value = s.values[s.slot[idx]]
+        if value < best_value or (
+            value == best_value and (total < best_total or (total == best_total and idx < best))
+        ):
+            best, best_value, best_total = idx, value, total
+    if best >= 0 and s.slot[best] < 0:
+        _facts(s, m, best, arena, base, base_summary, maps)
+    return best, best_value

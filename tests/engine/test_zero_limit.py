@@ -1,0 +1,257 @@
+"""The compiled search without suppression (``search/zero_limit.py``, ``kernels/solve.py``).
+
+It must take the same nodes and choose the same one as ``optimal.py``'s search: checked
+node for node (solution, nodes evaluated) on random problems and on adult, against
+hand-computed optima on the tiny data of ``test_loss.py``, and its heap, chain and lifted
+bounds on hand-made inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apps.engine.criteria import Criterion, KAnonymity, MaxRisk
+from apps.engine.loss import METRICS
+from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search
+from apps.engine.search.kernels import solve
+from apps.engine.search.problem import QuasiLookup
+from tests.engine.test_loss import tiny
+from tests.engine.test_search_properties import problems
+
+
+@contextmanager
+def python_search() -> Iterator[None]:
+    """``optimal_search`` without the compiled path (the reference)."""
+    saved = optimal.COMPILED_ZERO_LIMIT
+    optimal.COMPILED_ZERO_LIMIT = False
+    try:
+        yield
+    finally:
+        optimal.COMPILED_ZERO_LIMIT = saved
+
+
+def both(problem: SearchProblem, criterion: Criterion, metric: str, **kw: Any) -> None:
+    """The compiled and the Python search agree node for node."""
+    fast = optimal_search(problem, criterion, metric=metric, suppression_limit=0.0, **kw)
+    with python_search():
+        slow = optimal_search(problem, criterion, metric=metric, suppression_limit=0.0, **kw)
+    assert fast.solution == slow.solution
+    assert fast.nodes_evaluated == slow.nodes_evaluated
+    assert fast.nodes_total == slow.nodes_total
+    assert fast.metric == slow.metric
+    assert fast.pareto == slow.pareto
+    assert fast.optimal and slow.optimal
+
+
+# Tiny data (test_loss.py): (a1,b1) x2, (a2,b1), (a2,b2), (a3,b2) x2; a: a1,a2 -> a12 -> *,
+# a3 -> a3 -> *; b: b1,b2 -> *. Without suppression, k = 2: (0,0) and (1,0) fail, (0,1)
+# (three classes of 2) is the lowest passing node; (2,0) (two classes of 3) ties it on
+# loss and precision, loses on total level. k = 3: (2,0) alone below the top passes
+# ((0,1): classes of 2; (1,1): a3 x2). k = 4: only the top.
+SQRT2 = math.sqrt(2.0) - 1.0  # loss of (0,1) and (2,0): shares 0 and 1 -> sqrt(1 x 2) - 1
+TINY_OPTIMA = {
+    (2, "loss"): ((0, 1), SQRT2),
+    (2, "precision"): ((0, 1), 0.5),
+    (2, "discernibility"): ((0, 1), 12.0),  # 2^2 x 3
+    (2, "aecs"): ((0, 1), 2.0),  # 6 rows / 3 classes
+    (3, "loss"): ((2, 0), SQRT2),
+    (3, "precision"): ((2, 0), 0.5),
+    (3, "discernibility"): ((2, 0), 18.0),  # 3^2 x 2
+    (3, "aecs"): ((2, 0), 3.0),
+    (4, "loss"): ((2, 1), 1.0),  # shares 1 and 1 -> sqrt(2 x 2) - 1
+    (4, "precision"): ((2, 1), 1.0),
+    (4, "discernibility"): ((2, 1), 36.0),
+    (4, "aecs"): ((2, 1), 6.0),
+}
+
+
+@pytest.mark.parametrize(("k", "metric"), sorted(TINY_OPTIMA))
+def test_tiny_optima_by_hand(k: int, metric: str) -> None:
+    levels, value = TINY_OPTIMA[(k, metric)]
+    result = optimal_search(tiny(), KAnonymity(k), metric=metric, suppression_limit=0.0)
+    assert result.solution is not None
+    assert result.solution.levels == levels
+    assert result.solution.information_loss == pytest.approx(value, abs=1e-12)
+    assert result.solution.suppressed_rows == 0
+    assert result.nodes_total == 6
+    both(tiny(), KAnonymity(k), metric)
+
+
+def test_tiny_without_solution() -> None:
+    # k = 7 > 6 rows: even the top node suppresses everything; one node evaluated.
+    result = optimal_search(tiny(), KAnonymity(7), metric="loss", suppression_limit=0.0)
+    assert result.solution is None
+    assert result.nodes_evaluated == 1
+    assert result.pareto == ()
+    both(tiny(), KAnonymity(7), "loss")
+
+
+def test_front_without_suppression_is_the_solution() -> None:
+    result = optimal_search(
+        tiny(), KAnonymity(2), metric="loss", suppression_limit=0.0, pareto=(0.5, 0.0)
+    )
+    assert result.pareto == (result.solution,)
+    both(tiny(), KAnonymity(2), "discernibility", pareto=True)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    problem=problems(),
+    k=st.integers(1, 6),
+    metric=st.sampled_from(METRICS),
+    cap=st.booleans(),
+)
+def test_same_search_as_python(problem: SearchProblem, k: int, metric: str, cap: bool) -> None:
+    max_levels = {problem.quasi[0]: 1} if cap else None
+    both(problem, KAnonymity(k), metric, max_levels=max_levels)
+
+
+def _consistent(rng: np.random.Generator, values: int, height: int) -> list[np.ndarray]:
+    """Level maps of a random consistent hierarchy: each level merges groups of the one
+    below, the top level a single value."""
+    maps = [np.arange(values)]
+    current = np.arange(values)
+    groups = values
+    for level in range(1, height + 1):
+        if level == height:
+            parents = np.zeros(groups, dtype=np.int64)
+        else:
+            parents = np.sort(rng.integers(0, max(1, groups // 2), groups))
+            _, parents = np.unique(parents, return_inverse=True)
+        current = parents[current]
+        groups = int(current.max()) + 1
+        maps.append(current.copy())
+    return maps
+
+
+def random_problem(seed: int) -> SearchProblem:
+    """Thousands of rows, five or six QIs of up to 40 values: long enough searches that
+    nodes are re-queued, chains climbed and tables evicted."""
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(5, 7))
+    lookups, codes = [], []
+    for j in range(d):
+        values = int(rng.integers(2, 40))
+        height = int(rng.integers(1, 4))
+        lookups.append(QuasiLookup.from_maps(f"q{j}", _consistent(rng, values, height)))
+        skew = rng.random(values) ** 3 + 0.01
+        codes.append(rng.choice(values, 3000, p=skew / skew.sum()))
+    counts = rng.integers(1, 4, 3000)
+    return build_problem([f"q{j}" for j in range(d)], codes, counts, lookups)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("metric", METRICS)
+def test_same_search_as_python_on_larger_problems(seed: int, metric: str) -> None:
+    problem = random_problem(seed)
+    for k in (2, 5, 11):
+        both(problem, KAnonymity(k), metric)
+    both(problem, MaxRisk(0.2), metric)
+    # a small table cache: tables are evicted and rolled up again
+    both(problem, KAnonymity(3), metric, cache_bytes=1 << 16)
+
+
+def test_heap_pops_in_key_then_rank_order() -> None:
+    keys = np.empty(8)
+    totals = np.empty(8, dtype=np.int64)
+    nodes = np.empty(8, dtype=np.int64)
+    size = 0
+    # (key, total level, node): ties on key go to the lower total, then the lower node
+    entries = [(2.0, 3, 7), (1.0, 5, 4), (2.0, 1, 9), (1.0, 5, 2), (0.5, 9, 1), (2.0, 1, 8)]
+    for key, total, node in entries:
+        size = solve._push(keys, totals, nodes, size, key, total, node)
+    popped = []
+    while size:
+        popped.append(int(nodes[0]))
+        size = solve._pop(keys, totals, nodes, size)
+    assert popped == [1, 2, 4, 8, 9, 7]
+
+
+def _state(
+    tops: list[int], at_least: list[int], keys: list[float], lifted: list[list[float]] | None = None
+) -> solve.State:
+    size = int(np.prod(np.asarray(tops) + 1))
+    strides = [int(np.prod(np.asarray(tops[j + 1 :]) + 1)) for j in range(len(tops))]
+    return solve.State(
+        tops=np.asarray(tops, dtype=np.int64),
+        strides=np.asarray(strides, dtype=np.int64),
+        status=np.zeros(size, dtype=np.int8),
+        at_least=np.asarray(at_least, dtype=np.int64),
+        keys=np.asarray(keys, dtype=np.float64),
+        bounds=np.zeros(size),
+        lifted=np.array(lifted if lifted is not None else [], dtype=np.float64).reshape(-1, size),
+        no_lift=np.zeros((0, size)),
+        slot=np.full(size, -1, dtype=np.int64),
+        facts=np.zeros((size, 3), dtype=np.int64),
+        values=np.zeros(size),
+        counters=np.zeros(2, dtype=np.int64),
+        node=np.zeros(len(tops), dtype=np.int16),
+        summary=np.zeros(5, dtype=np.int64),
+        lift=np.zeros(2),
+    )
+
+
+def test_chain_climbs_to_most_suppressed_then_least_key() -> None:
+    # Lattice (1, 1): nodes 0 = (0,0), 1 = (0,1), 2 = (1,0), 3 = (1,1).
+    state = _state([1, 1], [0, 0, 0, 0], [0.0, 2.0, 1.0, 3.0])
+    assert solve._chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
+    state.at_least[1] = 5  # (0,1) is known to suppress more: it goes first
+    assert solve._chain(state, 0).tolist() == [0, 1, 3]
+    state.status[3] = solve.TOO_MANY  # only unknown nodes: the chain stops below
+    assert solve._chain(state, 0).tolist() == [0, 1]
+
+
+def test_lifted_bounds_by_hand() -> None:
+    # Discernibility, 100 rows, k = 5 (least cost 5): lifted + (100 - 5) x suppressed.
+    state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, [[10.0, 20.0, 30.0, 40.0]])
+    disc = solve.Metric(kind=solve.DISCERNIBILITY, rows=100, k=5, least_cost=5)
+    assert solve._lifted_bound(state, disc, 1, 0) == 20.0
+    assert solve._lifted_bound(state, disc, 1, 2) == 20.0 + 95.0 * 2
+    # AECS, 100 rows, k = 5; lifted (-classes, -(k released + suppressed)) of node 1:
+    # (-30, -67): at most min(30, 67 // 5, 100 // 5) = 13 released classes: 100 / 13;
+    # knowing 10 rows suppressed: min(30, 57 // 5, 90 // 5) = 11: 100 / 11.
+    lifted = [[-1.0, -30.0, -1.0, -1.0], [-3.0, -67.0, -1.0, -1.0]]
+    state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, lifted)
+    aecs = solve.Metric(kind=solve.AECS, rows=100, k=5, least_cost=5)
+    assert solve._lifted_bound(state, aecs, 1, 0) == 100 / 13
+    assert solve._lifted_bound(state, aecs, 1, 10) == 100 / 11
+    # node 0: 3 // 5 = 0 classes can be released: no finite bound
+    assert solve._lifted_bound(state, aecs, 0, 0) == math.inf
+    # the key is the larger of the static key and the lifted bound without suppression
+    state.keys[1] = 9.0
+    assert solve._order_key(state, aecs, 1) == 9.0
+    state.keys[1] = 1.0
+    assert solve._order_key(state, aecs, 1) == 100 / 13
+
+
+@pytest.fixture(scope="module")
+def adult() -> SearchProblem:
+    from tests.engine.test_adult_search import load_adult
+
+    return load_adult()
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_same_search_as_python_on_adult(adult: SearchProblem, metric: str) -> None:
+    for k in (2, 5, 11, 20):
+        both(adult, KAnonymity(k), metric)
+
+
+def test_layout_by_hand() -> None:
+    # Lattice (1, 1): node 0 = (0,0) is known to suppress 3 rows, the others nothing.
+    least = np.array([3, 0, 0, 0], dtype=np.int64)
+    tops, strides = np.array([1, 1], dtype=np.int64), np.array([2, 1], dtype=np.int64)
+    may, levels, totals, status, bounds, keys, slot = solve.layout(least, tops, strides)
+    assert may.tolist() == [1, 2, 3]
+    assert levels.tolist() == [[0, 1], [1, 0], [1, 1]]
+    assert totals.tolist() == [1, 1, 2]
+    assert status.tolist() == [solve.TOO_MANY, solve.UNKNOWN, solve.UNKNOWN, solve.UNKNOWN]
+    assert np.isnan(bounds).all() and np.isinf(keys).all() and (slot == -1).all()
