@@ -281,7 +281,8 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     quasi = tuple(quasi)
     if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
         check_columns(data.columns, quasi, "quasi-identifier")
-        if all(data.schema[q] == pl.String for q in quasi):
+        schema = data.schema  # (made anew on every read: once, not per column)
+        if all(schema[q] == pl.String for q in quasi):
             return _encode_in_memory(data, quasi)
     frame = data.lazy()
     schema = frame.collect_schema()

@@ -43,6 +43,8 @@ class TextViews:
 _NO_NULLS = np.zeros(0, dtype=np.bool_)
 _NO_NULLS.flags.writeable = False
 _VIEW = pa.string_view()
+#: (asking polars for its newest level costs more than the conversion of a small column)
+_NEWEST = pl.CompatLevel.newest()
 
 
 def text_views(series: pl.Series) -> TextViews:
@@ -53,7 +55,7 @@ def text_views(series: pl.Series) -> TextViews:
         series = series.cast(pl.String)
     nulls = series.is_null().to_numpy() if series.null_count() else _NO_NULLS
     chunks = series.get_chunks() if series.n_chunks() > 1 else [series]
-    arrays = [c.to_arrow(compat_level=pl.CompatLevel.newest()) for c in chunks]
+    arrays = [c.to_arrow(compat_level=_NEWEST) for c in chunks]
     # (polars hands its strings over as views; any other layout is made into views)
     arrays = [a if a.type == _VIEW else a.cast(_VIEW) for a in arrays if len(a)]
     raws = [a.buffers() for a in arrays]
