@@ -251,8 +251,11 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     if missing:
         raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
     arrays = getattr(encoded, "arrays", None)
+    cols: Sequence[NDArray[np.integer]] | NDArray[np.integer]
     if arrays is not None:  # (encoded in memory: no table to go through)
-        cols, counts = list(arrays[0]), arrays[1]
+        # (``[d x tuples]`` seen as the ``[tuples x d]`` matrix: its rows are the
+        # columns already, not copied)
+        cols, counts = arrays[0].T, arrays[1]
     else:
         tuples = encoded.tuples
         cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
