@@ -162,54 +162,71 @@ def group_rows(
     codes) with the number of rows of each, their codes mapped through
     ``ranks[rank_at[j] + code]``: ``([d x t] codes, [t] counts)``, in order of first
     appearance. Rows are grouped on their mixed-radix key when it fits in 62 bits,
-    else on a hash of the row compared code by code."""
+    else on a hash of the row compared code by code.
+
+    The rows' keys are made a column at a time (a pass the compiler vectorizes, where
+    a row at a time chains nine multiplications), then grouped with unsigned indexes
+    into 32-bit arrays: half the time of a row at a time on adult."""
     d, n = codes.shape
     span = _span(radix)
+    keyed = np.empty(n, dtype=np.int64)
+    if span >= 0:
+        keyed[:] = 0
+        for j in range(d):
+            r = radix[j]
+            column = codes[j]
+            for i in range(n):
+                keyed[i] = keyed[i] * r + np.int64(column[i])
+    else:
+        hashed = np.full(n, np.uint64(0x243F6A8885A308D3), dtype=np.uint64)
+        for j in range(d):
+            column = codes[j]
+            for i in range(n):
+                hashed[i] = _mix(hashed[i] ^ np.uint64(column[i]))
+        for i in range(n):
+            keyed[i] = np.int64(hashed[i] >> np.uint64(1))
     bits = 4
     while (1 << bits) < 2 * max(n, 1):
         bits += 1
     table = np.full(1 << bits, -1, dtype=np.int32)
-    mask = np.int64((1 << bits) - 1)
+    mask = np.uint64((1 << bits) - 1)
     shift = np.uint64(64 - bits)
-    first = np.empty(n, dtype=np.int64)
-    counts = np.zeros(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.uint32)
+    counts = np.empty(n, dtype=np.int32)
     keys = np.empty(n, dtype=np.int64)
-    count = 0
-    for i in range(n):
-        if span >= 0:
-            key = np.int64(0)
-            for j in range(d):
-                key = key * radix[j] + np.int64(codes[j, i])
-        else:
-            h = np.uint64(0x243F6A8885A308D3)
-            for j in range(d):
-                h = _mix(h ^ np.uint64(codes[j, i]))
-            key = np.int64(h >> np.uint64(1))
-        slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+    count = np.uint64(0)
+    for i in range(np.uint64(n)):
+        key = keyed[i]
+        slot = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> shift
         while True:
-            g = np.int64(table[slot])
+            g = table[slot]
             if g < 0:
-                table[slot] = count
-                first[count] = i
+                table[slot] = np.int32(count)
+                first[count] = np.uint32(i)
                 keys[count] = key
                 counts[count] = 1
-                count += 1
+                count += np.uint64(1)
                 break
-            if keys[g] == key:
+            at = np.uint64(g)
+            if keys[at] == key:
                 same = True
                 if span < 0:
-                    r = first[g]
+                    r = np.uint64(first[at])
                     for j in range(d):
                         if codes[j, r] != codes[j, i]:
                             same = False
                             break
                 if same:
-                    counts[g] += 1
+                    counts[at] += 1
                     break
-            slot = (slot + 1) & mask
+            slot = (slot + np.uint64(1)) & mask
     out = np.empty((d, count), dtype=np.uint32)
     for j in range(d):
         offset = rank_at[j]
+        column = codes[j]
         for c in range(count):
-            out[j, c] = ranks[offset + np.int64(codes[j, first[c]])]
-    return out, counts[:count].copy()
+            out[j, c] = ranks[offset + np.int64(column[first[c]])]
+    rows = np.empty(count, dtype=np.int64)
+    for c in range(count):
+        rows[c] = counts[c]
+    return out, rows
