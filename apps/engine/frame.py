@@ -339,14 +339,16 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     if d:
         np.cumsum(radix[:-1], out=rank_at[1:])
     flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
-    dictionaries = tuple(dictionary_series(done))
     views = tuple(c.views for c in done)
     if n >= PARALLEL_ROWS:
-        # (the grouping lets go of the interpreter: the caller looks the dictionaries'
-        # values up meanwhile, EncodedData.arrays waits for it)
+        # (the grouping lets go of the interpreter: it starts before the dictionaries
+        # are made, and the caller looks their values up meanwhile; EncodedData.arrays
+        # waits for it)
         pending = Deferred(group_rows, codes, radix, flat, rank_at)
+        dictionaries = tuple(dictionary_series(done))
         return EncodedData(quasi, dictionaries, rows=n, pending=pending, views=views)
     grouped, counts = group_rows(codes, radix, flat, rank_at)
+    dictionaries = tuple(dictionary_series(done))
     return EncodedData(quasi, dictionaries, rows=n, arrays=(grouped, counts), views=views)
 
 
