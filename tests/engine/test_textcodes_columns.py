@@ -128,3 +128,21 @@ def test_a_value_the_hierarchy_lacks_is_named_as_before() -> None:
     with pytest.raises(HierarchyError) as plain:
         _hierarchies()["t"].lookup(encoded.dictionaries[0])  # type: ignore[attr-defined]
     assert str(plain.value) == str(raised.value)
+
+
+def test_long_values_differing_in_one_byte_anywhere_stay_apart() -> None:
+    # 13 to 21 bytes (a slot holds all bytes of a value of at most 20), each pair
+    # differing in one byte: in the first 4, in bytes 4-11, in the last 8, or only in
+    # a byte covered by both of the last two words
+    pairs = [
+        ("aaaa-bbbbbbbbc", "aaab-bbbbbbbbc"),
+        ("aaaa-bbbbbbbbc", "aaaa-bbbxbbbbc"),
+        ("aaaa-bbbbbbbbcdefghij", "aaaa-bbbbbbbbcdefghiX"),
+        ("0123456789abcdefghij", "0123456789abXdefghij"),
+        ("0123456789abcdefghij", "01234X6789abcdefghij"),
+        ("0123456789abcdefghijk", "0123456789abcdeXghijk"),
+    ]
+    for a, b in pairs:
+        codes, rank, dictionary = _coded([a, b, a, b, b])
+        assert codes == [0, 1, 0, 1, 1], (a, b)
+        assert dictionary == sorted([a, b], key=str.encode)
