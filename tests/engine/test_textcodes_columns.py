@@ -6,6 +6,8 @@ search protocol): small inputs whose answers are worked out by hand."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import polars as pl
 import pytest
@@ -20,7 +22,7 @@ from apps.engine.textcodes.codes import INITIAL_SLOTS
 LONG = "a long value past twelve bytes"
 
 
-def _coded(values: list[str | None]) -> tuple[list[int], list[int], list[str | None]]:
+def _coded(values: Sequence[str | None]) -> tuple[list[int], list[int], list[str | None]]:
     series = pl.Series("x", values, dtype=pl.String)
     codes = np.full(len(values), 99, dtype=np.uint32)
     coded = code_column(series, codes)
@@ -64,7 +66,11 @@ def test_many_distinct_values_grow_the_table_and_keep_first_appearance() -> None
 
 
 def test_dictionaries_of_several_columns_cut_from_one_array() -> None:
-    columns = {"a": ["z", None, "y"], "b": [LONG, LONG, LONG], "c": [None, None, None]}
+    columns: dict[str, list[str | None]] = {
+        "a": ["z", None, "y"],
+        "b": [LONG, LONG, LONG],
+        "c": [None, None, None],
+    }
     coded = []
     for name, values in columns.items():
         codes = np.empty(3, dtype=np.uint32)

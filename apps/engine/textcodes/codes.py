@@ -34,11 +34,11 @@ def _code_rows(
     bases: NDArray[np.int64],
     nulls: NDArray[np.bool_],
     codes: NDArray[np.uint32],
-    start: int,
+    start: int | np.int64,
     size: int,
     seen: NDArray[np.uint64],
     count: int,
-) -> tuple[int, int, NDArray[np.uint64]]:
+) -> tuple[int | np.int64, int, NDArray[np.uint64]]:
     """Code rows from ``start`` on in a table of ``size`` slots holding the ``count``
     values found before (``seen``), until done or the table is half full: (next row,
     distinct values so far, their descriptions). Row ``c`` of the descriptions is value

@@ -59,7 +59,7 @@ def _code_column(
     rank[m] = np.uint32(m)  # the missing value, last
     dviews = np.empty((m, 2), dtype=np.uint64)
     ends = np.empty(m, dtype=np.int64)
-    total = 0
+    total = np.int64(0)
     for g in range(m):
         row = first[order[g]]
         dviews[g, 0] = views[row, 0]
@@ -67,7 +67,7 @@ def _code_column(
         total += np.int64(views[row, 0] & _LOW32)
         ends[g] = total
     texts = np.empty(total, dtype=np.uint8)
-    at = 0
+    at = np.int64(0)
     for g in range(m):
         w0, w1 = dviews[g, 0], dviews[g, 1]
         length = np.int64(w0 & _LOW32)
