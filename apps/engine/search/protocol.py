@@ -73,12 +73,15 @@ def _lookups(
     encoded: EncodedData, quasi: Sequence[str], hierarchies: Mapping[str, Hierarchy]
 ) -> list[GeneralizationLookup]:
     """The hierarchies' look-ups of the encoded values of ``quasi`` (the first columns
-    of ``encoded``), with the dictionaries' views when the encoding kept them."""
+    of ``encoded``), with the dictionaries' views when the encoding kept them (then let
+    go of)."""
     views = encoded.views
-    return [
+    found = [
         hierarchies[q].lookup(encoded.dictionaries[j], views[j] if views is not None else None)
         for j, q in enumerate(quasi)
     ]
+    encoded.views = None  # (they hold the table's buffers: not kept past the look-ups)
+    return found
 
 
 def build_problem(
