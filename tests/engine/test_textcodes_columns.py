@@ -153,3 +153,20 @@ def test_long_values_differing_in_one_byte_anywhere_stay_apart() -> None:
         codes, rank, dictionary = _coded([a, b, a, b, b])
         assert codes == [0, 1, 0, 1, 1], (a, b)
         assert dictionary == sorted([a, b], key=str.encode)
+
+
+def test_a_table_of_two_chunks_is_looked_up_as_the_same_table_in_one() -> None:
+    # (the views of the second chunk's long values point into its own buffers)
+    first = pl.DataFrame({"t": ["é", LONG, None, "b"] * 800})
+    second = pl.DataFrame({"t": ["", LONG, "b", "é"] * 800})
+    chunked = pl.concat([first, second], rechunk=False)
+    assert chunked.get_column("t").n_chunks() == 2
+    built = build_problem(table_encoder(chunked), ["t"], _hierarchies())  # type: ignore[arg-type]
+    whole = build_problem(table_encoder(chunked.rechunk()), ["t"], _hierarchies())  # type: ignore[arg-type]
+    assert built.encoded.dictionaries[0].to_list() == ["", LONG, "b", "é", None]
+    assert [m.tolist() for m in built.lookups[0].maps] == [
+        m.tolist() for m in whole.lookups[0].maps
+    ]
+    # first appearance: "é" LONG None "b" ""; rows 1600, 1600, 800, 1600, 800
+    assert built.problem.counts.tolist() == whole.problem.counts.tolist()
+    assert built.problem.counts.tolist() == [1600, 1600, 800, 1600, 800]
