@@ -23,7 +23,7 @@ import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import EngineInputError, preview
-from apps.engine.textcodes import dictionary_codes, group_rows
+from apps.engine.textcodes import ColumnCodes, TextViews, code_column, dictionary_series, group_rows
 from apps.engine.utf8 import check_utf8
 from apps.engine.workers import Deferred, share_work
 
@@ -46,10 +46,13 @@ class EncodedData:
     (`arrays`: codes ``[d x tuples]`` and counts), which the search reads directly; the
     `tuples` table is then made from them when first read. Their grouping may still be
     under way in another thread when this object is returned (the dictionaries are
-    ready: a caller looks values up meanwhile); `arrays` waits for it.
+    ready: a caller looks values up meanwhile); `arrays` waits for it. `views` then
+    holds each dictionary's string views (read through the table's buffers), with which
+    a hierarchy finds the values (`Hierarchy.lookup`) without reading them back from
+    polars; else None.
     """
 
-    __slots__ = ("quasi", "dictionaries", "rows", "_arrays", "_pending", "_tuples")
+    __slots__ = ("quasi", "dictionaries", "rows", "views", "_arrays", "_pending", "_tuples")
 
     def __init__(
         self,
@@ -60,12 +63,14 @@ class EncodedData:
         *,
         arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
         pending: Deferred[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
+        views: tuple[TextViews, ...] | None = None,
     ) -> None:
         if tuples is None and arrays is None and pending is None:
             raise ValueError("EncodedData needs its tuples, as a table or as arrays")
         self.quasi = quasi
         self.dictionaries = dictionaries
         self.rows = rows
+        self.views = views
         self._arrays = arrays
         self._pending = pending
         self._tuples = tuples
@@ -276,7 +281,8 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     quasi = tuple(quasi)
     if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
         check_columns(data.columns, quasi, "quasi-identifier")
-        if all(data.schema[q] == pl.String for q in quasi):
+        schema = data.schema  # (made anew on every read: once, not per column)
+        if all(schema[q] == pl.String for q in quasi):
             return _encode_in_memory(data, quasi)
     frame = data.lazy()
     schema = frame.collect_schema()
@@ -306,17 +312,19 @@ PARALLEL_ROWS = 5_000
 
 
 def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
-    """Each column's values to codes (textcodes.dictionary_codes: one compiled pass over
-    the column's string views, values compared exactly), then the distinct rows of codes
-    with their counts (one compiled pass): the same dictionaries (the texts of the values,
-    sorted, missing last) and tuples as the group-by of :func:`encode`."""
+    """Each column's values to codes, its distinct values sorted and ranked
+    (textcodes.code_column: one compiled call over the column's string views, values
+    compared exactly), every dictionary made at once (textcodes.dictionary_series), then
+    the distinct rows of codes with their counts (one compiled pass): the same
+    dictionaries (the texts of the values, sorted, missing last) and tuples as the
+    group-by of :func:`encode`."""
     n, d = data.height, len(quasi)
     codes = np.empty((d, n), dtype=np.uint32)
     columns = [data.get_column(q) for q in quasi]
-    coded: dict[int, tuple[pl.Series, npt.NDArray[np.uint32]]] = {}
+    coded: list[ColumnCodes | None] = [None] * d
 
     def code(j: int) -> None:
-        coded[j] = dictionary_codes(columns[j], codes[j])
+        coded[j] = code_column(columns[j], codes[j])
 
     if d > 1 and n >= PARALLEL_ROWS:
         # (the compiled passes let go of the interpreter: columns are coded side by side)
@@ -324,21 +332,24 @@ def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData
     else:
         for j in range(d):
             code(j)
-    done = [coded[j] for j in range(d)]
-    dictionaries = [dictionary for dictionary, _ in done]
-    ranks = [rank for _, rank in done]
+    done = [c for c in coded if c is not None]
+    ranks = [c.rank for c in done]
     radix = np.array([len(r) for r in ranks], dtype=np.int64)
     rank_at = np.zeros(d, dtype=np.int64)
     if d:
         np.cumsum(radix[:-1], out=rank_at[1:])
     flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
+    views = tuple(c.views for c in done)
     if n >= PARALLEL_ROWS:
-        # (the grouping lets go of the interpreter: the caller looks the dictionaries'
-        # values up meanwhile, EncodedData.arrays waits for it)
+        # (the grouping lets go of the interpreter: it starts before the dictionaries
+        # are made, and the caller looks their values up meanwhile; EncodedData.arrays
+        # waits for it)
         pending = Deferred(group_rows, codes, radix, flat, rank_at)
-        return EncodedData(quasi, tuple(dictionaries), rows=n, pending=pending)
+        dictionaries = tuple(dictionary_series(done))
+        return EncodedData(quasi, dictionaries, rows=n, pending=pending, views=views)
     grouped, counts = group_rows(codes, radix, flat, rank_at)
-    return EncodedData(quasi, tuple(dictionaries), rows=n, arrays=(grouped, counts))
+    dictionaries = tuple(dictionary_series(done))
+    return EncodedData(quasi, dictionaries, rows=n, arrays=(grouped, counts), views=views)
 
 
 def encode_distinct(distinct: pl.DataFrame, quasi: Sequence[str]) -> EncodedData:

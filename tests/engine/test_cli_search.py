@@ -262,9 +262,9 @@ def test_search_repeat_times_every_run_from_the_strings(
         encodes.append(1)
         return real_encode(*args, **kwargs)
 
-    def counting_lookup(self, dictionary):  # type: ignore[no-untyped-def]
+    def counting_lookup(self, dictionary, views=None):  # type: ignore[no-untyped-def]
         lookups.append(self.column)
-        return real_lookup(self, dictionary)
+        return real_lookup(self, dictionary, views)
 
     def fresh_search(problem, *args, **kwargs):  # type: ignore[no-untyped-def]
         assert not problem.memo, "a problem searched before"

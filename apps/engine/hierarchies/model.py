@@ -25,7 +25,7 @@ from apps.engine.hierarchies.compiled import (
     level_maps,
 )
 from apps.engine.hierarchies.validation import validate_rows
-from apps.engine.textcodes import find_texts
+from apps.engine.textcodes import TextViews, find_texts
 
 TOP = "*"
 
@@ -121,7 +121,7 @@ class Hierarchy:
                 f"of the data: {preview(missing)}"
             )
 
-    def lookup(self, dictionary: pl.Series) -> GeneralizationLookup:
+    def lookup(self, dictionary: pl.Series, views: TextViews | None = None) -> GeneralizationLookup:
         """Compile the hierarchy for one column dictionary (see frame.EncodedData).
 
         Generalized codes at each level are numbered in the hierarchy's row order,
@@ -134,9 +134,11 @@ class Hierarchy:
         hierarchy; a lookup then finds the dictionary's values among the leaves and
         numbers the generalized values present, in compiled passes over the
         dictionary's values (hierarchies/compiled.py); labels are made when read.
+        ``views``: the dictionary's views when its encoding kept them
+        (``EncodedData.views``), so that they are not read from polars again.
         """
         compiled = self.compiled
-        positions = find_texts(compiled.index, dictionary)
+        positions = find_texts(compiled.index, dictionary, views)
         if len(positions) and int(positions.min()) == -2:
             self.check_covers(dictionary.to_list())  # (raises, naming the values)
         maps, present, offsets, leaves = level_maps(

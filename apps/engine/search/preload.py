@@ -40,8 +40,8 @@ from apps.engine.search.problem import (
     QuasiLookup,
     SearchProblem,
     build_problem,
-    problem_from_encoded,
 )
+from apps.engine.search.protocol import build_problem as build_from
 from apps.engine.search.sensitive import sensitive_table
 from apps.engine.sensitive import kernels as sensitive_kernels
 from apps.engine.sensitive import parse_model, sensitive_column
@@ -107,13 +107,9 @@ def _encode_and_search() -> None:
     threads = encoding_threads()  # (the threads that code columns side by side, started now)
     list(threads.map(abs, range(threads._max_workers)))
     for data in (frame, frame.rechunk(), frame.lazy()):
-        encoded = encode(data, ["s", "l"])
-        lookups = [
-            hierarchies[q].lookup(d)
-            for q, d in zip(encoded.quasi, encoded.dictionaries, strict=True)
-        ]
-        problem = problem_from_encoded(encoded, lookups)
-        optimal_search(problem, KAnonymity(2), suppression_limit=0.5)
+        # (as a protocol run does: the dictionaries' views kept by the encoding in memory)
+        built = build_from(functools.partial(encode, data), ["s", "l"], hierarchies)
+        optimal_search(built.problem, KAnonymity(2), suppression_limit=0.5)
 
 
 def _searches_of_width(values: int) -> None:

@@ -141,12 +141,14 @@ class SearchProblem:
 
 
 def _as_lookup(lk: LookupLike) -> QuasiLookup:
-    maps = tuple(np.asarray(m, dtype=np.uint32) for m in lk.maps)
-    leaves = tuple(np.asarray(v, dtype=np.int64) for v in lk.leaves)
+    maps = tuple([np.asarray(m, dtype=np.uint32) for m in lk.maps])
+    leaves = tuple([np.asarray(v, dtype=np.int64) for v in lk.leaves])
     if len(maps) != len(leaves) or not maps:
         raise EngineInputError(f"hierarchy of {lk.column!r}: maps and leaves disagree")
-    if any(len(m) != len(maps[0]) for m in maps):
-        raise EngineInputError(f"hierarchy of {lk.column!r}: levels map different values")
+    first = len(maps[0])
+    for m in maps:
+        if len(m) != first:
+            raise EngineInputError(f"hierarchy of {lk.column!r}: levels map different values")
     labels = getattr(lk, "labels", None)
     return QuasiLookup(lk.column, maps, leaves, int(lk.domain_size), labels)
 
@@ -155,10 +157,47 @@ def code_dtype(lookups: Sequence[QuasiLookup]) -> np.dtype[Any]:
     """The narrowest unsigned integer type that holds every code of every level of
     every hierarchy (``uint8`` up to 256 values, then ``uint16``, else ``uint32``)."""
     most = max((lk.values_at(level) for lk in lookups for level in range(lk.height + 1)), default=0)
+    return _narrowest(most)
+
+
+def _narrowest(most: int) -> np.dtype[Any]:
     for dtype in (np.uint8, np.uint16):
         if most <= np.iinfo(dtype).max + 1:
             return np.dtype(dtype)
     return np.dtype(np.uint32)
+
+
+@dataclass(frozen=True, eq=False)
+class _LookupArrays:
+    """What a problem takes from its lookups alone (made before its tuples are read):
+    the lookups, each QI's height and values per level, and every map in one array
+    (QI ``j``'s map to level ``L`` from ``maps_at[j, L]``)."""
+
+    lookups: tuple[QuasiLookup, ...]
+    heights: I64
+    level_values: I64
+    maps_at: I64
+    every_map: U32
+    dtype: np.dtype[Any]  # (code_dtype of the lookups)
+
+
+def _lookup_arrays(lookups: Sequence[LookupLike]) -> _LookupArrays:
+    lks = tuple([_as_lookup(lk) for lk in lookups])
+    heights = np.array([len(lk.maps) - 1 for lk in lks], dtype=np.int64)
+    width = int(heights.max(initial=0)) + 1
+    level_values = np.zeros((len(lks), width), dtype=np.int64)
+    maps_at = np.zeros((len(lks), width), dtype=np.int64)
+    parts: list[U32] = []
+    at = 0
+    for j, lk in enumerate(lks):
+        level_values[j, : len(lk.leaves)] = [len(v) for v in lk.leaves]
+        for level, m in enumerate(lk.maps):
+            maps_at[j, level] = at
+            parts.append(m)
+            at += len(m)
+    every_map = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    dtype = _narrowest(int(level_values.max(initial=0)))
+    return _LookupArrays(lks, heights, level_values, maps_at, every_map, dtype)
 
 
 def build_problem(
@@ -177,8 +216,18 @@ def build_problem(
     ``codes`` is either a ``[tuples x d]`` matrix or one array per QI. Tuples need not be
     distinct (duplicates simply form the same class), but distinct is what makes it fast.
     """
+    return _build(quasi, codes, counts, _lookup_arrays(lookups), distinct)
+
+
+def _build(
+    quasi: Sequence[str],
+    codes: Sequence[NDArray[np.integer]] | NDArray[np.integer],
+    counts: NDArray[np.integer],
+    prepared: _LookupArrays,
+    distinct: bool,
+) -> SearchProblem:
     quasi_t = tuple(quasi)
-    lks = tuple(_as_lookup(lk) for lk in lookups)
+    lks = prepared.lookups
     cnt = np.ascontiguousarray(counts, dtype=np.int64)
     if isinstance(codes, np.ndarray) and codes.ndim == 2:
         cols = np.ascontiguousarray(codes.T, dtype=np.uint32)
@@ -190,26 +239,14 @@ def build_problem(
         cols = np.zeros((0, len(cnt)), dtype=np.uint32)
     if not (len(quasi_t) == len(cols) == len(lks)):
         raise EngineInputError("quasi-identifiers, code columns and hierarchies differ in number")
-    for name, col in zip(quasi_t, cols, strict=True):
-        if len(col) != len(cnt):
+    if cols.shape[1] != len(cnt):
+        for name, col in zip(quasi_t, cols, strict=True):
             raise EngineInputError(f"column {name!r}: {len(col)} codes for {len(cnt)} counts")
     # Narrow codes (usually one byte per QI): roll-ups read and write far fewer bytes.
-    cols = cols.astype(code_dtype(lks))
-    heights = np.array([lk.height for lk in lks], dtype=np.int64)
-    width = int(heights.max(initial=0)) + 1
-    level_values = np.zeros((len(lks), width), dtype=np.int64)
-    maps_at = np.zeros((len(lks), width), dtype=np.int64)
-    parts: list[U32] = []
-    at = 0
-    for j, lk in enumerate(lks):
-        level_values[j, : lk.height + 1] = [len(v) for v in lk.leaves]
-        for level, m in enumerate(lk.maps):
-            maps_at[j, level] = at
-            parts.append(m)
-            at += len(m)
-    every_map = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    cols = cols.astype(prepared.dtype)
+    level_values = prepared.level_values
     freq, freq_at, flat, offsets, consistent, bad, bad_level = problem_arrays(
-        cols, cnt, every_map, maps_at, level_values, heights
+        cols, cnt, prepared.every_map, prepared.maps_at, level_values, prepared.heights
     )
     if bad >= 0:
         if bad_level < 0:
@@ -220,11 +257,15 @@ def build_problem(
             f"hierarchy of {lks[bad].column!r}: level {bad_level} maps to a code without a label"
         )
     freqs = tuple(
-        tuple(
-            freq[freq_at[j, level] : freq_at[j, level] + level_values[j, level]]
-            for level in range(lk.height + 1)
-        )
-        for j, lk in enumerate(lks)
+        [
+            tuple(
+                [
+                    freq[freq_at[j, level] : freq_at[j, level] + level_values[j, level]]
+                    for level in range(len(lk.maps))
+                ]
+            )
+            for j, lk in enumerate(lks)
+        ]
     )
     return SearchProblem(
         quasi=quasi_t,
@@ -244,23 +285,27 @@ def build_problem(
 def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) -> SearchProblem:
     """Adapter: Engine I's ``EncodedData`` + one ``GeneralizationLookup`` per QI.
 
-    Lookups are matched to QIs by column name, so their order does not matter.
+    Lookups are matched to QIs by column name, so their order does not matter. What
+    the problem takes from the lookups alone is made first, then the tuples are read
+    (encoded in memory, their grouping may still be under way in another thread).
     """
     by_name = {lk.column: lk for lk in lookups}
     missing = [q for q in encoded.quasi if q not in by_name]
     if missing:
         raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
+    prepared = _lookup_arrays([by_name[q] for q in encoded.quasi])
     arrays = getattr(encoded, "arrays", None)
+    cols: Sequence[NDArray[np.integer]] | NDArray[np.integer]
     if arrays is not None:  # (encoded in memory: no table to go through)
-        cols, counts = list(arrays[0]), arrays[1]
+        # (``[d x tuples]`` seen as the ``[tuples x d]`` matrix: its rows are the
+        # columns already, not copied)
+        cols, counts = arrays[0].T, arrays[1]
     else:
         tuples = encoded.tuples
         cols = [tuples.get_column(q).to_numpy() for q in encoded.quasi]
         counts = tuples.get_column("count").to_numpy()
     # (the tuples of a group-by: distinct)
-    return build_problem(
-        encoded.quasi, cols, counts, [by_name[q] for q in encoded.quasi], distinct=True
-    )
+    return _build(encoded.quasi, cols, counts, prepared, distinct=True)
 
 
 def lattice_tops(problem: SearchProblem, max_levels: Mapping[str, int] | None) -> list[int]:

@@ -69,6 +69,21 @@ class BuiltProblem:
     sensitive: SensitiveTable | None
 
 
+def _lookups(
+    encoded: EncodedData, quasi: Sequence[str], hierarchies: Mapping[str, Hierarchy]
+) -> list[GeneralizationLookup]:
+    """The hierarchies' look-ups of the encoded values of ``quasi`` (the first columns
+    of ``encoded``), with the dictionaries' views when the encoding kept them (then let
+    go of)."""
+    views = encoded.views
+    found = [
+        hierarchies[q].lookup(encoded.dictionaries[j], views[j] if views is not None else None)
+        for j, q in enumerate(quasi)
+    ]
+    encoded.views = None  # (they hold the table's buffers: not kept past the look-ups)
+    return found
+
+
 def build_problem(
     encoder: Encoder,
     quasi: Sequence[str],
@@ -81,7 +96,7 @@ def build_problem(
     if sensitive is not None:
         encoded = encoder([*quasi, sensitive.column])
         dictionaries = encoded.dictionaries
-        lookups = [hierarchies[q].lookup(d) for q, d in zip(quasi, dictionaries, strict=False)]
+        lookups = _lookups(encoded, quasi, hierarchies)
         problem, table = problem_with_sensitive(
             encoded,
             lookups,
@@ -92,9 +107,7 @@ def build_problem(
         )
     else:
         encoded = encoder(list(quasi))
-        lookups = [
-            hierarchies[q].lookup(d) for q, d in zip(quasi, encoded.dictionaries, strict=True)
-        ]
+        lookups = _lookups(encoded, quasi, hierarchies)
         problem = problem_from_encoded(encoded, lookups)
     return BuiltProblem(encoded, lookups, problem, table)
 

@@ -14,25 +14,36 @@ Everything is checked against polars (unique, sort, look-ups) on random texts, s
 and long, with missing values, in ``tests/engine/test_textcodes.py``.
 By concern: :mod:`.views` (reading the views, hashing, equality), :mod:`.codes` (codes of
 first appearance, grouped rows), :mod:`.order` (the string order, sorted dictionaries) and
-:mod:`.index` (look-ups in prepared texts). Compiled code is cached on disk per module
+:mod:`.index` (look-ups in prepared texts), :mod:`.dictionary` (a column's codes and sorted
+dictionary in one compiled call, dictionaries made into Series at once). Compiled code is cached on disk per module
 (``cache=True``).
 """
 
 from apps.engine.textcodes.codes import dense_codes, group_rows
+from apps.engine.textcodes.dictionary import (
+    ColumnCodes,
+    code_column,
+    dictionary_codes,
+    dictionary_series,
+    encode_text,
+)
 from apps.engine.textcodes.index import TextIndex, find_texts, text_index
-from apps.engine.textcodes.order import dictionary_codes, encode_text, sorted_order
+from apps.engine.textcodes.order import sorted_order
 from apps.engine.textcodes.views import INLINE, TextViews, text_views
 
 #: The modules holding compiled functions (the preload and its tests walk them).
-MODULES = ("views", "codes", "order", "index")
+MODULES = ("views", "codes", "order", "index", "dictionary")
 
 __all__ = [
+    "ColumnCodes",
     "INLINE",
     "MODULES",
     "TextIndex",
     "TextViews",
+    "code_column",
     "dense_codes",
     "dictionary_codes",
+    "dictionary_series",
     "encode_text",
     "find_texts",
     "group_rows",

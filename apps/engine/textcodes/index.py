@@ -139,11 +139,15 @@ def _merge(
     return True
 
 
-def find_texts(index: TextIndex, series: pl.Series) -> NDArray[np.int64]:
+def find_texts(
+    index: TextIndex, series: pl.Series, views: TextViews | None = None
+) -> NDArray[np.int64]:
     """Position in the index of each value of ``series``: -1 for the missing value, -2
     for a value the index does not hold. Many values in sorted order (a dictionary) are
-    found by walking the index's sorted keys once; others through its hash table."""
-    q = text_views(series)
+    found by walking the index's sorted keys once; others through its hash table.
+    ``views``: the values' views when known already (a dictionary coded by
+    ``textcodes.code_column``), instead of reading them from ``series``."""
+    q = text_views(series) if views is None else views
     t = index.texts
     n = len(q) - (1 if len(q.nulls) else 0)
     missing_last = not len(q.nulls) or (bool(q.nulls[-1]) and int(q.nulls.sum()) == 1)

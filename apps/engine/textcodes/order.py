@@ -1,16 +1,13 @@
 """The distinct values in polars' string order (:func:`sorted_order`: two integer keys for
-short values, a compiled merge sort on bytes for long ones), and a column's codes in its
-sorted dictionary (:func:`dictionary_codes`, :func:`encode_text`).
+short values, a compiled merge sort on bytes for long ones).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 from numba import njit
 from numpy.typing import NDArray
 
-from apps.engine.textcodes.codes import dense_codes
 from apps.engine.textcodes.views import (
     _LOW32,
     INLINE,
@@ -18,7 +15,6 @@ from apps.engine.textcodes.views import (
     _address,
     _load8,
     _short,
-    text_views,
 )
 
 
@@ -149,31 +145,3 @@ def sorted_order(tv: TextViews, rows: NDArray[np.int64]) -> NDArray[np.int64]:
     if len(order) > 1 and bool((np.diff(high[order]) == 0).any()):
         _settle_ties(order, high, low)
     return order
-
-
-def dictionary_codes(
-    series: pl.Series, codes: NDArray[np.uint32]
-) -> tuple[pl.Series, NDArray[np.uint32]]:
-    """Write each value's code, in order of first appearance, into ``codes``; return the
-    sorted dictionary (distinct values by their bytes, the missing value last: what
-    ``unique().sort()`` gives) and the rank of each code in it (``rank[code]``)."""
-    if series.dtype != pl.String:
-        series = series.cast(pl.String)
-    tv = text_views(series)
-    first = dense_codes(tv.views, tv.bases, tv.nulls, codes)
-    order = sorted_order(tv, first)
-    rank = np.empty(len(first) + 1, dtype=np.uint32)
-    rank[order] = np.arange(len(first), dtype=np.uint32)
-    rank[len(first)] = len(first)  # the missing value, last
-    dictionary = series[first[order]] if len(first) else series.clear()
-    if len(tv.nulls):
-        dictionary = dictionary.extend(pl.Series(series.name, [None], dtype=pl.String))
-    return dictionary, rank
-
-
-def encode_text(series: pl.Series) -> tuple[NDArray[np.uint32], pl.Series]:
-    """Codes of a text column in its sorted dictionary, and that dictionary
-    (:func:`dictionary_codes`)."""
-    codes = np.empty(len(series), dtype=np.uint32)
-    dictionary, rank = dictionary_codes(series, codes)
-    return rank[codes], dictionary
