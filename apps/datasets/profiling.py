@@ -85,7 +85,7 @@ from apps.datasets.profile_rules import (
     _provisional,
     _short,
 )
-from apps.engine.frame import HASH_SLICE_VALUES, hash_slices
+from apps.engine.slices import HASH_SLICE_VALUES, hash_slices
 
 __all__ = [
     "DATE_FORMATS",
@@ -108,7 +108,7 @@ PROFILE_MEMORY_BUDGET = 512 * 1024**2
 # columns: 17 s → 3 s).
 IN_MEMORY_BYTES = 64 * 1024**2
 # Distinct values counted exactly in one streaming pass at most: above, in hash slices of
-# this many (apps.engine.frame.hash_slices).
+# this many (apps.engine.slices.hash_slices).
 EXACT_DISTINCT_CHUNK = HASH_SLICE_VALUES
 
 Progress = Callable[[int, str], None]

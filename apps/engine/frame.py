@@ -12,7 +12,6 @@ Contract: docs/engine-contract.md (frame.py).
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,28 +222,6 @@ def _first_line(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------- encoding
-
-
-# Distinct values one streaming group-by (or unique) may hold at once: a few hundred MB.
-HASH_SLICE_VALUES = 4_000_000
-_HASH_SLICE_SEED = 0x5EED
-
-
-def hash_slices(
-    frame: pl.LazyFrame, column: str, distinct: int, per_slice: int = HASH_SLICE_VALUES
-) -> list[pl.LazyFrame]:
-    """`frame` cut by the hash of `column` into parts of at most about `per_slice` of its
-    distinct values (`distinct`, an estimate such as `approx_n_unique`, counted 10 % high
-    to allow for its error). Every row of a value lands in the same part, so counts per
-    value, distinct counts and rankings of the parts add up to those of the whole, while
-    a group-by over one part holds only that part's values. One part: `frame` itself."""
-    slices = max(1, math.ceil(distinct * 1.1 / max(per_slice, 1)))
-    if slices == 1:
-        return [frame]
-    return [
-        frame.filter(pl.col(column).hash(seed=_HASH_SLICE_SEED) % slices == number)
-        for number in range(slices)
-    ]
 
 
 def check_columns(schema_names: Sequence[str], wanted: Sequence[str], role: str) -> None:

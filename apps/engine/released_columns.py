@@ -33,8 +33,9 @@ from apps.engine.attribute import (
     class_table,
 )
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import HASH_SLICE_VALUES, check_columns
+from apps.engine.frame import check_columns
 from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP, check_release_model
+from apps.engine.slices import HASH_SLICE_VALUES
 
 MAX_EXAMPLES = 3
 _VALUE = "__value"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from apps.engine.frame import HASH_SLICE_VALUES, hash_slices
+from apps.engine.slices import HASH_SLICE_VALUES, hash_slices
 
 MAX_VALUES = 20
 NUMERIC_BINS = 10

@@ -159,8 +159,10 @@ def test_a_cancelled_cluster_apply_stops_its_spark_jobs_and_writes_nothing(
     ended_in = time.monotonic() - cancelled_at
     # the job's process stopped its Spark jobs and ended by itself, within the grace
     # ended by the worker's SIGTERM (143), or by itself on seeing the cancel in a progress
-    # report first (0): either way after stopping its Spark jobs
-    assert watched["watch"].exitcode in (0, 128 + signal.SIGTERM), watched["watch"]
+    # report first (0), or, having seen it first and stopped its Spark jobs, by the worker's
+    # SIGTERM arriving as it left the external work (its default handler back: -15); what
+    # matters in every case is checked below: the Spark jobs stopped, nothing written
+    assert watched["watch"].exitcode in (0, 128 + signal.SIGTERM, -signal.SIGTERM), watched["watch"]
     assert ended_in < isolation.CANCEL_GRACE_SECONDS
 
     # the server: the job tag's jobs were cancelled, and it went idle (they do not finish)
