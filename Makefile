@@ -94,9 +94,9 @@ bench-load: install warm ## Load test: 50 users browsing, uploading and polling 
 	$(BIN)/python bench/run.py --assemble-only
 
 ARX_SRC ?=
-bench-grid: install warm ## ARX's k-anonymity grid under ARX's protocol, deidweb and ARX 3.9.2 interleaved (ARX_SRC=a checkout of arx-deidentifier/arx at aacd487), into docs/bench/grid.md
+bench-grid: install warm ## ARX's k-anonymity grid under ARX's protocol, deidweb and ARX 3.9.2 interleaved (ARX_SRC=a checkout of arx-deidentifier/arx at aacd487; ARX_BENCHMARK=a folder of ARX's benchmark data sets, optional), into docs/bench/grid.md
 	@test -n "$(ARX_SRC)" || { echo "bench-grid measures ARX here: make bench-grid ARX_SRC=/path/to/arx (git clone https://github.com/arx-deidentifier/arx; git checkout aacd487)"; exit 1; }
-	$(BIN)/python bench/bench_grid.py --arx-src $(ARX_SRC)
+	$(BIN)/python bench/bench_grid.py --arx-src $(ARX_SRC) $(if $(ARX_BENCHMARK),--benchmark $(ARX_BENCHMARK))
 
 schema: install ## Write the OpenAPI schema to docs/openapi.yaml
 	$(BIN)/python manage.py spectacular --file docs/openapi.yaml

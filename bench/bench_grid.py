@@ -5,7 +5,7 @@
     .venv/bin/python bench/bench_grid.py --arx-classpath CP  # ARX compiled already
 
 The grid: k in {2, 5, 11, 20} x suppression limit {0, 5 %} x metric {loss, entropy,
-precision, discernibility}, k-anonymity alone, on two data sets:
+precision, discernibility}, k-anonymity alone, on these data sets:
 
 * adult (ARX's benchmark: 30,162 rows, all 9 columns as quasi-identifiers, ARX's
   hierarchies, ../shared/data/arx), against ARX 3.9.2's own published times
@@ -13,7 +13,15 @@ precision, discernibility}, k-anonymity alone, on two data sets:
 * a synthetic case shaped like the worst case of ARX's benchmark (seeded, into
   /tmp/deidweb-bench-grid, nothing committed: :func:`generate_cup_like`): 60,000 rows,
   8 quasi-identifiers, among them a ZIP-like code with a 6-level hierarchy of all
-  100,000 codes and an amount with a 5,000-value hierarchy; against ARX run here.
+  100,000 codes and an amount with a 5,000-value hierarchy; against ARX run here;
+* with ``--benchmark DIR`` (``make bench-grid ARX_BENCHMARK=DIR``), every data set of ARX's
+  benchmark in DIR (``data/NAME.csv``, ``hierarchies/NAME_hierarchy_COLUMN.csv``, as ARX's
+  benchmark code reads them; e.g. cup, fars), every column a quasi-identifier; against ARX
+  run here. ARX keeps these out of its repository for licensing reasons; so does this one.
+
+Each data set's results are kept in ``docs/bench/grid.json``; ``--only NAME`` measures one
+data set again and the report keeps the others' last results (each section says when it
+was measured and under what load).
 
 **The protocol** (ARX's, used for its published times): the table is parsed (strings in
 memory) and the hierarchies are parsed, once per process; a measured run starts there and
@@ -78,9 +86,38 @@ GOAL_MEDIAN, GOAL_COLD = 0.25, 1.0
 COLD_PROCESSES = 3
 
 
+#: ``--benchmark DIR``: more data sets of ARX's benchmark, laid out as ARX's benchmark
+#: code reads them (``DIR/data/NAME.csv``, ``DIR/hierarchies/NAME_hierarchy_COLUMN.csv``,
+#: ';'-separated), every column a quasi-identifier. They are not in this repository (ARX
+#: keeps them out for licensing reasons), so they are measured against ARX run here.
+BENCHMARK: Path | None = None
+
+
 def _use_arx_data(folder: Path) -> None:
     global ARX
     ARX = folder
+
+
+def benchmark_sets() -> dict[str, tuple[Path, str, list[str]]]:
+    """The data sets of ``--benchmark``: every NAME.csv whose columns all have a hierarchy
+    (ARX's adult is measured against ARX's published figures instead)."""
+    if BENCHMARK is None:
+        return {}
+    found = {}
+    names = {path.stem for path in (BENCHMARK / "data").glob("*.csv")}
+    for path in sorted((BENCHMARK / "data").glob("*.csv")):
+        name = path.stem
+        # (NAME_subset: a subset of NAME, with NAME's hierarchies; measured only when NAME
+        # itself is not there)
+        base = name.removesuffix("_subset")
+        if base != name and base in names:
+            continue
+        prefix = str(BENCHMARK / "hierarchies" / f"{base}_hierarchy_")
+        with path.open(encoding="utf-8") as f:
+            columns = f.readline().strip().split(";")
+        if name != "adult" and all(Path(f"{prefix}{c}.csv").exists() for c in columns):
+            found[name] = (path, prefix, columns)
+    return found
 
 
 def data_sets() -> dict[str, tuple[Path, str, list[str]]]:
@@ -88,6 +125,7 @@ def data_sets() -> dict[str, tuple[Path, str, list[str]]]:
     return {
         "adult": (ARX / "adult.csv", str(ARX / "adult_hierarchy_"), ADULT_QUASI),
         "cup-like": (WORK / "cup_like.csv", str(WORK / "cup_like_hierarchy_"), CUP_QUASI),
+        **benchmark_sets(),
     }
 
 
@@ -364,6 +402,7 @@ def run_grid(name: str, classpath: str, runs: int, cold: bool) -> list[dict[str,
     arx = start_arx(classpath, name, runs)
     ours = Process(
         [sys.executable, __file__, "--worker", name, "--runs", str(runs), "--arx-data", str(ARX)]
+        + ([] if BENCHMARK is None else ["--benchmark", str(BENCHMARK)])
     )
     rows = []
     try:
@@ -385,11 +424,16 @@ def run_grid(name: str, classpath: str, runs: int, cold: bool) -> list[dict[str,
     return rows
 
 
-def table(name: str, rows: list[dict[str, Any]], published: dict[Any, Any] | None) -> list[str]:
+def table(name: str, result: dict[str, Any], published: dict[Any, Any] | None) -> list[str]:
+    rows = result["rows"]
     first = rows[0]
+    loads = [" / ".join(f"{v:.2f}" for v in result[key]) for key in ("load_before", "load_after")]
     lines = [
         f"## {name}: {first['rows']:,} rows, {first['tuples']:,} distinct tuples, "
         f"lattice of {first['lattice']:,} nodes",
+        "",
+        f"Measured {result['started']} UTC, {result['runs']} runs per configuration; load "
+        f"average (1/5/15 min) before {loads[0]}, after {loads[1]}.",
         "",
     ]
     head = "| metric | k | suppression | median s | cold s | ARX here s | "
@@ -444,63 +488,60 @@ def table(name: str, rows: list[dict[str, Any]], published: dict[Any, Any] | Non
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5, help="measured runs (after one warm-up)")
-    parser.add_argument("--only", choices=["adult", "cup-like"])
-    parser.add_argument("--worker")
-    parser.add_argument("--arx-src", help="a checkout of ARX's sources (compiled here)")
-    parser.add_argument("--arx-classpath", help="ARX compiled (instead of --arx-src)")
-    parser.add_argument("--no-cold", action="store_true", help="skip the cold processes")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--configs", help="metric,k,limit[;...]: a subset of the grid")
-    parser.add_argument(
-        "--arx-data", type=Path, default=ARX, help="ARX's benchmark data (../shared/data/arx)"
-    )
-    args = parser.parse_args()
-    _use_arx_data(args.arx_data)
-    if args.configs:
-        global SUBSET
-        SUBSET = []
-        for item in args.configs.split(";"):
-            metric, k, limit = item.split(",")
-            SUBSET.append((metric, int(k), float(limit)))
-    if args.worker:
-        worker(args.worker, args.runs)
-        return
-    generate_cup_like()
-    classpath = arx_classpath(args)
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+def measure(args: argparse.Namespace, name: str, classpath: str) -> dict[str, Any]:
+    """One data set's grid, with when and under what load it was measured."""
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
-    names = [args.only] if args.only else ["adult", "cup-like"]
-    results = {name: run_grid(name, classpath, args.runs, not args.no_cold) for name in names}
-    load_after = os.getloadavg()
+    rows = run_grid(name, classpath, args.runs, not args.no_cold)
+    return {
+        "started": f"{started:%Y-%m-%d %H:%M}",
+        "load_before": list(load_before),
+        "load_after": list(os.getloadavg()),
+        "runs": args.runs,
+        "machine": machine(),
+        "rows": rows,
+    }
+
+
+def report(results: dict[str, dict[str, Any]], java: str) -> list[str]:
+    """docs/bench/grid.md from every data set's results (measured now or kept)."""
     published = read_published(ARX / "arx_adult_grid.csv")  # (ARX: --arx-data)
+    worst: tuple[float, str] = (0.0, "")
+    within = total = 0
+    for name, result in results.items():
+        for r in result["rows"]:
+            reference = published[(r["metric"], r["k"], r["limit"])][1] if name == "adult" else None
+            ratio = r["median"] / (reference or r["arx"]["median"])
+            total += 1
+            within += ratio <= GOAL_MEDIAN
+            if ratio > worst[0]:
+                worst = (ratio, f"{name}, {r['metric']}, k = {r['k']}, {r['limit']:.0%}")
     lines = [
         "# ARX's k-anonymity grid under ARX's protocol (issue #26)",
         "",
-        f"- date: {started:%Y-%m-%d %H:%M} UTC",
-        f"- machine: {machine()}; load average (1/5/15 min) before "
-        f"{' / '.join(f'{v:.2f}' for v in load_before)}, after "
-        f"{' / '.join(f'{v:.2f}' for v in load_after)}",
+        f"- data sets: {', '.join(results)} (each section says when it was measured, and the load)",
+        f"- machine: {next(iter(results.values()))['machine']}",
         f"- Python {platform.python_version()}, polars {pl.__version__}, numpy {np.__version__}; "
         f"ARX 3.9.2 (aacd487) on {java.splitlines()[0] if java else 'java'}",
-        f"- command: `python bench/bench_grid.py --runs {args.runs}` (`make bench-grid`); "
-        "to measure again, on a quiet machine: `make bench-grid ARX_SRC=<a checkout of "
-        "arx-deidentifier/arx at aacd487>`",
+        "- command: `make bench-grid ARX_SRC=<a checkout of arx-deidentifier/arx at aacd487> "
+        "[ARX_BENCHMARK=<ARX's benchmark data sets>]` (`python bench/bench_grid.py --runs 5`; "
+        "`--only NAME` measures one data set again and keeps the others' last results, from "
+        "docs/bench/grid.json)",
+        f"- **worst median ratio: {worst[0]:.3f}** ({worst[1]}), against ARX's published time "
+        f"for adult and ARX measured here for the others; {within} of {total} configurations "
+        f"within {GOAL_MEDIAN} x ARX",
         "",
-        "Both sides ran under the same load, configuration by configuration, on a machine "
-        "shared with other work (load averages above): the ratios against ARX measured "
-        "here are the fair comparison; ARX's published adult times were measured on a quiet "
-        "machine, so the ratios against them are worse than the same code would show there.",
+        "Both sides ran under the same load, configuration by configuration (load averages "
+        "in each section): the ratios against ARX measured here are the fair comparison; "
+        "ARX's published adult times were measured on a quiet machine, so on a busy machine "
+        "the ratios against them are worse than the same code would show there.",
         "",
         "Every configuration under ARX's protocol: the table parsed (strings in memory, one "
         "chunk per column) and "
         "the hierarchies parsed once per process; each run encodes the data, looks the "
         "values up in the hierarchies, builds the problem, searches and computes the "
         "solution's figures (ARX: `ARXAnonymizer.anonymize()`, the data handle released "
-        f"after each run); one warm-up run, then {args.runs} measured runs, *median* = "
+        "after each run); one warm-up run, then the measured runs, *median* = "
         "their median; nothing is kept from one run for the next. *cold* = `seconds` of "
         "a fresh `deid search` process (its first run, after loading its compiled code as "
         f"an import), the median of {COLD_PROCESSES} such processes. *ARX here* = ARX "
@@ -513,6 +554,14 @@ def main() -> None:
         "ARX prints doubles, and keeps 10 digits of each share of its loss); "
         "*levels*: our optimum (ARX's too where it chose another node of equal score).",
         "",
+        "The data sets: *adult* (ARX's benchmark, ../shared/data/arx); *cup-like* (a seeded "
+        "synthetic case shaped like ARX's worst case, generated by the bench); with "
+        "`ARX_BENCHMARK=` (a folder laid out as ARX's benchmark code reads it: "
+        "data/NAME.csv, hierarchies/NAME_hierarchy_COLUMN.csv) every data set there whose "
+        "columns all have a hierarchy, every column a quasi-identifier (e.g. *cup*, *fars*; "
+        "ARX keeps them out of its repository for licensing reasons, so they are not in "
+        "this one either).",
+        "",
         "What each side does outside the timed runs, to judge the comparison: ARX's data "
         "handle dictionary-encodes the table when first asked (before the timed runs) and "
         "keeps those rows of integers; each anonymize() then builds its data manager (the "
@@ -523,10 +572,63 @@ def main() -> None:
         "in it.",
         "",
     ]
+    for name, result in results.items():
+        lines += table(name, result, published if name == "adult" else None)
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5, help="measured runs (after one warm-up)")
+    parser.add_argument("--only", help="one data set: adult, cup-like, or one of --benchmark")
+    parser.add_argument(
+        "--benchmark",
+        type=Path,
+        help="a folder of ARX's benchmark data sets (data/NAME.csv, hierarchies/"
+        "NAME_hierarchy_COLUMN.csv), each measured too",
+    )
+    parser.add_argument("--worker")
+    parser.add_argument("--arx-src", help="a checkout of ARX's sources (compiled here)")
+    parser.add_argument("--arx-classpath", help="ARX compiled (instead of --arx-src)")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold processes")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--configs", help="metric,k,limit[;...]: a subset of the grid")
+    parser.add_argument(
+        "--arx-data", type=Path, default=ARX, help="ARX's benchmark data (../shared/data/arx)"
+    )
+    args = parser.parse_args()
+    _use_arx_data(args.arx_data)
+    global BENCHMARK
+    BENCHMARK = args.benchmark
+    if args.configs:
+        global SUBSET
+        SUBSET = []
+        for item in args.configs.split(";"):
+            metric, k, limit = item.split(",")
+            SUBSET.append((metric, int(k), float(limit)))
+    if args.worker:
+        worker(args.worker, args.runs)
+        return
+    if args.only and args.only not in data_sets():
+        raise SystemExit(f"--only {args.only}: not a data set here ({', '.join(data_sets())})")
+    generate_cup_like()
+    classpath = arx_classpath(args)
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    names = [args.only] if args.only else list(data_sets())
+    store = args.out.with_suffix(".json")
+    results: dict[str, dict[str, Any]] = json.loads(store.read_text()) if store.exists() else {}
+    if SUBSET is not None:  # (a subset is a try-out: its results are not kept)
+        results = {}
     for name in names:
-        lines += table(name, results[name], published if name == "adult" else None)
+        results[name] = measure(args, name, classpath)
+        if SUBSET is None:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            store.write_text(json.dumps(results, indent=1) + "\n")
+    order = [n for n in ("adult", "cup-like") if n in results] + sorted(
+        n for n in results if n not in ("adult", "cup-like")
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
+    args.out.write_text("\n".join(report({n: results[n] for n in order}, java)))
     print(f"wrote {args.out}")
 
 
