@@ -35,7 +35,7 @@ from apps.engine.cli_engine import (
 )
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineError, EngineInputError
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import encode
 from apps.engine.population import (
     ARX_DEFAULT_THRESHOLD,
     MODEL_NAMES,
@@ -45,6 +45,7 @@ from apps.engine.population import (
     population_uniqueness,
     uniqueness_curve,
 )
+from apps.engine.reading import read_table
 from apps.engine.risk import (
     ALLOWED_STRICT_AVERAGE_CAPS,
     DEFAULT_STRICT_AVERAGE_CAP,

@@ -25,7 +25,6 @@ import polars as pl
 
 from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import read_table
 from apps.engine.hierarchies import Hierarchy
 from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
 from apps.engine.longitudinal import (
@@ -47,6 +46,7 @@ from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.dates import ANCHOR, DateMode
 from apps.engine.longitudinal.preload import load_longitudinal_code
 from apps.engine.longitudinal.problem import EVENT_COUNT, HierarchySource
+from apps.engine.reading import read_table
 
 #: Options that only make sense with --person (named in the error when it is missing).
 _PERSON_ONLY = (

@@ -44,11 +44,11 @@ from apps.engine.criteria import (
     criterion_for_release,
 )
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import read_table
 from apps.engine.hierarchies import Hierarchy
 from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
 from apps.engine.loss import METRICS, EntropyMetric, entropy_percent, prepare_metric
 from apps.engine.masking import MASK_METHODS, MaskMethod
+from apps.engine.reading import read_table
 from apps.engine.search import NodeResult, optimal_search
 from apps.engine.search.optimal import describe
 from apps.engine.search.preload import load_compiled_code, load_sensitive_code
