@@ -3,7 +3,8 @@ each runs on the inputs its options name (read in ``cli_search_args``, before th
 starts) and builds its report, one JSON object with ``--json`` or a few lines of text:
 for `search` the optimum's levels and figures, the alternatives under smaller suppression
 budgets and the timing; for `apply` the file written and its measure. With ``--person``
-`search` is counted per person (``cli_longitudinal``).
+`search` is counted per person (``cli_longitudinal``, its options in
+``cli_longitudinal_args``).
 
     python -m apps.engine.cli search adult.csv --sep ';' --quasi sex,age,race \\
         --hierarchy age=h_age.csv --hierarchy sex=h_sex.csv --hierarchy race=h_race.csv \\
@@ -27,7 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from apps.engine import cli_longitudinal
+from apps.engine import cli_longitudinal, cli_longitudinal_args
 from apps.engine.apply import apply_solution
 from apps.engine.cli_engine import (
     add_manifest_argument,
@@ -67,7 +68,7 @@ def register(subparsers: Any) -> None:
     """Add `search` and `apply` to the engine's command line."""
     search = subparsers.add_parser("search", help="find the optimal generalization (Step 7)")
     add_common_arguments(search)
-    cli_longitudinal.add_search_options(search)  # --person: risk counted per person
+    cli_longitudinal_args.add_search_options(search)  # --person: risk counted per person
     search.add_argument("--no-pareto", action="store_true", help="skip the alternatives")
     search.add_argument(
         "--repeat",
@@ -206,7 +207,7 @@ def search_command(args: argparse.Namespace) -> int:
             else cli_longitudinal.format_search(report)
         )
         return 0
-    cli_longitudinal.check_single_table(args, ["quasi", "hierarchy"])
+    cli_longitudinal_args.check_single_table(args, ["quasi", "hierarchy"])
     report = search_report(args)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
