@@ -13,7 +13,8 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import services
-from apps.assessments.hierarchies import build_hierarchy, hierarchies_proposed, hierarchy_set
+from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_set
+from apps.assessments.hierarchy_builders import build_hierarchy
 from apps.assessments.hierarchy_codes import looks_like_icd10
 from apps.assessments.models import HierarchySpec
 from apps.assessments.presenters import level_in_words
