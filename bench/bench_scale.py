@@ -139,7 +139,8 @@ def step_profile(data: Path) -> dict[str, Any]:
 
 
 def step_measure(data: Path, work: Path) -> dict[str, Any]:
-    from apps.engine.frame import encode, read_table
+    from apps.engine.frame import encode
+    from apps.engine.reading import read_table
     from apps.engine.risk import encoded_class_sizes, risk_profile
 
     encoded = encode(read_table(data), QUASI)
@@ -162,7 +163,7 @@ def step_measure(data: Path, work: Path) -> dict[str, Any]:
 def _problem(work: Path) -> tuple[Any, list[Any], list[Any]]:
     import polars as pl
 
-    from apps.engine.frame import EncodedData
+    from apps.engine.encoded import EncodedData
     from apps.engine.hierarchies import read_arx_csv
     from apps.engine.search import problem_from_encoded
 
@@ -208,7 +209,7 @@ def step_search(work: Path) -> dict[str, Any]:
 def step_apply(data: Path, work: Path) -> dict[str, Any]:
     from apps.engine.apply import apply_solution
     from apps.engine.criteria import KAnonymity
-    from apps.engine.frame import read_table
+    from apps.engine.reading import read_table
 
     problem, lookups, dictionaries = _problem(work)
     levels = json.loads((work / "levels.json").read_text())

@@ -14,9 +14,11 @@ from apps.accounts.api import OrganizationViewSet
 from apps.assessments import api as assessments_api
 from apps.assessments import views as assessment_views
 from apps.assessments import (
+    views_compare,
     views_deidentify,
     views_domains,
     views_justifications,
+    views_release,
     views_release_forms,
 )
 from apps.assessments.api_domains import AssessmentDomainView, PseudonymDomainViewSet
@@ -124,7 +126,7 @@ org_patterns = [
     ),
     path(
         "assessments/<uuid:assessment_id>/steps/deidentify/compare/",
-        views_deidentify.alternatives_compare_view,
+        views_compare.alternatives_compare_view,
         name="assessment-compare",
     ),
     path(
@@ -139,17 +141,17 @@ org_patterns = [
     ),
     path(
         "assessments/<uuid:assessment_id>/release/preview/",
-        views_deidentify.release_preview,
+        views_release.release_preview,
         name="assessment-release-preview",
     ),
     path(
         "assessments/<uuid:assessment_id>/release/download/<slug:fmt>/",
-        views_deidentify.release_download,
+        views_release.release_download,
         name="assessment-release-download",
     ),
     path(
         "assessments/<uuid:assessment_id>/release/secrets/",
-        views_deidentify.secrets_download,
+        views_release.secrets_download,
         name="assessment-secrets",
     ),
     path(

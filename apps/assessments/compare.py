@@ -19,8 +19,8 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
 from apps.engine.longitudinal.release import Budgets
+from apps.engine.reading import read_table
 from apps.engine.search.report import variable_distributions
 
 MAX_VALUES = 20

@@ -1,33 +1,20 @@
 """Step 7's release of data with several rows per person (issue 25; LONGITUDINAL.md §3.2,
-§6): the long table written with the chosen generalization, the suppressed events and
-persons removed, the person key replaced by a keyed pseudonym, and the written file
-measured again in persons.
-
-* The suppression is the search's own at the chosen node (``apps.engine.longitudinal.
-  release.node_release``, with the budgets the search recorded for that node): events
-  first (a failing person's least-shared feature, every event carrying it), then whole
-  persons with all their rows.
-* Each quasi-identifier is replaced by its generalized value: a person-level one by the
-  person's value at its level (the same on every row of the person), an event-level one
-  by the event's.
-* The person key becomes HMAC-SHA-256 of the key's value under one key for the release
-  (``longitudinal_search.person_pseudonym_key``): every row of a person carries the same
-  pseudonym, two persons never share one. The key is sealed with the release's other
-  keys (``SECRETS_BUNDLE_PURPOSE``), as for single-table releases. Other direct
-  identifiers are masked as Step 7's settings say.
-* The file written is read back and measured per person (``measure`` at level 0 of
-  what was released: the values as released, the pseudonym as the person): max and
-  average risk, persons at risk, the figures for p = 1…5 and "all". The release passes
-  when its data risk (max risk, or the strict average for a non-public release) is within
-  the target of Step 6.
-
-The result is stored like a single-table release (``apply_result``, the file paths and
-their SHA-256), so the review freezes and digests it in the same way, with a
-``longitudinal`` part the report's longitudinal section reads. A release of linked tables
-is also written again as its tables (``linked_release``), each file listed in the result
-and frozen, digested and checked like the long table's.
-
-The apply job of an assessment goes through :func:`assessment_apply_dispatch`.
+§6): the apply job that writes the long table at the chosen node, measures it again in
+persons and stores it. The node is the search's own (its optimum or an alternative, with
+the budgets it recorded: ``apps.engine.longitudinal.release.node_release`` reproduces its
+suppression, events first, then whole persons). The table written
+(``person_release_frame``: generalized, suppressed, the person key replaced by its keyed
+pseudonym, the key sealed with the release's other keys under ``SECRETS_BUNDLE_PURPOSE``)
+is read back and measured in persons (``person_release_measure``); the release passes
+when its data risk (max risk, or the strict average for a non-public release) is within
+Step 6's target. The other released columns are measured, free text scanned and the
+attack tests run in persons. The result is stored like a single-table release
+(``apply_result``, the file paths and their SHA-256), so the review freezes and digests it
+in the same way, with a ``longitudinal`` part the report's longitudinal section reads. A
+release of linked tables is also written again as its tables (``linked_release``), each
+file listed in the result and frozen, digested and checked like the long table's. The
+apply job of an assessment goes through :func:`assessment_apply_dispatch` (the job kind
+``assessment-apply`` names it here).
 """
 
 from __future__ import annotations
@@ -39,13 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 from django.db import transaction
 
 from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
-from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
+from apps.assessments.domains import domain_summary
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.linked_release import (
     check_tables_measure,
@@ -53,7 +39,7 @@ from apps.assessments.linked_release import (
     tables_data,
     write_tables,
 )
-from apps.assessments.longitudinal_search import PersonInputs, person_inputs, person_pseudonym_key
+from apps.assessments.longitudinal_search import person_inputs
 from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
 from apps.assessments.person_attack_tests import person_release_attacks
 from apps.assessments.person_dates import (
@@ -63,30 +49,27 @@ from apps.assessments.person_dates import (
     remeasure_settings,
     shift_release,
 )
-from apps.assessments.release_apply import _apply_summary, _mask_specs, suppression_share
+from apps.assessments.person_release_frame import pseudonymized, release_frame
+from apps.assessments.person_release_measure import (
+    count_distribution,
+    data_risk,
+    measure_release,
+    measure_released_data,
+    risk_before,
+)
+from apps.assessments.release_apply import _apply_summary, suppression_share
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
-from apps.assessments.released_persons import released_data, released_problem
 from apps.assessments.services import assessment_lock_draft, sensitive_columns
 from apps.classification.models import Variable
 from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, sha256_of
-from apps.datasets.tables import event_tables
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.longitudinal import REPORTED_POWERS, Power, measure
-from apps.engine.longitudinal.data import LongitudinalData
 from apps.engine.longitudinal.formulas import top_code
-from apps.engine.longitudinal.release import (
-    Budgets,
-    NodeRelease,
-    generalized_labels,
-    node_release,
-)
-from apps.engine.masking import MaskSpec, mask_direct_identifiers
-from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
+from apps.engine.longitudinal.release import Budgets, node_release
 from apps.jobs.models import Job
 from apps.jobs.services import JobContext
 
@@ -108,173 +91,6 @@ def _searched_node(assessment: Assessment, levels: dict[str, int]) -> dict[str, 
             status=409,
         )
     return dict(node)
-
-
-def data_risk(release_model: str, max_risk: float, average_risk: float) -> float:
-    """The risk Step 6 compares with its target: the max risk for a public or semi-public
-    release; for a non-public one the strict average (the max risk when above the cap)."""
-    if release_model == "non_public":
-        return max_risk if max_risk > DEFAULT_STRICT_AVERAGE_CAP else average_risk
-    return max_risk
-
-
-def release_frame(
-    inputs: PersonInputs, levels: dict[str, int], chosen: NodeRelease
-) -> tuple[pl.DataFrame, pl.Series | None]:
-    """The long table with the node's values and without its suppressed rows (the person
-    key and the other direct identifiers still as they were), and, for linked tables, the
-    kept rows' event tables (:func:`_linked_rows`)."""
-    labels = generalized_labels(inputs.problem, levels)
-    if inputs.row_tables is not None:
-        return _linked_rows(inputs, labels, chosen)
-    # dates: shifted ones are written as they are (then shifted), the anchor added
-    unchanged, added = release_plan(inputs.problem, inputs.frame.columns)
-    person = pl.Series("__person", inputs.problem.event_persons[0])
-    columns = [labels[q].gather(person).alias(q) for q in [*inputs.person_quasi, *added]]
-    columns += [labels[q].alias(q) for q in inputs.event_quasi if q not in unchanged]
-    return inputs.frame.with_columns(columns).filter(pl.Series(chosen.kept_events[0])), None
-
-
-def _linked_rows(
-    inputs: PersonInputs, labels: dict[str, pl.Series], chosen: NodeRelease
-) -> tuple[pl.DataFrame, pl.Series]:
-    """Linked tables' long table at the node: an event's row is kept with its event, the
-    row of a person without events with its person; an event-level value is its event's
-    (empty on the other tables' rows, as in the long table)."""
-    tables = inputs.row_tables
-    assert tables is not None and inputs.structure is not None
-    problem, height = inputs.problem, inputs.frame.height
-    index = pl.DataFrame(
-        {"__id": problem.data.ids, "__person": np.arange(problem.persons, dtype=np.int64)}
-    )
-    person = (
-        inputs.frame.select(pl.col(inputs.person_key).cast(pl.String).alias("__id"))
-        .join(index, on="__id", how="left", maintain_order="left")
-        .get_column("__person")
-        .to_numpy()
-    )
-    kept = np.asarray(chosen.alive, dtype=np.bool_)[person]
-    unchanged, added = release_plan(problem, inputs.frame.columns)
-    columns = [labels[q].gather(pl.Series(person)).alias(q) for q in [*inputs.person_quasi, *added]]
-    names = tables.to_numpy()
-    for t, table in enumerate(event_tables(inputs.structure)):
-        rows = np.flatnonzero(names == str(table["name"]))
-        kept[rows] = chosen.kept_events[t]
-        for j in problem.event_dimensions(t):
-            name = problem.dimensions[j].name
-            if name in unchanged:
-                continue
-            empty = pl.Series(name, [None] * height, dtype=pl.String)
-            columns.append(empty.scatter(rows, labels[name]))
-    flags = pl.Series(kept)
-    return inputs.frame.with_columns(columns).filter(flags), tables.filter(flags)
-
-
-def pseudonymized(
-    assessment: Assessment, inputs: PersonInputs, frame: pl.DataFrame
-) -> tuple[pl.DataFrame, dict[str, bytes], dict[str, pl.DataFrame], dict[str, dict[str, Any]]]:
-    """Mask the direct identifiers; the person key always by its keyed pseudonym (the
-    length set for it in Step 7 when it is a keyed pseudonym there, else 32 hex
-    characters). Returns the frame, the keys, the linking tables and the masking as
-    recorded."""
-    key_column = inputs.person_key
-    # The keyed columns' keys and the person key's: the Step 1 domain's, or new ones.
-    keys = release_pseudonym_keys(
-        assessment, [c for c, m in inputs.config.masking.items() if m.method in KEYED_METHODS]
-    )
-    keys[key_column] = person_pseudonym_key(assessment)
-    specs: dict[str, MaskSpec] = dict(_mask_specs(inputs.config, keys))
-    chosen = inputs.config.masking.get(key_column)
-    length = chosen.pseudonym_length if chosen is not None and chosen.method == "hmac" else 32
-    specs[key_column] = MaskSpec(method="hmac", length=length, key=keys[key_column])
-    masked = mask_direct_identifiers(frame, specs, keys=keys)
-    recorded = {c: m.to_json() for c, m in inputs.config.masking.items()}
-    recorded[key_column] = {"method": "hmac", "length": length}
-    return (
-        masked.data,
-        dict(masked.secrets.keys),
-        dict(masked.secrets.linking_tables),
-        recorded,
-    )
-
-
-def count_distribution(
-    counts: np.ndarray[Any, Any], top: int, *, zero: bool = False
-) -> list[dict[str, Any]]:
-    """Persons by their number of events, top-coded: one row per count below ``top``,
-    then "top or more"; first the persons without events when ``zero`` (linked tables)."""
-    rows = [{"events": "0", "persons": int((counts == 0).sum())}] if zero else []
-    for c in range(1, top):
-        rows.append({"events": str(c), "persons": int((counts == c).sum())})
-    rows.append({"events": f"{top}+", "persons": int((counts >= top).sum())})
-    return rows
-
-
-def measure_release(
-    inputs: PersonInputs,
-    released: pl.DataFrame,
-    target: float,
-    tables: pl.Series | None = None,
-    levels: dict[str, int] | None = None,
-) -> dict[str, Any]:
-    """The written file measured per person: its values as released, its pseudonym as
-    the person, at the chosen power and at p = 1…5 and "all". For linked tables
-    (``tables``: each released row's event table) as Step 4 counts them: the row of a
-    person without events is no event."""
-    if released.height == 0:
-        raise ApplicationError(
-            "The chosen solution leaves no event to release: choose another one.", status=409
-        )
-    # the one view of released persons (released_persons): also the attacks'
-    data = released_data(inputs, released, tables, levels or {})
-    return measure_released_data(inputs, data, target, levels)
-
-
-def measure_released_data(
-    inputs: PersonInputs,
-    data: LongitudinalData,
-    target: float,
-    levels: dict[str, int] | None = None,
-    *,
-    by_power: tuple[Power, ...] = REPORTED_POWERS,
-) -> dict[str, Any]:
-    """Released persons and events measured as the search measured them: the dates as
-    released (or what a shift leaves), the event count at its chosen level and top-code;
-    the one measure of the long table, of the linked tables written again and of every
-    solution Step 7 shows (``person_nodes``; without ``by_power`` there)."""
-    try:
-        problem, at = released_problem(inputs.problem, data, levels or {})
-        risk = measure(problem, levels=at, power=inputs.power, target=target, by_power=by_power)
-    except EngineError as exc:
-        raise ApplicationError(f"The release could not be measured in persons: {exc}") from None
-    return {
-        "persons": risk.persons,
-        "events": risk.events,
-        "power": str(risk.power),
-        "min_class_size": risk.min_class_size,
-        "max_risk": risk.max_risk,
-        "average_risk": risk.average_risk,
-        "persons_at_risk": risk.persons_at_risk,
-        "target": target,
-        "by_power": [{"power": p, **f.to_dict()} for p, f in risk.by_power.items()],
-        "events_per_person": data.events_per_person(),
-    }
-
-
-def _risk_before(assessment: Assessment, model: str) -> dict[str, Any]:
-    risk = assessment.risk_result or {}
-    if risk.get("unit") != "person":
-        return {}
-    return {
-        "persons": risk.get("persons"),
-        "events": risk.get("events"),
-        "min_class_size": risk.get("min_class_size"),
-        "max_risk": risk.get("max_risk"),
-        "average_risk": risk.get("average_risk"),
-        "persons_at_risk": (risk.get("persons_at_risk") or {}).get("persons"),
-        "data_risk": risk.get("data_risk"),
-        "release_model": model,
-    }
 
 
 def person_release_result(
@@ -417,7 +233,7 @@ def person_release_result(
         "passes": passes,
         "risk_measure": target["risk_measure"],
         "data_risk_target": target["data_risk_target"],
-        "risk_before": _risk_before(assessment, model),
+        "risk_before": risk_before(assessment, model),
         "risk_after": {
             "max_risk": after["max_risk"],
             "average_risk": after["average_risk"],

@@ -46,7 +46,6 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import Criterion, criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
 from apps.engine.longitudinal import (
     CountingBudgetExceeded,
     LongitudinalProblem,
@@ -57,6 +56,7 @@ from apps.engine.longitudinal import (
     prepare,
 )
 from apps.engine.longitudinal.release import Budgets, budgets_reproducing
+from apps.engine.reading import read_table
 
 
 def person_pseudonym_key(assessment: Assessment) -> bytes:

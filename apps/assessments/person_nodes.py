@@ -1,6 +1,6 @@
 """The figures of each solution Step 7 shows for person-keyed data (issue 25): the
 optimum and every alternative measured as its release would be (``release_frame``, then
-``longitudinal_release.measure_released_data``, the one measure of a person release), so
+``person_release_measure.measure_released_data``, the one measure of a person release), so
 that the Step 7 page, the API, the comparison and the report show for an alternative what
 the release of that alternative would measure: the anchored dates' anchor as written, the
 number of events a recipient counts in the released rows (after event suppression) at
@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.assessments.longitudinal_release import data_risk, measure_released_data, release_frame
 from apps.assessments.longitudinal_search import PersonInputs
+from apps.assessments.person_release_frame import release_frame
+from apps.assessments.person_release_measure import data_risk, measure_released_data
 from apps.assessments.released_persons import released_data, released_problem
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError

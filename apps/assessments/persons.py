@@ -39,10 +39,10 @@ from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
 from apps.engine.longitudinal import ALL, parse_power, suggest_levels
 from apps.engine.longitudinal.data import LONGITUDINAL_RATIO
 from apps.engine.longitudinal.formulas import MAX_POWER
+from apps.engine.reading import read_table
 
 Level = Literal["person", "event"]
 LEVELS: tuple[Level, ...] = ("person", "event")

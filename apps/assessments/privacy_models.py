@@ -29,7 +29,7 @@ from apps.engine.search.sensitive import problem_with_sensitive
 from apps.engine.sensitive import parse_model
 
 if TYPE_CHECKING:
-    from apps.engine.frame import EncodedData
+    from apps.engine.encoded import EncodedData
     from apps.engine.search import SearchProblem
     from apps.engine.search.sensitive import SensitiveTable
 

@@ -56,9 +56,9 @@ from apps.engine.apply import (
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.frame import read_table
 from apps.engine.loss import EntropyMetric, entropy_percent
 from apps.engine.masking import MaskMethod, MaskSpec
+from apps.engine.reading import read_table
 from apps.engine.risk import risk_profile
 from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 from apps.jobs.models import Job, JobStatus

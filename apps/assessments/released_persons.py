@@ -1,6 +1,6 @@
 """The released persons and events as the risk measures them (issue 25; LONGITUDINAL.md
 §2.6, §2.7): one place for the re-measure of a person release
-(``longitudinal_release.measure_released_data``) and its attack tests
+(``person_release_measure.measure_released_data``) and its attack tests
 (``person_attack_tests``), so that both see the same derived person-level
 quasi-identifiers:
 

@@ -29,7 +29,9 @@ from apps.engine.drivers import (
     minimal_sample_uniques,
     separation,
 )
-from apps.engine.frame import COUNT_COLUMN, EncodedData, encode, read_table
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
+from apps.engine.frame import encode
+from apps.engine.reading import read_table
 from apps.engine.risk import records_at_risk, risk_profile
 from apps.engine.rows import l_diversity_from_histogram
 from apps.engine.smallcells import small_cells

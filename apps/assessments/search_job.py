@@ -32,9 +32,10 @@ from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_pro
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import IN_MEMORY_ROWS, read_table
+from apps.engine.frame import IN_MEMORY_ROWS
 from apps.engine.lattice import max_nodes
 from apps.engine.progress import SearchProgress
+from apps.engine.reading import read_table
 from apps.engine.search import optimal_search
 from apps.engine.search.heuristic import heuristic_search
 from apps.engine.search.problem import lattice_tops

@@ -45,7 +45,7 @@ from apps.datasets.storage import local_path
 from apps.engine.apply import apply_levels
 from apps.engine.criteria import criterion_for_release
 from apps.engine.errors import EngineError
-from apps.engine.frame import read_table
+from apps.engine.reading import read_table
 from apps.engine.techniques.local_suppression import LocalSuppressionParams
 from apps.engine.techniques.microaggregation import MicroaggregationParams
 from apps.engine.techniques.noise import NoiseParams

@@ -1,23 +1,29 @@
-"""Step 7 page: masking, hierarchies, search, choice, apply — one page, several actions."""
+"""The Step 7 page: masking, hierarchies, privacy models, techniques, search, choice and
+apply on one page, each POST an action (``_perform``) that calls its service, is recorded
+in the audit log when it changes the settings, and redirects; and the page's two htmx
+fragments (a technique tried on a sample, the search's precheck). The form's text fields
+are read in ``deidentify_form``; the comparison of two alternatives is ``views_compare``;
+the preview and downloads of the written file are ``views_release``."""
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
-from apps.assessments import deidentify, hooks, release_apply
-from apps.assessments.compare import alternatives_compare
-from apps.assessments.configuration import MASKING_METHODS, METRICS, DeidConfig, parse
+from apps.assessments import deidentify, release_apply
+from apps.assessments.configuration import MASKING_METHODS, METRICS, DeidConfig
+from apps.assessments.deidentify_form import (
+    config_from_form,
+    hierarchy_params_from_form,
+    technique_from_form,
+    whole_number,
+)
 from apps.assessments.freetext import (
     free_text_columns,
     identifier_findings,
@@ -32,89 +38,25 @@ from apps.assessments.hierarchies import (
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.person_dates import date_levels_shown
 from apps.assessments.precheck import assessment_precheck
-from apps.assessments.presenters import ALTERNATIVE_SORTS, _html, alternatives_rows, pareto_chart
-from apps.assessments.privacy_models import OFFERED_KINDS, spec_from_form, step4_findings
+from apps.assessments.presenters import ALTERNATIVE_SORTS, alternatives_rows, pareto_chart
+from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
 from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
 from apps.assessments.release_forms.presenters import release_form_context
 from apps.assessments.selectors import assessment_get
-from apps.assessments.services import assessment_editable, quasi_identifiers, sensitive_columns
+from apps.assessments.services import quasi_identifiers, sensitive_columns
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
 from apps.assessments.techniques import technique_columns, technique_preview, techniques_set
 from apps.assessments.verdicts import search_verdict
 from apps.assessments.views import _context, _go, step_view
 from apps.audit.services import audit_record
-from apps.core.charts import bar_chart
-from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
-from apps.datasets.storage import local_path
 from apps.engine.errors import EngineError
 from apps.engine.hierarchies import DATE_LEVELS
 from apps.engine.hierarchy_files import decoded
 from apps.engine.sensitive import parse_model
 from apps.jobs.selectors import job_refresh
-
-# The page's fields are text; each is read here with a message naming the field, since
-# the services take numbers (a "nan" or "abc" must never reach them as a server error).
-
-
-def _number(text: str, label: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise ApplicationError(f"{label} must be a number, not '{text.strip()}'.")
-    return value
-
-
-def _whole(text: str, label: str) -> int:
-    """A whole number 0 or more, of at most nine digits (levels, characters kept)."""
-    if not re.fullmatch(r"\+?\d{1,9}", text.strip()):
-        raise ApplicationError(f"{label} must be a whole number 0 or more, not '{text.strip()}'.")
-    return int(text.strip())
-
-
-def _numbers(text: str, label: str, read: Any, what: str = "numbers") -> list[Any]:
-    parts = [part for part in text.replace(";", ",").split(",") if part.strip()]
-    try:
-        return [read(part, label) for part in parts]
-    except ApplicationError:
-        raise ApplicationError(
-            f"{label} must be {what} separated by commas, not '{text.strip()}'."
-        ) from None
-
-
-def _hierarchy_params(post: Any, kind: str) -> tuple[dict[str, Any], str]:
-    """Builder settings from the form (text fields) into the spec's params."""
-    if kind == HierarchySpec.Kind.INTERVAL:
-        params: dict[str, Any] = {"widths": _numbers(post.get("widths", ""), "Widths", _number)}
-        for key in ("bottom", "top"):
-            if post.get(key, "").strip():
-                params[key] = _number(post[key], key.capitalize())
-        for key in ("bottom_label", "top_label"):
-            if post.get(key, "").strip():
-                params[key] = post[key].strip()
-        return params, ""
-    if kind == HierarchySpec.Kind.DATE:
-        return {"levels": [lv for lv in DATE_LEVELS if post.get(f"date_{lv}")]}, ""
-    if kind == HierarchySpec.Kind.PREFIX:
-        lengths = _numbers(post.get("lengths", ""), "Prefix lengths", _whole, "whole numbers")
-        return {"lengths": lengths}, ""
-    if kind == HierarchySpec.Kind.CATEGORICAL:
-        groups: dict[str, list[str]] = {}
-        for line in post.get("groups", "").splitlines():
-            if ":" in line:
-                name, members = line.split(":", 1)
-                groups[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
-        return {"levels": [groups], "keep_ungrouped": bool(post.get("keep_ungrouped"))}, ""
-    if kind in (HierarchySpec.Kind.ICD10, HierarchySpec.Kind.ICD9CM):
-        return {"lenient": bool(post.get(f"lenient_{kind}"))}, ""
-    if kind == HierarchySpec.Kind.ARX:
-        upload = post.get("arx_file")
-        return {}, upload or post.get("arx_text", "")
-    return {}, ""
 
 
 @step_view("deidentify")
@@ -226,71 +168,6 @@ def _hierarchy_item(
     }
 
 
-@org_view()
-def alternatives_compare_view(
-    request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> HttpResponse:
-    """Two alternatives side by side (``?pick=i&pick=j``): what each releases per
-    quasi-identifier, and its risk and loss."""
-    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    picks = request.GET.getlist("pick")
-    comparison: dict[str, Any] = {}
-    error = ""
-    try:
-        if len(picks) != 2:
-            raise ApplicationError("Tick exactly two alternatives to compare them.", status=400)
-        try:
-            first, second = (int(p) for p in picks)
-        except ValueError:
-            raise ApplicationError("Pick alternatives by their number.", status=400) from None
-        comparison = alternatives_compare(assessment=assessment, first=first, second=second)
-    except ApplicationError as exc:
-        error = exc.message
-    letters = ("A", "B")
-    for variable in comparison.get("variables", []):
-        for letter, side in zip(letters, variable["sides"], strict=True):
-            side["chart"] = _chart_html(
-                bar_chart(
-                    f"{variable['column']} in alternative {letter}: {side['words']}",
-                    [label for label, _ in side["values"]],
-                    [n for _, n in side["values"]],
-                    x_label=f"{variable['column']} as released",
-                    y_label=f"{side.get('unit', 'records')} released",
-                )
-            )
-    return render(
-        request,
-        "assessments/compare.html",
-        _context(
-            request,
-            assessment,
-            "deidentify",
-            comparison=comparison,
-            letters=letters,
-            error=error,
-        ),
-        status=400 if error else 200,
-    )
-
-
-def _technique_from_form(post: Any, assessment: Assessment) -> dict[str, Any]:
-    """One technique from the Step 7 form (values checked by techniques_set)."""
-    kind = post.get("technique", "")
-    if kind == "local_suppression":
-        return {
-            "technique": kind,
-            "importance": {
-                q: post.get(f"importance-{q}", "1") or "1" for q in quasi_identifiers(assessment)
-            },
-        }
-    entry: dict[str, Any] = {"technique": kind, "column": post.get(f"column-{kind}", "")}
-    for key in ("base", "top", "bottom", "k", "scale", "kind", "percent", "retain"):
-        value = post.get(f"{kind}-{key}", "")
-        if value.strip():
-            entry[key] = value.strip()
-    return entry
-
-
 def _privacy_rows(assessment: Assessment, config: DeidConfig) -> list[dict[str, Any]]:
     """Per sensitive variable: its model's form values and the Step 4 finding behind it."""
     findings = step4_findings(assessment.risk_result)
@@ -312,10 +189,6 @@ def _privacy_rows(assessment: Assessment, config: DeidConfig) -> list[dict[str, 
             }
         )
     return rows
-
-
-def _chart_html(chart: Any) -> Any:
-    return _html(chart)
 
 
 @org_view(edit=True)
@@ -370,68 +243,11 @@ def _act(request: HttpRequest, assessment: Assessment, action: str) -> str:
     return message
 
 
-def _config_from_form(post: Any, assessment: Assessment) -> DeidConfig:
-    """Step 7's settings form: its text fields read as numbers (a message naming the field
-    otherwise), then parsed as the API's are (``apps.assessments.configuration.parse``)."""
-    assessment_editable(assessment)  # a frozen version is refused before its fields are read
-    masking = {
-        column: {
-            "method": post.get(f"mask-{column}", "remove"),
-            "keep_leading": _whole(
-                post.get(f"lead-{column}") or "0", f"Leading characters kept of '{column}'"
-            ),
-            "keep_trailing": _whole(
-                post.get(f"trail-{column}") or "0", f"Trailing characters kept of '{column}'"
-            ),
-        }
-        for column in deidentify.direct_identifiers(assessment)
-    }
-    max_levels = {
-        c.removeprefix("maxlevel-"): _whole(
-            v, f"The maximum level of '{c.removeprefix('maxlevel-')}'"
-        )
-        for c, v in post.dict().items()
-        if c.startswith("maxlevel-") and v.strip()
-    }
-    try:
-        limit = _number(post.get("suppression_limit", "5"), "The suppression limit") / 100
-    except ApplicationError:
-        raise ApplicationError("The suppression limit is a percentage, e.g. 5.") from None
-    events = {}
-    if "event_suppression_limit" in post:
-        label = "The event suppression limit"
-        events = {"event_suppression_limit": _number(post["event_suppression_limit"], label) / 100}
-    privacy_models = [
-        {
-            "column": column,
-            "spec": spec_from_form(
-                post.get(f"pm-kind-{column}", ""),
-                post.get(f"pm-l-{column}", ""),
-                post.get(f"pm-c-{column}", ""),
-                post.get(f"pm-t-{column}", ""),
-            ),
-        }
-        for column in sensitive_columns(assessment)
-    ]
-    return parse(
-        {
-            "masking": masking,
-            "suppression_limit": limit,
-            "metric": post.get("metric", "loss"),
-            "max_levels": max_levels,
-            "privacy_models": privacy_models,
-            "csv_formula_guard": post.get("csv_formula_guard") == "on",
-            **events,
-        },
-        base=deidentify.deid_config(assessment),
-    )
-
-
 def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     post = request.POST
     if action == "config":
         deidentify.deid_config_save(
-            assessment=assessment, config=_config_from_form(post, assessment)
+            assessment=assessment, config=config_from_form(post, assessment)
         )
         return "Settings saved."
     if action == "hierarchy":
@@ -444,7 +260,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
                 data["arx_file"] = decoded(arx_file.read(), named)
             except EngineError as exc:
                 raise ApplicationError(str(exc), {"column": column}) from None
-        params, arx_text = _hierarchy_params(data, kind)
+        params, arx_text = hierarchy_params_from_form(data, kind)
         hierarchy_set(
             assessment=assessment, column=column, kind=kind, params=params, arx_text=arx_text
         )
@@ -455,7 +271,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
     if action == "choose":
         search = assessment.search_result or {}
         levels = {
-            q: _whole(post.get(f"level-{q}", ""), f"The level of '{q}'")
+            q: whole_number(post.get(f"level-{q}", ""), f"The level of '{q}'")
             for q in search.get("quasi_identifiers", [])
         }
         deidentify.assessment_choose_solution(assessment=assessment, levels=levels)
@@ -471,7 +287,7 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
             except (ValueError, IndexError):
                 raise ApplicationError("No such technique in Step 7's settings.") from None
         else:
-            current.append(_technique_from_form(post, assessment))
+            current.append(technique_from_form(post, assessment))
         techniques_set(assessment=assessment, user=user_of(request), entries=current)
         return "Techniques saved; write the de-identified file again to apply them."
     if action == "identifiers_reviewed":
@@ -495,83 +311,6 @@ def _perform(request: HttpRequest, assessment: Assessment, action: str) -> str:
         )
         return f"Your explanation of what was found in the released column '{column}' is recorded."
     raise ApplicationError("Unknown action.")
-
-
-@org_view(edit=True)
-def release_preview(
-    request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> HttpResponse:
-    """The first 100 rows of the de-identified file, for analysts before approval."""
-    import polars as pl
-
-    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    if not assessment.output_parquet_path:
-        raise Http404("Nothing has been applied yet.")
-    with local_path(assessment.output_parquet_path) as path:
-        frame = pl.scan_parquet(path).head(100).collect()
-    return no_store(
-        render(
-            request,
-            "assessments/release_preview.html",
-            _context(request, assessment, "deidentify", columns=frame.columns, rows=frame.rows()),
-        )
-    )
-
-
-@org_view()
-def release_download(
-    request: HttpRequest, organization: Organization, assessment_id: UUID, fmt: str
-) -> HttpResponseBase:
-    """The de-identified file leaves deidweb only once a reviewer approved the release, and
-    only as the exact bytes approved (``reviews.release``)."""
-    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    try:
-        released = hooks.release_file_open(
-            assessment=assessment, fmt=fmt, user=request.user, file=request.GET.get("file", "")
-        )
-    except ApplicationError as exc:
-        if exc.status == 404:
-            raise Http404(exc.message) from None
-        if exc.status == 403:
-            raise PermissionDenied(exc.message) from None
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-    response = file_download(released.handle, filename=released.filename)
-    response["X-Content-SHA256"] = released.sha256
-    return response
-
-
-@org_view()
-def secrets_download(
-    request: HttpRequest, organization: Organization, assessment_id: UUID
-) -> HttpResponseBase:
-    """Keys and linking tables: administrators only (IPC step 7; PDPC double coding),
-    opened from their sealed file for this download only."""
-    import io
-
-    assessment = assessment_get(organization=organization, assessment_id=assessment_id)
-    if not membership_of(request).is_admin:
-        raise PermissionDenied(
-            "Only the organization's administrators may see keys and linking tables."
-        )
-    try:
-        content = release_apply.release_secrets_read(assessment=assessment)
-    except ApplicationError as exc:
-        if exc.status == 404:
-            raise Http404(exc.message) from None
-        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-
-    audit_record(
-        organization=organization,
-        actor=request.user,
-        action="download.secrets",
-        obj=assessment,
-        details={"version": assessment.version},
-    )
-    return file_download(
-        io.BytesIO(content),
-        filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",
-        content_type="application/json",
-    )
 
 
 def _search_timing(search: dict[str, Any] | None, job: Any) -> str:

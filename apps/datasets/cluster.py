@@ -36,8 +36,8 @@ from apps.datasets.profile_rules import TOP_VALUES
 from apps.datasets.profile_rules import _short as profile_text
 from apps.datasets.profiling import ColumnProfile, DatasetProfile, profile_parquet
 from apps.datasets.services import SAMPLE_ROWS
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineError
-from apps.engine.frame import COUNT_COLUMN, EncodedData
 from apps.engine.rows import RowEngine, TableSource, open_engine
 from apps.engine.rows.spark.session import check_remote
 from apps.jobs.context import external_work

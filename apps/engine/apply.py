@@ -25,8 +25,9 @@ import numpy as np
 import polars as pl
 
 from apps.engine.criteria import Criterion, StrictAverageRisk, allowed_suppression
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, EncodedData, check_columns, encode, read_table
+from apps.engine.frame import encode
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.loss import (
     average_class_size,
@@ -38,6 +39,7 @@ from apps.engine.loss import (
     suppression_entropy,
 )
 from apps.engine.masking import MaskingSecrets, MaskMethod, MaskSpec, mask_direct_identifiers
+from apps.engine.reading import check_columns, read_table
 from apps.engine.risk import RiskProfile, encoded_class_sizes, risk_profile
 from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
 from apps.engine.search.sensitive import SensitiveTable, sensitive_table

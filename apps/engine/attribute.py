@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import check_columns
+from apps.engine.reading import check_columns
 from apps.engine.slices import HASH_SLICE_VALUES, hash_slices
 
 SIZE = "__size"

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from apps.engine import cli_longitudinal
+from apps.engine import cli_longitudinal, cli_longitudinal_args
 from apps.engine.attribute import l_diversity
 from apps.engine.cli_engine import (
     add_engine_arguments,
@@ -35,7 +35,7 @@ from apps.engine.cli_engine import (
 )
 from apps.engine.context import data_risk_target
 from apps.engine.errors import EngineError, EngineInputError
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import encode
 from apps.engine.population import (
     ARX_DEFAULT_THRESHOLD,
     MODEL_NAMES,
@@ -45,6 +45,7 @@ from apps.engine.population import (
     population_uniqueness,
     uniqueness_curve,
 )
+from apps.engine.reading import read_table
 from apps.engine.risk import (
     ALLOWED_STRICT_AVERAGE_CAPS,
     DEFAULT_STRICT_AVERAGE_CAP,
@@ -138,7 +139,7 @@ def register(subparsers: Any) -> None:
         help="with a population: also the estimates at ARX's sampling fractions 1e-7 … 0.9",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    cli_longitudinal.add_measure_options(parser)  # --person: risk counted per person
+    cli_longitudinal_args.add_measure_options(parser)  # --person: risk counted per person
     add_engine_arguments(parser)
     parser.set_defaults(handler=measure_command)
 
@@ -233,7 +234,7 @@ def measure_command(args: argparse.Namespace) -> int:
             else cli_longitudinal.format_measure(report)
         )
         return 0
-    cli_longitudinal.check_single_table(args, ["quasi"])
+    cli_longitudinal_args.check_single_table(args, ["quasi"])
     report = measure(args)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

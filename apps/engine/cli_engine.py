@@ -27,8 +27,8 @@ from typing import Any
 import polars as pl
 
 from apps.engine.criteria import Criterion
+from apps.engine.encoded import EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import EncodedData
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.masking import MaskMethod
 from apps.engine.rows import (

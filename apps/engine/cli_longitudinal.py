@@ -1,4 +1,4 @@
-"""Longitudinal options of `measure` and `search` (risk counted in persons; issue 25).
+"""Longitudinal reports of `measure` and `search` (risk counted in persons; issue 25).
 
     deid measure visits.csv --person pid --quasi sex,birth_year --event-quasi diag,admission \\
         --power 3 [--persons persons.csv --person-key pid] [--target 0.2] --json
@@ -7,302 +7,33 @@
         --power 3 --k 5 [--suppression-limit 0.05] [--event-suppression-limit 0.05] --json
 
 With ``--person`` the file is an event table (or a long table) and risk is counted per
-person (apps.engine.longitudinal); without it `measure` and `search` are unchanged. The
-options are added to the existing parsers by :func:`add_measure_options` and
-:func:`add_search_options`; `measure_command` and `search_command` hand over to
-:func:`measure_report` / :func:`search_report` when ``--person`` is given.
+person (apps.engine.longitudinal); without it `measure` and `search` are unchanged.
+`measure_command` and `search_command` hand over to :func:`measure_report` /
+:func:`search_report` when ``--person`` is given: the per-person risk, or the optimal node
+with event and person suppression, as one JSON object or a few lines of text
+(:func:`format_measure`, :func:`format_search`). The options and the problem they describe
+are ``cli_longitudinal_args``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import polars as pl
-
+from apps.engine.cli_longitudinal_args import levels_option, problem_from_args
 from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import read_table
-from apps.engine.hierarchies import Hierarchy
-from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
 from apps.engine.longitudinal import (
-    BUILT_INS,
     DEFAULT_EVENT_SUPPRESSION_LIMIT,
     DEFAULT_SUBSET_BUDGET,
     DEFAULT_TARGET,
-    DateSpec,
-    EventCountSpec,
-    EventTable,
     LongitudinalProblem,
-    from_tables,
     measure,
     optimal_search,
     parse_power,
-    prepare,
 )
-from apps.engine.longitudinal.data import LongitudinalData
-from apps.engine.longitudinal.dates import ANCHOR, DateMode
 from apps.engine.longitudinal.preload import load_longitudinal_code
-from apps.engine.longitudinal.problem import EVENT_COUNT, HierarchySource
-
-#: Options that only make sense with --person (named in the error when it is missing).
-_PERSON_ONLY = (
-    "event_quasi",
-    "power",
-    "persons",
-    "person_key",
-    "event_count",
-    "dates",
-    "shift_days",
-    "subset_budget",
-    "levels",
-    "min_level",
-    "event_suppression_limit",
-    "target",
-)
-
-
-def _names(groups: Sequence[str] | None) -> list[str]:
-    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
-
-
-def _pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in _names(groups):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def _ints(groups: Sequence[str] | None, option: str) -> dict[str, int]:
-    out = {}
-    for name, value in _pairs(groups, option).items():
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
-    return out
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--person",
-        metavar="COL",
-        help="person column of FILE: FILE holds events (several rows per person) and risk "
-        "is counted per person",
-    )
-    parser.add_argument(
-        "--event-quasi",
-        action="append",
-        metavar="COL[,COL...]",
-        help="event-level quasi-identifiers (with --person); --quasi are then person-level",
-    )
-    parser.add_argument(
-        "--power", help="adversary power: events the adversary knows, 1-10 or 'all' (default 3)"
-    )
-    parser.add_argument("--persons", metavar="PERSONS", help="person table (with --person)")
-    parser.add_argument(
-        "--person-key", metavar="COL", help="person column of --persons (default: --person)"
-    )
-    parser.add_argument("--persons-sep", help="CSV separator of --persons (default: sniffed)")
-    parser.add_argument(
-        "--event-count",
-        action="store_true",
-        help="add the number of events per person as a person-level quasi-identifier "
-        "(as does naming event_count in --quasi)",
-    )
-    parser.add_argument(
-        "--event-count-top",
-        default="p95",
-        metavar="N|p95|none",
-        help="top-code of the number of events (default: its 95th percentile)",
-    )
-    parser.add_argument(
-        "--dates", action="append", metavar="COL[,COL...]", help="event-level date columns"
-    )
-    parser.add_argument(
-        "--date-mode",
-        choices=("absolute", "anchored"),
-        help="absolute: day, month, quarter, year; anchored: first date per person, then "
-        "intervals in days (default absolute; anchored when --shift-days)",
-    )
-    parser.add_argument(
-        "--shift-days",
-        type=int,
-        metavar="N",
-        help="dates are released shifted per person by up to N days: measure what remains",
-    )
-    parser.add_argument(
-        "--subset-budget",
-        type=int,
-        metavar="N",
-        help=f"most subsets an exact count may examine (default {DEFAULT_SUBSET_BUDGET:,})",
-    )
-
-
-def relax_required(parser: argparse.ArgumentParser, *options: str) -> None:
-    """Make options required only for the single-table path (checked by the handler)."""
-    for action in parser._actions:
-        if any(o in action.option_strings for o in options):
-            action.required = False
-
-
-def check_single_table(args: argparse.Namespace, required: Sequence[str]) -> None:
-    """Without --person: the single-table command as before (same required options)."""
-    missing = [f"--{name.replace('_', '-')}" for name in required if getattr(args, name) is None]
-    if missing:
-        raise EngineInputError(f"the following arguments are required: {', '.join(missing)}")
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in _PERSON_ONLY
-        if getattr(args, name, None) not in (None, False)
-    ]
-    if given:
-        raise EngineInputError(f"{', '.join(given)} need --person (the person column)")
-
-
-def add_measure_options(parser: argparse.ArgumentParser) -> None:
-    """Longitudinal options of `measure`."""
-    _common(parser)
-    parser.add_argument(
-        "--target",
-        type=float,
-        help=f"risk above which a person is at risk (default {DEFAULT_TARGET})",
-    )
-    parser.add_argument(
-        "--hierarchy",
-        action="append",
-        metavar="COL=PATH|NAME",
-        help=f"hierarchy of a quasi-identifier, an ARX file or built-in ({', '.join(BUILT_INS)})",
-    )
-    parser.add_argument(
-        "--hierarchy-sep",
-        help="separator of hierarchy files (default ';', or the file's own when it has no ';')",
-    )
-    parser.add_argument(
-        "--levels", action="append", metavar="COL=L[,COL=L...]", help="measure at these levels"
-    )
-    relax_required(parser, "--quasi")
-
-
-def add_search_options(parser: argparse.ArgumentParser) -> None:
-    """Longitudinal options of `search`."""
-    _common(parser)
-    parser.add_argument(
-        "--event-suppression-limit",
-        type=float,
-        metavar="FRACTION",
-        help=f"share of events that may be suppressed (default {DEFAULT_EVENT_SUPPRESSION_LIMIT})",
-    )
-    parser.add_argument(
-        "--min-level", action="append", metavar="COL=L", help="search from this level up"
-    )
-    relax_required(parser, "--quasi", "--hierarchy")
-
-
-# --------------------------------------------------------------------------- problem
-
-
-def _hierarchies(args: argparse.Namespace) -> tuple[dict[str, HierarchySource], dict[str, str]]:
-    """The hierarchies given (built-in names or files read), and the files by column."""
-    out: dict[str, HierarchySource] = {}
-    files: dict[str, str] = {}
-    for column, spec in _pairs(args.hierarchy, "--hierarchy").items():
-        if spec.lower() in BUILT_INS:
-            out[column] = spec.lower()
-        else:
-            out[column] = read_hierarchy_file(spec, column, sep=args.hierarchy_sep)
-            files[column] = spec
-    return out, files
-
-
-def _check_covered(
-    data: LongitudinalData,
-    hierarchies: dict[str, HierarchySource],
-    files: dict[str, str],
-    dates: Sequence[str],
-) -> None:
-    """Each hierarchy file covers its column's values (the one message of
-    ``hierarchy_files``, naming the column and the file); date columns have the engine's
-    own levels."""
-    for column, path in files.items():
-        hierarchy = hierarchies[column]
-        if column in dates or not isinstance(hierarchy, Hierarchy):
-            continue
-        values = [data.person_values.get_column(column)] if column in data.person_quasi else []
-        values += [t.values.get_column(column) for t in data.tables if column in t.quasi]
-        check_covered(hierarchy, column, values, f"file {path}")
-
-
-def _top(text: str) -> int | str | None:
-    value = text.strip().lower()
-    if value == "none":
-        return None
-    if value == "p95":
-        return "p95"
-    try:
-        return int(value)
-    except ValueError:
-        raise EngineInputError(
-            f"--event-count-top must be a count, p95 or none, not {text!r}"
-        ) from None
-
-
-def problem_from_args(args: argparse.Namespace, *, search: bool) -> LongitudinalProblem:
-    """Read the files and build the longitudinal problem of the command line."""
-    if getattr(args, "engine", "polars") != "polars":
-        # the per-person count needs every person's events together: one machine's polars
-        raise EngineInputError("--person runs on this machine's engine only (--engine polars)")
-    person_quasi = _names(args.quasi)
-    event_quasi = _names(args.event_quasi)
-    dates = _names(args.dates)
-    event_quasi += [d for d in dates if d not in event_quasi]
-    na = getattr(args, "na", None)  # missing-value texts of every file given
-    events = read_table(args.file, sep=args.sep, null_values=na).collect()
-    persons: pl.DataFrame | None = None
-    key = args.person_key or args.person
-    if args.persons:
-        persons = read_table(args.persons, sep=args.persons_sep, null_values=na).collect()
-        # person-level QIs absent from the person table are read from the events
-    elif args.person_key:
-        raise EngineInputError("--person-key names the person column of --persons: give --persons")
-    mode: DateMode = args.date_mode or ("anchored" if args.shift_days is not None else "absolute")
-    # the derived person-level QIs may be named in --quasi (unless a column has the name)
-    columns = {*events.columns, *(persons.columns if persons is not None else [])}
-    derived = {EVENT_COUNT, *([ANCHOR] if dates and mode == "anchored" else [])} - columns
-    named_count = EVENT_COUNT in derived and EVENT_COUNT in person_quasi
-    person_quasi = [q for q in person_quasi if q not in derived]
-    data = from_tables(
-        persons=persons,
-        person_key=key if persons is not None else args.person,
-        person_quasi=person_quasi,
-        # tables are named by their files in every message
-        events=[EventTable(Path(args.file).name, events, args.person, tuple(event_quasi))],
-        persons_name=Path(args.persons).name if args.persons else None,
-    )
-    if not dates and (args.date_mode or args.shift_days is not None):
-        raise EngineInputError("--date-mode and --shift-days need --dates COL")
-    hierarchies, files = _hierarchies(args)
-    _check_covered(data, hierarchies, files, dates)
-    wants_count = args.event_count or named_count or EVENT_COUNT in hierarchies
-    problem = prepare(
-        data,
-        hierarchies=hierarchies,
-        dates=DateSpec(tuple(dates), mode, args.shift_days) if dates else None,
-        event_count=EventCountSpec(top=_top(args.event_count_top)) if wants_count else None,
-        require_hierarchies=search,
-    )
-    if not problem.dimensions:
-        raise EngineInputError(
-            "no quasi-identifier: name person-level ones with --quasi, event-level ones with "
-            "--event-quasi or --dates, or count events with --event-count"
-        )
-    return problem
 
 
 def _context(args: argparse.Namespace, problem: LongitudinalProblem) -> dict[str, Any]:
@@ -328,7 +59,7 @@ def measure_report(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     risk = measure(
         problem,
-        levels=_ints(args.levels, "--levels"),
+        levels=levels_option(args.levels, "--levels"),
         power=power,
         target=target,
         subset_budget=args.subset_budget or DEFAULT_SUBSET_BUDGET,
@@ -386,8 +117,8 @@ def search_report(args: argparse.Namespace, criterion: Criterion) -> dict[str, A
         power=power,
         suppression_limit=limit,
         event_suppression_limit=event_limit,
-        min_levels=_ints(args.min_level, "--min-level"),
-        max_levels=_ints(args.max_level, "--max-level"),
+        min_levels=levels_option(args.min_level, "--min-level"),
+        max_levels=levels_option(args.max_level, "--max-level"),
         subset_budget=args.subset_budget or DEFAULT_SUBSET_BUDGET,
         pareto=not args.no_pareto,
         time_budget=args.time_budget,

@@ -1,4 +1,10 @@
-"""`search` and `apply` commands (registered into cli.py through SUBCOMMAND_MODULES).
+"""The `search` and `apply` commands (registered into cli.py through SUBCOMMAND_MODULES):
+each runs on the inputs its options name (read in ``cli_search_args``, before the clock
+starts) and builds its report, one JSON object with ``--json`` or a few lines of text:
+for `search` the optimum's levels and figures, the alternatives under smaller suppression
+budgets and the timing; for `apply` the file written and its measure. With ``--person``
+`search` is counted per person (``cli_longitudinal``, its options in
+``cli_longitudinal_args``).
 
     python -m apps.engine.cli search adult.csv --sep ';' --quasi sex,age,race \\
         --hierarchy age=h_age.csv --hierarchy sex=h_sex.csv --hierarchy race=h_race.csv \\
@@ -20,147 +26,53 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import polars as pl
-
-from apps.engine import cli_longitudinal
+from apps.engine import cli_longitudinal, cli_longitudinal_args
 from apps.engine.apply import apply_solution
 from apps.engine.cli_engine import (
-    add_engine_arguments,
     add_manifest_argument,
     apply_on_cluster,
     cluster_histogram,
     manifest_report,
-    on_cluster,
 )
-from apps.engine.criteria import (
-    DEFAULT_CAP,
-    DEFAULT_SUPPRESSION_LIMIT,
-    Criterion,
-    KAnonymity,
-    MaxRisk,
-    criterion_for_release,
+from apps.engine.cli_search_args import (
+    Inputs,
+    add_common_arguments,
+    criterion_from_args,
+    direct_methods,
+    levels_option,
+    positive,
+    read_inputs,
 )
+from apps.engine.criteria import Criterion
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import read_table
-from apps.engine.hierarchies import Hierarchy
-from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
-from apps.engine.loss import METRICS, EntropyMetric, entropy_percent, prepare_metric
-from apps.engine.masking import MASK_METHODS, MaskMethod
+from apps.engine.loss import EntropyMetric, entropy_percent, prepare_metric
+from apps.engine.masking import MASK_METHODS
 from apps.engine.search import NodeResult, optimal_search
 from apps.engine.search.optimal import describe
-from apps.engine.search.preload import load_compiled_code, load_sensitive_code
 from apps.engine.search.protocol import (
     Encoder,
-    SensitiveSpec,
     build_problem,
     median_of_measured,
     table_encoder,
     timed_search,
 )
 from apps.engine.search.report import node_missingness
-from apps.engine.sensitive import SensitiveModel, parse_model
 
 #: Alternatives shown by `search`: the optimum under these fractions of the limit.
 PARETO_BUDGETS = (0.75, 0.5, 0.25, 0.1, 0.0)
 
 
-def _names(groups: Sequence[str] | None) -> list[str]:
-    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
-
-
-def _pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in _names(groups):
-        name, sep, value = item.partition("=")
-        if not sep or not name or not value:
-            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def _levels(groups: Sequence[str] | None, option: str) -> dict[str, int]:
-    out = {}
-    for name, value in _pairs(groups, option).items():
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
-    return out
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="CSV/TSV or Parquet file")
-    parser.add_argument("--quasi", action="append", required=True, metavar="COL[,COL...]")
-    parser.add_argument(
-        "--hierarchy",
-        action="append",
-        required=True,
-        metavar="COL=PATH",
-        help="ARX-format hierarchy (value;level1;...;*) per quasi-identifier",
-    )
-    parser.add_argument("--sep", help="CSV separator of FILE (default: sniffed)")
-    parser.add_argument(
-        "--hierarchy-sep",
-        help="separator of hierarchy files (default ';', or the file's own when it has no ';')",
-    )
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--k", type=int, help="k-anonymity: smallest released class")
-    target.add_argument("--max-risk", type=float, help="maximum risk (k = ceil(1/R))")
-    target.add_argument(
-        "--release-model",
-        choices=("public", "semi_public", "non_public"),
-        help="with --threshold and --context-risk (Steps 1, 3, 5, 6)",
-    )
-    parser.add_argument("--threshold", type=float)
-    parser.add_argument("--context-risk", type=float, default=1.0)
-    parser.add_argument("--cap", type=float, default=DEFAULT_CAP, help="strict average cap")
-    parser.add_argument(
-        "--suppression-limit", type=float, default=DEFAULT_SUPPRESSION_LIMIT, metavar="FRACTION"
-    )
-    parser.add_argument("--metric", choices=METRICS, default="loss")
-    parser.add_argument("--max-level", action="append", metavar="COL=L")
-    parser.add_argument("--time-budget", type=float, metavar="SECONDS")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--sensitive", metavar="COL", help="sensitive column the --criterion options apply to"
-    )
-    parser.add_argument(
-        "--criterion",
-        action="append",
-        metavar="SPEC",
-        help="privacy model on --sensitive: distinct-l=L, entropy-l=L (Shannon), "
-        "recursive-cl=C,L, equal-t=T, hierarchical-t=T, ordered-t=T (numeric column)",
-    )
-    parser.add_argument(
-        "--sensitive-hierarchy",
-        metavar="PATH",
-        help="ARX-format hierarchy of --sensitive (for hierarchical-t)",
-    )
-    add_engine_arguments(parser)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     """Add `search` and `apply` to the engine's command line."""
     search = subparsers.add_parser("search", help="find the optimal generalization (Step 7)")
-    _common(search)
-    cli_longitudinal.add_search_options(search)  # --person: risk counted per person
+    add_common_arguments(search)
+    cli_longitudinal_args.add_search_options(search)  # --person: risk counted per person
     search.add_argument("--no-pareto", action="store_true", help="skip the alternatives")
     search.add_argument(
         "--repeat",
-        type=_positive,
+        type=positive,
         default=1,
         metavar="N",
         help="run the timed part N times (ARX's protocol: the first a warm-up); adds "
@@ -168,7 +80,7 @@ def register(subparsers: Any) -> None:
     )
     search.set_defaults(handler=search_command)
     apply = subparsers.add_parser("apply", help="write the de-identified data set (Step 7)")
-    _common(apply)
+    add_common_arguments(apply)
     apply.add_argument("--levels", action="append", metavar="COL=L[,COL=L...]")
     apply.add_argument("--out", required=True, help="output file: .parquet or .csv")
     apply.add_argument(
@@ -182,92 +94,6 @@ def register(subparsers: Any) -> None:
     apply.set_defaults(handler=apply_command)
 
 
-def criterion_from_args(args: argparse.Namespace) -> Criterion:
-    if args.k is not None:
-        if args.k < 1:
-            raise EngineInputError(f"--k must be at least 1, got {args.k}")
-        return KAnonymity(args.k)
-    if args.max_risk is not None:
-        return MaxRisk(args.max_risk)
-    if args.threshold is None:
-        raise EngineInputError("--release-model needs --threshold (and --context-risk)")
-    return criterion_for_release(args.release_model, args.threshold, args.context_risk, args.cap)
-
-
-def sensitive_models(args: argparse.Namespace) -> list[SensitiveModel]:
-    """The --criterion models on the --sensitive column (checked before reading data)."""
-    specs = args.criterion or []
-    if args.sensitive is None:
-        if specs or args.sensitive_hierarchy:
-            raise EngineInputError("--criterion and --sensitive-hierarchy need --sensitive COL")
-        return []
-    if not specs:
-        raise EngineInputError(f"--sensitive {args.sensitive}: give at least one --criterion")
-    if args.sensitive in _names(args.quasi):
-        raise EngineInputError(
-            f"{args.sensitive!r} is a quasi-identifier; a sensitive column must not be one"
-        )
-    models = [parse_model(args.sensitive, spec) for spec in specs]
-    if any(m.needs_hierarchy for m in models) and not args.sensitive_hierarchy:
-        raise EngineInputError("hierarchical-t needs --sensitive-hierarchy PATH")
-    return models
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What is read before the clock starts: the table (in memory, as read), the
-    quasi-identifiers, their hierarchies parsed and compiled, the sensitive models."""
-
-    data: pl.DataFrame | None  # None: the rows stay on the cluster (--engine spark)
-    quasi: list[str]
-    hierarchies: dict[str, Hierarchy]
-    sensitive: SensitiveSpec | None
-
-
-def _inputs(args: argparse.Namespace) -> Inputs:
-    """Read the file and the hierarchies (not timed) and load the compiled code."""
-    quasi = _names(args.quasi)
-    if not quasi:
-        raise EngineInputError("--quasi names no column")
-    paths = _pairs(args.hierarchy, "--hierarchy")
-    missing = [q for q in quasi if q not in paths]
-    if missing:
-        raise EngineInputError(f"no --hierarchy for: {', '.join(missing)}")
-    models = sensitive_models(args)
-    hierarchies = {q: read_hierarchy_file(paths[q], q, sep=args.hierarchy_sep) for q in quasi}
-    sensitive_hierarchy = (
-        read_hierarchy_file(
-            args.sensitive_hierarchy,
-            args.sensitive,
-            sep=args.hierarchy_sep,
-            option="--sensitive-hierarchy",
-        )
-        if args.sensitive_hierarchy
-        else None
-    )
-    for hierarchy in hierarchies.values():
-        hierarchy.compiled  # noqa: B018 (parsing a hierarchy ends with its arrays)
-    data = (
-        None
-        if on_cluster(args)
-        else read_table(args.file, sep=args.sep).collect().rechunk()  # (one chunk per column)
-    )
-    if data is not None:
-        # each file covers its column (the one message of hierarchy_files, naming both)
-        for q in quasi:
-            if q in data.columns:
-                check_covered(hierarchies[q], q, [data.get_column(q)], f"file {paths[q]}")
-        if sensitive_hierarchy is not None and args.sensitive in data.columns:
-            column = data.get_column(args.sensitive)
-            source = f"file {args.sensitive_hierarchy}"
-            check_covered(sensitive_hierarchy, args.sensitive, [column], source)
-    load_compiled_code()  # once per process, like an import: not part of `seconds`
-    if models:
-        load_sensitive_code()
-    spec = SensitiveSpec(args.sensitive, tuple(models), sensitive_hierarchy) if models else None
-    return Inputs(data, quasi, hierarchies, spec)
-
-
 def _timed(args: argparse.Namespace, inputs: Inputs, criterion: Criterion) -> Any:
     return timed_search(
         inputs.data,
@@ -276,7 +102,7 @@ def _timed(args: argparse.Namespace, inputs: Inputs, criterion: Criterion) -> An
         criterion,
         metric=args.metric,
         suppression_limit=args.suppression_limit,
-        max_levels=_levels(args.max_level, "--max-level"),
+        max_levels=levels_option(args.max_level, "--max-level"),
         time_budget=args.time_budget,
         sensitive=inputs.sensitive,
         encoder=_encoder(args, inputs),
@@ -304,7 +130,7 @@ def _node_json(quasi: Sequence[str], node: NodeResult) -> dict[str, Any]:
 
 
 def search_report(args: argparse.Namespace) -> dict[str, Any]:
-    inputs = _inputs(args)
+    inputs = read_inputs(args)
     criterion = criterion_from_args(args)
     first = _timed(args, inputs, criterion)
     runs = [first.seconds]
@@ -319,7 +145,7 @@ def search_report(args: argparse.Namespace) -> dict[str, Any]:
             criterion,
             metric=args.metric,
             suppression_limit=args.suppression_limit,
-            max_levels=_levels(args.max_level, "--max-level"),
+            max_levels=levels_option(args.max_level, "--max-level"),
             time_budget=args.time_budget,
             pareto=PARETO_BUDGETS,
             sensitive=table,
@@ -381,7 +207,7 @@ def search_command(args: argparse.Namespace) -> int:
             else cli_longitudinal.format_search(report)
         )
         return 0
-    cli_longitudinal.check_single_table(args, ["quasi", "hierarchy"])
+    cli_longitudinal_args.check_single_table(args, ["quasi", "hierarchy"])
     report = search_report(args)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -406,19 +232,8 @@ def search_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _direct(groups: Sequence[str] | None) -> dict[str, MaskMethod]:
-    out: dict[str, MaskMethod] = {}
-    for item in _names(groups):
-        name, _, method = item.partition("=")
-        method = method or "remove"
-        if method not in MASK_METHODS:
-            raise EngineInputError(f"--direct {name}: unknown method {method!r}")
-        out[name] = method  # type: ignore[assignment,unused-ignore]
-    return out
-
-
 def apply_report(args: argparse.Namespace) -> dict[str, Any]:
-    inputs = _inputs(args)
+    inputs = read_inputs(args)
     started = time.perf_counter()
     built = build_problem(
         _encoder(args, inputs), inputs.quasi, inputs.hierarchies, inputs.sensitive
@@ -426,14 +241,14 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
     data, encoded, lookups = inputs.data, built.encoded, built.lookups
     problem, table = built.problem, built.sensitive
     criterion = criterion_from_args(args)
-    levels = _levels(args.levels, "--levels")
+    levels = levels_option(args.levels, "--levels")
     if not levels:
         result = optimal_search(
             problem,
             criterion,
             metric=args.metric,
             suppression_limit=args.suppression_limit,
-            max_levels=_levels(args.max_level, "--max-level"),
+            max_levels=levels_option(args.max_level, "--max-level"),
             time_budget=args.time_budget,
             sensitive=table,
         )
@@ -453,7 +268,7 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
             dictionaries=dictionaries,
             levels=levels,
             criterion=criterion,
-            direct=_direct(args.direct),
+            direct=direct_methods(args.direct),
             sensitive=table,
         )
         m, out, secrets = done.measure, done.written.location, done.written.secrets
@@ -468,7 +283,7 @@ def apply_report(args: argparse.Namespace) -> dict[str, Any]:
             criterion=criterion,
             out=args.out,
             suppression_limit=args.suppression_limit,
-            direct=_direct(args.direct),
+            direct=direct_methods(args.direct),
             seed=args.seed,
             sensitive=table,
         )

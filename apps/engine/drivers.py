@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from apps.engine.frame import COUNT_COLUMN, EncodedData
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.risk import records_at_risk, risk_profile
 
 

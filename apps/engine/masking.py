@@ -42,8 +42,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import check_columns
 from apps.engine.freetext import scrub_expr
+from apps.engine.reading import check_columns
 
 MaskMethod = Literal["remove", "hmac", "random", "encrypt", "mask", "scrub"]
 MASK_METHODS: tuple[MaskMethod, ...] = ("remove", "hmac", "random", "encrypt", "mask", "scrub")

@@ -33,7 +33,7 @@ from apps.engine.attribute import (
     class_table,
 )
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import check_columns
+from apps.engine.reading import check_columns
 from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP, check_release_model
 from apps.engine.slices import HASH_SLICE_VALUES
 

@@ -20,8 +20,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, EncodedData
 
 # Class sizes, one per class: any unsigned or signed integer array (counts come as UInt32).
 Sizes = npt.NDArray[np.integer[Any]]

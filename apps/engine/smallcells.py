@@ -14,8 +14,9 @@ from itertools import combinations
 
 import polars as pl
 
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, EncodedData, check_columns
+from apps.engine.reading import check_columns
 
 DEFAULT_MIN_COUNT = 20
 DEFAULT_MIN_SHARE = 0.05

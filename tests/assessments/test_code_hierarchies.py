@@ -13,15 +13,22 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import services
-from apps.assessments.hierarchies import build_hierarchy, hierarchies_proposed, hierarchy_set
+from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_set
+from apps.assessments.hierarchy_builders import build_hierarchy
 from apps.assessments.hierarchy_codes import looks_like_icd10
 from apps.assessments.models import HierarchySpec
 from apps.assessments.presenters import level_in_words
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import LOW_ANSWERS
+from tests.assessments.persons_factory import (
+    TC4,
+    applied,
+    assessment_of,
+    prepared,
+    searched,
+    upload,
+)
 from tests.assessments.test_api import API, put
-from tests.assessments.test_longitudinal_release import applied, prepared, searched
-from tests.assessments.test_persons import TC4, assessment_of, upload
 
 Kind = HierarchySpec.Kind
 

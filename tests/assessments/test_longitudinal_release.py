@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 
-import polars as pl
 import pytest
 
 from apps.assessments import deidentify, release_apply, services
@@ -19,84 +18,19 @@ from apps.assessments.domains import (
 )
 from apps.assessments.hierarchies import hierarchy_set
 from apps.assessments.justifications import altered_variables
-from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.persons import assessment_set_persons, assessment_set_power
+from apps.assessments.models import HierarchySpec
 from apps.core import crypto
 from apps.core.errors import ApplicationError
-from apps.datasets.storage import local_path
 from apps.engine.masking import hmac_pseudonym
-from tests.assessments.conftest import LOW_ANSWERS, _run
-from tests.assessments.test_persons import TC4, assessment_of, upload
+from tests.assessments.persons_factory import (
+    SUPPRESSION,
+    applied,
+    persons_ready,
+    prepared,
+    searched,
+    tc4_ready,
+)
 from tests.justify import justify_all
-
-ROLES = {"patient_id": "direct", "sex": "quasi", "birth_year": "quasi"}
-
-# Persons P1…P10 hold code A twice each (a repeated event), P11…P19 code B once, P20 codes
-# A and Z: 31 events, 20 persons, all (F, 1970). Event limit 5 % → 1 event; person
-# limit 5 % → 1 person. At p = 1 and k = 2 only P20 fails (Z is held by P20 alone).
-SUPPRESSION = "patient_id,sex,birth_year,code\n" + "".join(
-    f"HN{i:03d},F,1970,{code}\n"
-    for i, codes in [
-        *((i, "AA") for i in range(1, 11)),
-        *((i, "B") for i in range(11, 20)),
-        (20, "AZ"),
-    ]
-    for code in codes
-)
-
-# TC4's test hierarchy: the full code, its 3-character category, its block, then *.
-TC4_ARX = "\n".join(
-    f"{code};{code[:3]};{block};*"
-    for code, block in (
-        ("I21.0", "I20-I25"),
-        ("I21.4", "I20-I25"),
-        ("I25.1", "I20-I25"),
-        ("E11.9", "E08-E13"),
-        ("E11.6", "E08-E13"),
-    )
-)
-
-
-def prepared(custodian, analyst, text: str, event: str, power: str) -> Assessment:  # type: ignore[no-untyped-def]
-    """Steps 1–6 on ``text``: a public release whose target is max risk 0.5 (k = 2, a
-    custom threshold with context risk 1), person-level sex and birth year kept or
-    suppressed, ``event`` event-level, the power given."""
-    assessment = assessment_of(
-        custodian, analyst, upload(custodian, analyst, text, {**ROLES, event: "quasi"})
-    )
-    assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
-    assessment_set_power(assessment=assessment, user=analyst, power=power)
-    services.assessment_set_threshold(
-        assessment=assessment,
-        profile="ontario_ipc_2016",
-        answers=LOW_ANSWERS,
-        mode="custom",
-        custom_value=0.5,
-        justification="A test release whose groups of two persons are enough by design.",
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    for column in ("sex", "birth_year"):
-        hierarchy_set(
-            assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
-        )
-    assessment.refresh_from_db()
-    return assessment
-
-
-def searched(assessment: Assessment, analyst) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    _run(deidentify.assessment_start_search(assessment=assessment, user=analyst))
-    assessment.refresh_from_db()
-    assert assessment.search_result is not None
-    return assessment.search_result
-
-
-def applied(assessment: Assessment, analyst) -> tuple[dict, pl.DataFrame]:  # type: ignore[no-untyped-def,type-arg]
-    _run(release_apply.assessment_start_apply(assessment=assessment, user=analyst))
-    assessment.refresh_from_db()
-    with local_path(assessment.output_parquet_path) as path:
-        released = pl.read_parquet(path)
-    return assessment.apply_result, released
 
 
 def original_ids(text: str) -> list[str]:
@@ -106,14 +40,7 @@ def original_ids(text: str) -> list[str]:
 def test_tc4_search_returns_the_3_character_level_and_the_release_measures_in_persons(
     custodian, analyst
 ):
-    assessment = prepared(custodian, analyst, TC4, "diagnosis", "2")
-    hierarchy_set(
-        assessment=assessment,
-        column="diagnosis",
-        kind=HierarchySpec.Kind.ARX,
-        params={},
-        arx_text=TC4_ARX,
-    )
+    assessment = tc4_ready(custodian, analyst)
     search = searched(assessment, analyst)
     # TC4, p = 2, target 0.5: at level 0 every pair is unique; at level 1 P1, P2 hold
     # {I21, E11} and P3, P4 {I25, E11}: every count 2 → the optimum. 4 persons and 8
@@ -156,8 +83,7 @@ def test_tc4_search_returns_the_3_character_level_and_the_release_measures_in_pe
 
 
 def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
-    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     search = searched(assessment, analyst)
     # At level 0 the event budget (1) removes P20's Z: every person passes; less loss
     # than suppressing code (*) for everyone or removing P20 with both events.
@@ -212,8 +138,7 @@ def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
 
 
 def test_person_suppression_when_no_event_may_go(custodian, analyst):
-    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     config = deidentify.deid_config(assessment).replace(event_suppression_limit=0.0)
     deidentify.deid_config_save(assessment=assessment, config=config)
     search = searched(assessment, analyst)
@@ -262,8 +187,7 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
     from apps.reports.content import report_html
     from apps.reviews.services import assessment_submit, review_decide
 
-    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     searched(assessment, analyst)
     result, _ = applied(assessment, analyst)
     client = client_for(analyst)
@@ -339,8 +263,7 @@ def test_the_record_level_precheck_is_not_run_on_persons(custodian, analyst, cli
 def test_the_api_searches_chooses_and_writes_in_persons(custodian, analyst, client_for):
     from apps.jobs.services import job_execute
 
-    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     client = client_for(analyst)
     base = f"/api/v1/assessments/{assessment.id}/"
     started = client.post(base + "search/", "{}", content_type="application/json")

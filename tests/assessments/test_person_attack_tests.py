@@ -1,7 +1,7 @@
 """Attack tests on a person release after apply (issues 25 and 28), counted in persons, in
 Step 8, the review, the report and the recipient summary's JSON twin.
 
-The data (test_longitudinal_release.SUPPRESSION): 20 persons, all (F, 1970); HN001…HN010
+The data (persons_factory.SUPPRESSION): 20 persons, all (F, 1970); HN001…HN010
 hold code A (twice each: 20 rows, 10 persons), HN011…HN019 code B once, HN020 codes A and
 Z. At p = 1 and k = 2 the release keeps the codes and suppresses HN020's Z visit. The
 adversary knows the person-level values and one code. By hand, per person:
@@ -25,9 +25,14 @@ import numpy as np
 import pytest
 
 from apps.assessments.attack_tests import seed_of
-from apps.assessments.hierarchies import hierarchy_set
-from apps.assessments.models import HierarchySpec
-from tests.assessments.test_longitudinal_release import SUPPRESSION, applied, prepared, searched
+from tests.assessments.persons_factory import (
+    INTERVALS,
+    SUPPRESSION,
+    applied,
+    persons_ready,
+    searched,
+    tc4_ready,
+)
 
 EXACT_BY_HAND = [1 / 11] * 10 + [1 / 9] * 9 + [(1 / 11 + 0) / 2]
 NEAREST_BY_HAND = [1 / 11] * 10 + [1 / 9] * 9 + [(1 / 11 + 1 / 20) / 2]
@@ -50,8 +55,7 @@ def test_the_apply_job_attacks_a_person_release_in_persons(
     from apps.reviews.services import assessment_submit, review_decide
     from tests.justify import justify_all
 
-    assessment = prepared(custodian, analyst, SUPPRESSION, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     searched(assessment, analyst)
     result, released = applied(assessment, analyst)
     assert released.height == 30  # rows: 31 visits, Z suppressed
@@ -161,21 +165,12 @@ def deidentify_search(assessment, analyst):  # type: ignore[no-untyped-def]
 
 
 def test_a_release_k_anonymous_in_persons_is_linked_one_time_in_k(custodian, analyst):
-    from tests.assessments.test_longitudinal_release import TC4_ARX
-    from tests.assessments.test_persons import TC4
 
     # TC4 at p = 2, diagnoses at their 3-character category: HN1, HN2 hold {I21, E11},
     # HN3, HN4 {I25, E11}; each person knows both codes → 2 persons each: linked 1/2
     # whoever is drawn, singled out never. Held back, the other of the pair is alone:
     # singled out every time, linked never (own pseudonym taken out).
-    assessment = prepared(custodian, analyst, TC4, "diagnosis", "2")
-    hierarchy_set(
-        assessment=assessment,
-        column="diagnosis",
-        kind=HierarchySpec.Kind.ARX,
-        params={},
-        arx_text=TC4_ARX,
-    )
+    assessment = tc4_ready(custodian, analyst)
     searched(assessment, analyst)
     result, _ = applied(assessment, analyst)
     assert result["longitudinal"]["risk_after"]["min_class_size"] == 2
@@ -217,17 +212,14 @@ COUNTS = "patient_id,sex,birth_year,code\n" + "".join(
 def test_the_event_count_known_links_persons_alike_on_the_named_columns(custodian, analyst):
     from django.template.loader import render_to_string
 
-    from apps.assessments import person_dates
     from apps.assessments.attack_tests import attack_rows
 
     # Top-coded at 3: the counts read 1, 1, 2, 2, 3+, 3+ ("3 or more": 3 and 4 alike) →
     # three classes of two persons, k = 2 at every level 0 (no suppression). Without the
     # count every person is alike: linked 1/6. With it: 1/2 whoever is drawn; held back,
     # the other of the pair is alone: singled out every time (without it: 5 left, never).
-    assessment = prepared(custodian, analyst, COUNTS, "code", "1")
-    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
-    person_dates.assessment_set_dates(
-        assessment=assessment, user=analyst, settings={"event_count": {"enabled": True, "top": 3}}
+    assessment = persons_ready(
+        custodian, analyst, COUNTS, "code", "1", {"event_count": {"enabled": True, "top": 3}}
     )
     searched(assessment, analyst)
     result, released = applied(assessment, analyst)
@@ -272,21 +264,19 @@ ANCHORS = "patient_id,sex,birth_year,admission\n" + "".join(
 
 
 def test_the_anchor_known_singles_out_persons_in_an_anchored_release(custodian, analyst):
-    from apps.assessments import person_dates
 
     # Anchored: the intervals are 0 and 10 days for all; anchors by day are unique (fail), by month in
     # classes of 2, 3, 2 (pass): the release writes the anchor by month, intervals in days.
     # Without the anchor all seven are alike (linked 1/7, never singled out). With it:
     # linked 1/2 (HN1, HN2, HN6, HN7) or 1/3 (HN3…HN5); held back, a pair's other person
     # is alone (singled out), a triple leaves two (not).
-    assessment = prepared(custodian, analyst, ANCHORS, "admission", "1")
-    hierarchy_set(
-        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
-    )
-    person_dates.assessment_set_dates(
-        assessment=assessment,
-        user=analyst,
-        settings={"dates": {"columns": ["admission"], "mode": "anchored"}},
+    assessment = persons_ready(
+        custodian,
+        analyst,
+        ANCHORS,
+        "admission",
+        "1",
+        {"dates": {"columns": ["admission"], "mode": "anchored"}},
     )
     search = searched(assessment, analyst)
     assert search["levels"]["anchor"] == 1 and search["levels"]["admission"] == 0
@@ -305,31 +295,12 @@ def test_the_anchor_known_singles_out_persons_in_an_anchored_release(custodian, 
     assert attacks["derived"] == [{"fact": "anchor", "level": "month", "columns": ["admission"]}]
 
 
-# Six persons, 2020 (mid-year: ±30 days never leave it). Intervals from the first date:
-# HN1, HN2 {0, 30}; HN3, HN4 {0, 14}; HN5, HN6 {0, 14, 30}.
-INTERVALS = "patient_id,sex,birth_year,admission\n" + "".join(
-    f"HN{i},F,1960,{day}\n"
-    for i, days in enumerate(
-        (
-            ("2020-06-01", "2020-07-01"),
-            ("2020-06-10", "2020-07-10"),
-            ("2020-06-05", "2020-06-19"),
-            ("2020-06-20", "2020-07-04"),
-            ("2020-06-03", "2020-06-17", "2020-07-03"),
-            ("2020-06-15", "2020-06-29", "2020-07-15"),
-        ),
-        start=1,
-    )
-    for day in days
-)
-
-
 def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
     import json
 
     from django.template.loader import render_to_string
 
-    from apps.assessments import person_dates, release_apply
+    from apps.assessments import release_apply
     from apps.assessments.attack_tests import attack_rows
 
     # p = 2, dates shifted by ±30 days: the anchor is known to the year (2020 for all),
@@ -338,14 +309,13 @@ def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
     # or {14, 30} (HN5, HN6) → (1/4 + 1/4 + 1/2) / 3 = 1/3. Held back, HN5's {14, 30}
     # leaves HN6 alone: singled out 1/3; the others never. Before, the shifted dates
     # were left out: everyone alike, linked 1/6.
-    assessment = prepared(custodian, analyst, INTERVALS, "admission", "2")
-    hierarchy_set(
-        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
-    )
-    person_dates.assessment_set_dates(
-        assessment=assessment,
-        user=analyst,
-        settings={"dates": {"columns": ["admission"], "mode": "anchored", "shift_days": 30}},
+    assessment = persons_ready(
+        custodian,
+        analyst,
+        INTERVALS,
+        "admission",
+        "2",
+        {"dates": {"columns": ["admission"], "mode": "anchored", "shift_days": 30}},
     )
     search = searched(assessment, analyst)
     assert search["levels"]["anchor"] == 2 and search["levels"]["admission"] == 0

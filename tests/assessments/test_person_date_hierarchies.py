@@ -8,8 +8,7 @@ import html
 import re
 
 from apps.assessments import person_dates
-from tests.assessments.test_person_dates import SEARCH, with_dates
-from tests.assessments.test_persons import page
+from tests.assessments.persons_factory import SEARCH, page, with_dates
 
 
 def _section(body: str, column: str) -> str:

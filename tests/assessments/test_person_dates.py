@@ -17,28 +17,24 @@ from django.template.loader import render_to_string
 from apps.assessments import person_dates, persons, release_apply
 from apps.assessments.configuration import DeidConfig, EventCount, PersonDates, parse
 from apps.assessments.deidentify import deid_config, deid_config_save
-from apps.assessments.hierarchies import hierarchy_set
-from apps.assessments.models import Assessment, HierarchySpec
+from apps.assessments.models import Assessment
 from apps.core.errors import ApplicationError
 from apps.engine.techniques.date_shift import shift_days
-from tests.assessments.conftest import _run
-from tests.assessments.test_longitudinal_release import applied, prepared, searched
-from tests.assessments.test_persons import (
+from tests.assessments.persons_factory import (
+    SEARCH,
     TC1,
     TC1_ROLES,
+    applied,
     assessment_of,
     measured,
     page,
+    searched,
     upload,
+    visits,
+    with_dates,
 )
 
 ROLES = {"patient_id": "direct", "sex": "quasi", "birth_year": "quasi", "admission": "quasi"}
-
-
-def visits(rows: dict[str, tuple[str, ...]]) -> str:
-    return "patient_id,sex,birth_year,admission\n" + "".join(
-        f"{pid},F,1960,{day}\n" for pid, days in rows.items() for day in days
-    )
 
 
 # Step 4: absolute dates share days between persons; anchored ones share first dates
@@ -246,39 +242,6 @@ def test_page_and_api_store_the_same_settings(custodian, analyst, client_for):
 
 
 # --------------------------------------------------------------------------- Step 7, release
-
-# Four persons, two visits each. Absolute: every day is unique; by month P1, P2 hold
-# {01, 02} and P3, P4 {03, 04}. Anchored: anchors 01-10, 01-12, 03-05, 03-07; intervals
-# P1 36, P2 39, P3 51, P4 26 days.
-SEARCH = visits(
-    {
-        "HN1": ("2020-01-10", "2020-02-15"),
-        "HN2": ("2020-01-12", "2020-02-20"),
-        "HN3": ("2020-03-05", "2020-04-25"),
-        "HN4": ("2020-03-07", "2020-04-02"),
-    }
-)
-
-
-def with_dates(custodian, analyst, text: str, dates: dict, count: dict | None = None) -> Assessment:  # type: ignore[no-untyped-def,type-arg]
-    assessment = prepared(custodian, analyst, text, "admission", "1")
-    hierarchy_set(
-        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
-    )
-    person_dates.assessment_set_dates(
-        assessment=assessment,
-        user=analyst,
-        settings={"dates": dates, "event_count": count or {"enabled": False}},
-    )
-    _run(persons_risk(assessment, analyst))
-    assessment.refresh_from_db()
-    return assessment
-
-
-def persons_risk(assessment: Assessment, analyst):  # type: ignore[no-untyped-def]
-    from apps.assessments import services
-
-    return services.assessment_start_risk(assessment=assessment, user=analyst)
 
 
 def test_absolute_dates_released_at_the_chosen_level(custodian, analyst):

@@ -8,9 +8,7 @@ import pytest
 
 from apps.assessments.compare import alternatives_compare
 from apps.assessments.deidentify import assessment_choose_solution, deid_config, deid_config_save
-from tests.assessments.test_longitudinal_release import applied, searched
-from tests.assessments.test_person_dates import visits, with_dates
-from tests.assessments.test_persons import page
+from tests.assessments.persons_factory import applied, page, searched, visits, with_dates
 
 # Six persons, F 1960, every first date 2020-01-10 (one anchor), three visits each:
 # intervals P1, P2, P4, P6 {0, 10, 20}; P3 {0, 10, 99}; P5 {0, 10, 400}. 18 events.

@@ -8,15 +8,11 @@ from __future__ import annotations
 import html as html_lib
 import re
 
-from apps.assessments import person_dates, services
-from apps.assessments.hierarchies import hierarchy_set
-from apps.assessments.models import HierarchySpec
+from apps.assessments import services
 from apps.reports.content import report_html
 from apps.reports.summary import canonical_json, sha256_hex, summary_data, summary_html
 from apps.reviews.services import assessment_submit, review_decide
-from tests.assessments.conftest import _run
-from tests.assessments.test_longitudinal_release import applied, prepared, searched
-from tests.assessments.test_person_attack_tests import INTERVALS
+from tests.assessments.persons_factory import INTERVALS, applied, persons_ready, searched
 from tests.justify import justify_all
 
 
@@ -32,20 +28,18 @@ def test_the_json_twin_lists_the_derived_facts_the_pages_show(  # type: ignore[n
     # 2, 2, 3, 3 events → the P95 top-code 3 (nearest rank ⌈5.7⌉ = 6th: 3). The anchor is
     # known to the year, the intervals to the day; nothing is suppressed (k = 2 holds:
     # "2" {HN1…HN4} with {0, 30} or {0, 14} twice each, "3+" {HN5, HN6} alike).
-    assessment = prepared(custodian, analyst, INTERVALS, "admission", "2")
-    hierarchy_set(
-        assessment=assessment, column="admission", kind=HierarchySpec.Kind.SUPPRESS, params={}
-    )
-    person_dates.assessment_set_dates(
-        assessment=assessment,
-        user=analyst,
-        settings={
+    assessment = persons_ready(
+        custodian,
+        analyst,
+        INTERVALS,
+        "admission",
+        "2",
+        {
             "dates": {"columns": ["admission"], "mode": "anchored", "shift_days": 30},
             "event_count": {"enabled": True},
         },
+        measure=True,
     )
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    assessment.refresh_from_db()
     searched(assessment, analyst)
     result, _ = applied(assessment, analyst)
     assert result["attacks"]["status"] == "done", result["attacks"].get("reason")

@@ -4,27 +4,21 @@ the per-person figures, and Step 7 refusing what cannot work per person (its sea
 release in persons: test_longitudinal_release.py)."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.assessments import deidentify, persons, release_apply, services
-from apps.assessments.models import Assessment
 from apps.assessments.selectors import overall_risk
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import LOW_ANSWERS, _run
-from tests.conftest import read_now
-
-# TC1: one woman born 1970 with three rows, two men born 1980 with one and two rows. The
-# person ids are health-number-like text that must never appear in a message.
-TC1 = (
-    "patient_id,sex,birth_year,length_of_stay\n"
-    "HN4471,F,1970,2\n"
-    "HN5502,M,1980,5\n"
-    "HN4471,F,1970,1\n"
-    "HN6613,M,1980,3\n"
-    "HN4471,F,1970,7\n"
-    "HN6613,M,1980,4\n"
+from tests.assessments.persons_factory import (
+    TC1,
+    TC1_ROLES,
+    TC4,
+    assessment_of,
+    measured,
+    page,
+    upload,
 )
 
 # TC2: the superset rule. Four persons, same sex and birth year; codes P1 {A,B}, P2 {A,C},
@@ -35,18 +29,6 @@ TC2 = "patient_id,sex,birth_year,code\n" + "".join(
     for code in codes
 )
 
-# TC4 at level 0 (the full codes): P1 {I21.0, E11.9}, P2 {I21.4, E11.6}, P3 {I25.1, E11.9},
-# P4 {I25.1, E11.6}.
-TC4 = "patient_id,sex,birth_year,diagnosis\n" + "".join(
-    f"{pid},M,1950,{code}\n"
-    for pid, codes in (
-        ("HN1", ("I21.0", "E11.9")),
-        ("HN2", ("I21.4", "E11.6")),
-        ("HN3", ("I25.1", "E11.9")),
-        ("HN4", ("I25.1", "E11.6")),
-    )
-    for code in codes
-)
 
 # TC6, absolute dates at month level: P1 {2020-01, 2020-02}, P2 {2020-03, 2020-04},
 # P3 {2020-01, 2020-03}.
@@ -59,50 +41,6 @@ TC6 = "patient_id,sex,birth_year,admission_month\n" + "".join(
     )
     for month in months
 )
-
-
-def upload(custodian, analyst, text: str, roles: dict[str, str]):  # type: ignore[no-untyped-def]
-    """The CSV uploaded and profiled, each column given the role named (a reason typed)."""
-    from apps.datasets.services import dataset_upload
-
-    dataset = read_now(
-        dataset_upload(
-            organization=custodian,
-            user=analyst,
-            upload=SimpleUploadedFile("visits.csv", text.encode()),
-        )
-    )
-    variables = {v.name: v for v in Variable.objects.filter(dataset=dataset)}
-    variables_classify(
-        dataset=dataset,
-        user=analyst,
-        decisions=[
-            RoleDecision(str(variables[name].id), role, "Chosen for the test by the analyst.")
-            for name, role in roles.items()
-        ],
-    )
-    return dataset
-
-
-def assessment_of(custodian, analyst, dataset) -> Assessment:  # type: ignore[no-untyped-def]
-    assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    services.assessment_set_release(assessment=assessment, release_model="public")
-    return assessment
-
-
-def measured(assessment: Assessment, analyst) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    assessment.refresh_from_db()
-    assert assessment.risk_result is not None
-    return assessment.risk_result
-
-
-TC1_ROLES = {
-    "patient_id": "direct",
-    "sex": "quasi",
-    "birth_year": "quasi",
-    "length_of_stay": "other",
-}
 
 
 @pytest.fixture
@@ -439,15 +377,6 @@ def test_step7_refuses_what_cannot_work_per_person(tc1, analyst):
 
 
 # --------------------------------------------------------------------------- pages
-
-
-def page(assessment, slug: str) -> str:  # type: ignore[no-untyped-def]
-    from django.urls import reverse
-
-    return reverse(
-        "assessment-step",
-        kwargs={"org": assessment.organization.slug, "assessment_id": assessment.id, "slug": slug},
-    )
 
 
 def test_step2_page_declares_the_person_and_refuses_a_varying_column(

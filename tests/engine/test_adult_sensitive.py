@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import EncodedData, encode_file
+from apps.engine.encoded import EncodedData
+from apps.engine.frame import encode_file
 from apps.engine.hierarchies import read_arx_csv
 from apps.engine.search import optimal_search
 from apps.engine.search.sensitive import problem_with_sensitive

@@ -10,7 +10,7 @@ import pytest
 from apps.engine.apply import apply_levels, apply_solution
 from apps.engine.criteria import KAnonymity
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import encode, encode_file, read_table
+from apps.engine.frame import encode, encode_file
 from apps.engine.hierarchies import (
     GeneralizationLookup,
     hierarchy_from_rows,
@@ -18,6 +18,7 @@ from apps.engine.hierarchies import (
     read_arx_csv,
 )
 from apps.engine.loss import METRICS
+from apps.engine.reading import read_table
 from apps.engine.search import SearchProblem, optimal_search, problem_from_encoded
 from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR

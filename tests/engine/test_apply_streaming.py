@@ -10,8 +10,9 @@ import pytest
 
 from apps.engine.apply import apply_levels, apply_levels_to_file, apply_solution
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import encode
 from apps.engine.hierarchies import hierarchy_from_rows
+from apps.engine.reading import read_table
 from apps.engine.search import problem_from_encoded
 from tests.engine.test_apply import tiny_frame, tiny_setup
 from tests.engine.test_loss import HIER_A, HIER_B

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from apps.engine.cli import main
-from apps.engine.frame import read_table
+from apps.engine.reading import read_table
 from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS, ARX_DIR
 

@@ -83,7 +83,7 @@ def test_drivers_tell_the_quasi_identifiers_of_adult_apart(adult_path) -> None: 
     import itertools
     from collections import Counter
 
-    from apps.engine.frame import read_table
+    from apps.engine.reading import read_table
     from tests.engine.conftest import adult_class_sizes
 
     quasi = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apps.engine.encoded import EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import EncodedData, encode, encode_file, read_table, sniff_separator
+from apps.engine.frame import encode, encode_file
+from apps.engine.reading import read_table, sniff_separator
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import encode
 from apps.engine.population import (
     REGIONS,
     SizeHistogram,
@@ -33,6 +33,7 @@ from apps.engine.population.pitman import pitman_start, pitman_uniques
 from apps.engine.population.snb import SnbEquations, shlosser_classes, snb_uniques
 from apps.engine.population.uniqueness import dankar_choice
 from apps.engine.population.zayatz import hypergeometric_one, zayatz_uniques
+from apps.engine.reading import read_table
 from apps.engine.risk import encoded_class_sizes
 from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT, ADULT_COLUMNS

@@ -6,7 +6,7 @@ from django.template.loader import render_to_string
 from apps.assessments import persons
 from apps.assessments.presenters import person_risk_chart
 from apps.reports.content import _assumptions
-from tests.assessments.test_persons import TC1, TC1_ROLES, assessment_of, measured, upload
+from tests.assessments.persons_factory import TC1, TC1_ROLES, assessment_of, measured, upload
 
 
 def test_the_report_states_persons_events_power_and_risks(custodian, analyst):

@@ -45,7 +45,7 @@ from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, local_path, sha256_of
 from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
-from apps.engine.frame import read_table
+from apps.engine.reading import read_table
 from apps.engine.techniques.aggregation import SuppressedTable, TableParams, suppress_table
 from apps.engine.techniques.synthetic import SyntheticParams, SyntheticResult, synthesize
 from apps.jobs.models import Job

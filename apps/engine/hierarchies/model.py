@@ -122,7 +122,7 @@ class Hierarchy:
             )
 
     def lookup(self, dictionary: pl.Series, views: TextViews | None = None) -> GeneralizationLookup:
-        """Compile the hierarchy for one column dictionary (see frame.EncodedData).
+        """Compile the hierarchy for one column dictionary (see encoded.EncodedData).
 
         Generalized codes at each level are numbered in the hierarchy's row order,
         only for values present in the dictionary, the missing value last.  The

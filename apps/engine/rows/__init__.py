@@ -4,7 +4,7 @@ Only two passes touch a data set's rows: the **class histogram** (a group-by cou
 the quasi-identifiers, and the profile's per-column counts) and the **release** (mask,
 recode, suppress, apply the row-local techniques, shuffle, write). Everything else —
 search, population models, criteria, utility, report — works on the histogram
-(`apps.engine.frame.EncodedData`) and does not care which engine counted it.
+(`apps.engine.encoded.EncodedData`) and does not care which engine counted it.
 
 Engines (both implement `RowEngine`, ``model.py``):
 

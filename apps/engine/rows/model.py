@@ -16,8 +16,8 @@ from typing import Literal, Protocol
 import polars as pl
 
 from apps.engine.attribute import SensitiveDiversity
+from apps.engine.encoded import EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import EncodedData
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.masking import MaskingSecrets, MaskMethod, MaskSpec
 from apps.engine.rows.manifest import ManifestCheck, ReleaseManifest
@@ -36,7 +36,7 @@ class TableSource:
 
     For the polars engine a path is a file of this machine; for Spark, a path the
     cluster reads (``/data/x.parquet``, ``s3a://bucket/claims/``). ``sep`` and
-    ``null_values`` apply to CSV files, as in `apps.engine.frame.read_table`.
+    ``null_values`` apply to CSV files, as in `apps.engine.reading.read_table`.
     """
 
     path: str | None = None

@@ -22,9 +22,11 @@ from apps.engine.apply import (
     write_release,
 )
 from apps.engine.attribute import SensitiveDiversity, l_diversity
+from apps.engine.encoded import EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import EncodedData, check_columns, encode, read_table
+from apps.engine.frame import encode
 from apps.engine.masking import MaskingSecrets, mask_direct_identifiers
+from apps.engine.reading import check_columns, read_table
 from apps.engine.rows.manifest import (
     ManifestCheck,
     ReleaseManifest,

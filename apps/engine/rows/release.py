@@ -21,10 +21,11 @@ import polars as pl
 from apps.engine.apply import ReleaseMeasure, failing_classes, measure_encoded_release
 from apps.engine.attribute import DISTINCT, SIZE, SensitiveDiversity
 from apps.engine.criteria import Criterion
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, EncodedData, check_columns
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.masking import MaskMethod, MaskSpec
+from apps.engine.reading import check_columns
 from apps.engine.rows.model import Progress, ReleasePlan, RowEngine, TableSource, WrittenRelease
 from apps.engine.search.problem import SearchProblem
 from apps.engine.search.sensitive import SensitiveTable

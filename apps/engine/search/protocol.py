@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from apps.engine.criteria import Criterion
-from apps.engine.frame import EncodedData, encode
+from apps.engine.encoded import EncodedData
+from apps.engine.frame import encode
 from apps.engine.hierarchies import GeneralizationLookup, Hierarchy
 from apps.engine.search.optimal import SearchResult, optimal_search
 from apps.engine.search.problem import SearchProblem, problem_from_encoded

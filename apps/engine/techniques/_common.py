@@ -15,7 +15,7 @@ import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import check_columns
+from apps.engine.reading import check_columns
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -11,8 +11,9 @@ import pytest
 from apps.engine.apply import apply_solution
 from apps.engine.attacks import EXACT, INFERENCE, LINKABILITY, QuasiIdentifier, attack_release
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import encode, read_table
+from apps.engine.frame import encode
 from apps.engine.hierarchies import hierarchy_from_rows
+from apps.engine.reading import read_table
 from apps.engine.search import problem_from_encoded
 
 AGE = hierarchy_from_rows(

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from apps.engine.criteria import KAnonymity
-from apps.engine.frame import EncodedData
+from apps.engine.encoded import EncodedData
 from apps.engine.masking import MaskSpec, decrypt_column, new_key, relink_column
 from apps.engine.risk import encoded_class_sizes, risk_profile
 from apps.engine.rows import PolarsRows, TableSource, release_solution

@@ -37,8 +37,9 @@ import polars as pl
 import pyarrow as pa
 
 from apps.engine.attribute import SensitiveDiversity
+from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import COUNT_COLUMN, EncodedData, check_columns, encode_distinct
+from apps.engine.frame import encode_distinct
 from apps.engine.masking import (
     MaskingSecrets,
     MaskSpec,
@@ -46,6 +47,7 @@ from apps.engine.masking import (
     mask_direct_identifiers,
     new_key,
 )
+from apps.engine.reading import check_columns
 from apps.engine.rows.batches import (
     HASH_SCHEMA,
     BatchRecipe,

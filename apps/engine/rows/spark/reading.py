@@ -1,6 +1,6 @@
 """A TableSource as a Spark DataFrame, read by the cluster (never by this machine).
 
-CSV is read as polars reads it (`apps.engine.frame.read_table`): a header line, every
+CSV is read as polars reads it (`apps.engine.reading.read_table`): a header line, every
 column as text, an empty field and each ``null_values`` text the missing value, so that
 both engines count the same classes. The separator is sniffed from the header when the
 file is also readable here (the tests, a shared mount); otherwise give it (``--sep``),
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from apps.engine.errors import EngineInputError
-from apps.engine.frame import sniff_separator
+from apps.engine.reading import sniff_separator
 from apps.engine.rows.model import TableSource
 from apps.engine.rows.spark.session import first_line
 
