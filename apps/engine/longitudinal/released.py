@@ -1,8 +1,9 @@
 """A node's figures as its release shows them (LONGITUDINAL.md §2.6, §2.7, §3.2 step 5).
 
 Local event suppression (§3.2 step 4) works inside the person-level classes of the node,
-counted on the input's events. Two derived person-level quasi-identifiers are what a
-recipient reads off the released rows themselves, so a suppressed event can change them:
+counted on the input's events. A recipient reads three things off the released rows
+themselves, so a suppressed event can change them: two derived person-level
+quasi-identifiers, and whether the person is there at all.
 
 * ``event_count``: a recipient counts a person's released rows; a person who lost events
   has a smaller count, whose code at the node's level (with the top-code) can differ and
@@ -14,20 +15,23 @@ recipient reads off the released rows themselves, so a suppressed event can chan
   move; removing it is what the release can show consistently). Without a shift the
   release writes the anchor in a column of its own (the input's first date), which
   suppression does not change.
-
-A kept person whose every event was suppressed keeps its person-level values (a person
-table's row; released with the count 0). In a long table such a person has no row left
-and is in no release: it cannot change another person's count (it holds no feature), but
-the figures still count it (not handled here).
+* the person itself: a person whose every event was suppressed has no row left, in the
+  long table or in the linked tables written again from it (their person table holds the
+  persons with a released row): a recipient does not receive it. Decision: it is
+  suppressed, counted against the person budget like any removed person, in the search's
+  figures as in the release. A person without any event in the input (a person table's
+  row, LONGITUDINAL.md TC9) has nothing to lose and is released with the count 0.
 
 :func:`settle` makes the node's outcome that of the released data: after the kernel's
 event and person phases it recomputes each kept person's released event count (and its
-code at the node's level), removes the persons whose anchor would move, regroups the
-kept persons on their released person-level values, recounts every class on the kept
-features, and removes still-failing persons whole, recounting until none fails (removing
-persons shrinks classes). Removing persons whole never changes another person's derived
-values, so this reaches a fixed point. The removed persons count against the person
-budget; the events spent by event suppression stay as the kernel counted them.
+code at the node's level), removes the persons left without events and those whose
+anchor would move, regroups the kept persons on their released person-level values,
+recounts every class on the kept features, and removes still-failing persons whole,
+recounting until none fails (removing persons shrinks classes). Removing persons whole
+never changes another person's derived values, so this reaches a fixed point. The
+removed persons count against the person budget; the events spent by event suppression
+stay as the kernel counted them (the event budget's count), and a removed person's other
+events are the events of suppressed persons, so every suppressed event is counted once.
 
 The search's pruning is unaffected: settling only removes persons, so a failure the
 kernel decides early stays a failure, and a removed person costs at least what a
@@ -160,7 +164,9 @@ def settle(
         weights=features.events[kept_slot],
         minlength=problem.persons,
     ).astype(np.int64)
-    gone = _lost_anchor(problem, base, features, alive, removed)
+    # a person who had events and has none left has no row in the release
+    emptied = alive & (features.sizes > 0) & (counts == 0)
+    gone = emptied | _lost_anchor(problem, base, features, alive, removed)
     changed = bool(gone.any())
     live = np.flatnonzero(alive)
     columns: list[I64] = []
