@@ -8,8 +8,9 @@ at upload (``Dataset.table_structure``):
 * the person table: one row per person left in the release (sorted by pseudonym, so the
   order of the original file is not carried over), with the person table's own columns
   only: the pseudonym and the person-level values. A person is left when the long table
-  has a row of theirs: a kept person whose every event was suppressed has none there
-  (``persons_without_events_left``) and so none here, and the figures measured agree;
+  has a row of theirs: a person whose every event was suppressed has none there and so
+  none here; it is a suppressed person in the search's figures too
+  (``released.settle``), and the figures measured agree;
 * each event table: its events left in the release, in their input order, with the
   pseudonym and the table's own columns (event-level values; a person-level column
   repeated in the upload is not repeated here).

@@ -175,8 +175,13 @@ def person_release_result(
     problem = inputs.problem
     labels = dimension_levels(problem, inputs.specs)[1]
     events_removed = chosen.events_suppressed + chosen.events_of_suppressed_persons
-    # persons kept whose every event was suppressed have no row left in the long table
-    emptied = int(chosen.alive.sum()) - int(after["persons"])
+    # the persons kept are those released: a person whose every event was suppressed has
+    # no row left and is among the persons suppressed (released.settle)
+    if int(chosen.alive.sum()) != int(after["persons"]):
+        raise ApplicationError(
+            f"The release holds {after['persons']:,} persons where the solution keeps "
+            f"{int(chosen.alive.sum()):,}: it is not written. Run the search again."
+        )
     longitudinal = {
         "person_key": inputs.person_key,
         "person_quasi": inputs.person_quasi,
@@ -195,7 +200,8 @@ def person_release_result(
             "persons": chosen.persons_suppressed,
             "events_of_suppressed_persons": chosen.events_of_suppressed_persons,
             "events": chosen.events_suppressed,
-            "persons_without_events_left": emptied,
+            # among "persons": event suppression left them no event (so no row)
+            "persons_every_event_suppressed": chosen.persons_emptied,
         },
         "event_counts": {
             "top_code": top,

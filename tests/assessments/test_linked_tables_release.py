@@ -116,7 +116,7 @@ def test_step7_counts_a_person_without_events_as_step4_does(custodian, analyst):
         {"events": "3+", "persons": 1},
     ]
     assert counts["after"] == counts["before"]
-    assert lg["suppressed"]["persons_without_events_left"] == 0
+    assert lg["suppressed"]["persons_every_event_suppressed"] == 0
 
     # The long table released: the 7 visits then person 4's row, generalized, the key
     # as its HMAC-SHA-256 pseudonym under the sealed key.

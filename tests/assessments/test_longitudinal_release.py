@@ -105,7 +105,7 @@ def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
         "persons": 0,
         "events_of_suppressed_persons": 0,
         "events": 1,
-        "persons_without_events_left": 0,
+        "persons_every_event_suppressed": 0,
     }
     assert (result["rows_in"], result["rows_out"], result["suppressed_rows"]) == (31, 30, 1)
     # Re-measured at p = 1: P1–P10 and P20 hold {A} (11 persons), P11–P19 {B} (9):
@@ -156,6 +156,55 @@ def test_person_suppression_when_no_event_may_go(custodian, analyst):
     assert lg["suppressed"]["events_of_suppressed_persons"] == 2
     assert lg["risk_after"]["average_risk"] == pytest.approx(2 / 19)
     assert lg["risk_after"]["max_risk"] == pytest.approx(1 / 9)
+
+
+# HN000 holds Z alone, HN001…HN010 A twice, HN011…HN018 B, HN019 B and Y: 31 events, 20
+# persons, all (F, 1970). Event limit 7 % → 2 events; person limit 5 % → 1 person.
+EMPTIED = "patient_id,sex,birth_year,code\nHN000,F,1970,Z\n" + "".join(
+    f"HN{i:03d},F,1970,{code}\n"
+    for i, codes in [
+        *((i, "AA") for i in range(1, 11)),
+        *((i, "B") for i in range(11, 19)),
+        (19, "BY"),
+    ]
+    for code in codes
+)
+
+
+def test_a_person_whose_every_event_is_suppressed_is_a_suppressed_person(custodian, analyst):
+    assessment = prepared(custodian, analyst, EMPTIED, "code", "1")
+    hierarchy_set(assessment=assessment, column="code", kind=HierarchySpec.Kind.SUPPRESS, params={})
+    config = deidentify.deid_config(assessment).replace(event_suppression_limit=0.07)
+    deidentify.deid_config_save(assessment=assessment, config=config)
+    search = searched(assessment, analyst)
+    # At p = 1 HN000's {Z} and HN019's {Y} are alone. In id order HN000 loses Z, then
+    # HN019 loses Y (the two events allowed); HN000 has no row left, so it is suppressed
+    # (the one person allowed), its one event counted once. With one event allowed HN019
+    # would go too (2 persons), with none both: the full budgets are needed.
+    assert search["levels"]["code"] == 0
+    solution = search["solution"]
+    assert (solution["suppressed_events"], solution["suppressed_persons"]) == (2, 1)
+    assert (solution["events_of_suppressed_persons"], solution["suppressed_rows"]) == (0, 2)
+    # HN001–HN010 {A} 10, HN011–HN019 {B} 9: smallest 9, max 1/9, average 2/19.
+    assert (solution["min_class_size"], solution["max_risk"]) == (9, pytest.approx(1 / 9))
+    assert solution["average_risk"] == pytest.approx(2 / 19)
+    result, released = applied(assessment, analyst)
+    assert released.height == 29
+    assert not {"Z", "Y"} & set(released.get_column("code").to_list())
+    lg = result["longitudinal"]
+    assert (lg["persons_out"], lg["events_out"]) == (19, 29)
+    assert lg["suppressed"] == {
+        "persons": 1,
+        "events_of_suppressed_persons": 0,
+        "events": 2,
+        "persons_every_event_suppressed": 1,
+    }
+    assert (result["rows_out"], result["suppressed_rows"]) == (29, 2)
+    # the release measured again has the search's figures
+    after = lg["risk_after"]
+    assert (after["persons"], after["min_class_size"]) == (19, 9)
+    assert after["max_risk"] == pytest.approx(1 / 9)
+    assert after["average_risk"] == pytest.approx(2 / 19)
 
 
 def test_what_cannot_work_per_person_is_refused(custodian, analyst):

@@ -97,8 +97,8 @@ class NodeOutcome:
     decided_early: bool  # failed before suppression finished: counts below are partial
     truncated: bool  # the event budget cut event suppression short
     suppressed_persons: int
-    suppressed_events: int  # by event suppression (persons kept)
-    events_of_suppressed_persons: int
+    suppressed_events: int  # by event suppression (the event budget's count)
+    events_of_suppressed_persons: int  # the suppressed persons' other events
     min_class_size: int  # smallest per-person count among the persons kept (0: none kept)
     max_risk: float
     average_risk: float
@@ -370,7 +370,7 @@ class Workspace:
         avg = average_risk(kept)
         if passes and average_target is not None:
             passes = avg <= average_target + 1e-12
-        dead_events = int(features.events[~alive[features.slot_person]].sum())
+        dead_events = int(features.events[~alive[features.slot_person] & ~removed].sum())
         return NodeOutcome(
             levels=levels,
             passes=passes,

@@ -53,14 +53,17 @@ class Budgets:
 @dataclass(frozen=True, eq=False)
 class NodeRelease:
     """A node after its suppression: the outcome (figures as the search saw them), the
-    persons kept (id order), the events kept per event table (input order), and the
-    events removed by event suppression (persons kept) and with their person."""
+    persons kept (id order), the events kept per event table (input order), the events
+    removed by event suppression (the event budget's count, as the outcome's) and the
+    other events of the persons suppressed, and the persons suppressed because event
+    suppression left them no event (``released.settle``: no row of theirs is left)."""
 
     outcome: NodeOutcome
     alive: Flags
     kept_events: tuple[Flags, ...]
     events_suppressed: int
     events_of_suppressed_persons: int
+    persons_emptied: int
 
     @property
     def persons_suppressed(self) -> int:
@@ -184,6 +187,8 @@ def node_release(
     kept: list[Flags] = []
     by_event = 0
     with_person = 0
+    had = np.zeros(problem.persons, dtype=np.bool_)  # persons with an event
+    left = np.zeros(problem.persons, dtype=np.bool_)  # ... one event suppression left
     for persons, feature in zip(
         problem.event_persons, event_features(problem, space, node), strict=True
     ):
@@ -192,14 +197,17 @@ def node_release(
         gone = removed[slot]
         living = alive[person]
         kept.append(living & ~gone)
-        by_event += int((living & gone).sum())
-        with_person += int((~living).sum())
+        by_event += int(gone.sum())
+        with_person += int((~living & ~gone).sum())
+        had[person] = True
+        left[person[~gone]] = True
     return NodeRelease(
         outcome=outcome,
         alive=alive,
         kept_events=tuple(kept),
         events_suppressed=by_event,
         events_of_suppressed_persons=with_person,
+        persons_emptied=int((~alive & had & ~left).sum()),
     )
 
 

@@ -1,8 +1,9 @@
 """A node's figures as its release shows them (LONGITUDINAL.md §2.6, §2.7, §3.2 step 5).
 
 Local event suppression (§3.2 step 4) works inside the person-level classes of the node,
-counted on the input's events. Two derived person-level quasi-identifiers are what a
-recipient reads off the released rows themselves, so a suppressed event can change them:
+counted on the input's events. A recipient reads three things off the released rows
+themselves, so a suppressed event can change them: two derived person-level
+quasi-identifiers, and whether the person is there at all.
 
 * ``event_count``: a recipient counts a person's released rows; a person who lost events
   has a smaller count, whose code at the node's level (with the top-code) can differ and
@@ -14,20 +15,25 @@ recipient reads off the released rows themselves, so a suppressed event can chan
   move; removing it is what the release can show consistently). Without a shift the
   release writes the anchor in a column of its own (the input's first date), which
   suppression does not change.
-
-A kept person whose every event was suppressed keeps its person-level values (a person
-table's row; released with the count 0). In a long table such a person has no row left
-and is in no release: it cannot change another person's count (it holds no feature), but
-the figures still count it (not handled here).
+* the person itself: a person whose every event was suppressed has no row left, in the
+  long table or in the linked tables written again from it (their person table holds the
+  persons with a released row): a recipient does not receive it. Decision: it is
+  suppressed, counted against the person budget like any removed person, in the search's
+  figures as in the release. A person without any event in the input (a person table's
+  row, LONGITUDINAL.md TC9) has nothing to lose and is released with the count 0.
 
 :func:`settle` makes the node's outcome that of the released data: after the kernel's
 event and person phases it recomputes each kept person's released event count (and its
-code at the node's level), removes the persons whose anchor would move, regroups the
-kept persons on their released person-level values, recounts every class on the kept
-features, and removes still-failing persons whole, recounting until none fails (removing
-persons shrinks classes). Removing persons whole never changes another person's derived
-values, so this reaches a fixed point. The removed persons count against the person
-budget; the events spent by event suppression stay as the kernel counted them.
+code at the node's level), removes the persons left without events and those whose
+anchor would move, regroups the kept persons on their released person-level values,
+recounts the classes whose persons changed (a person moved in or out, or removed; the
+kernel's counts hold in the others, whose kept persons all passed), and removes
+still-failing persons whole, recounting the classes that lost one until none fails
+(removing persons shrinks classes). Removing persons whole never changes another
+person's derived values, so this reaches a fixed point. The removed persons count
+against the person budget; the events spent by event suppression stay as the kernel
+counted them (the event budget's count), and a removed person's other events are the
+events of suppressed persons, so every suppressed event is counted once.
 
 The search's pruning is unaffected: settling only removes persons, so a failure the
 kernel decides early stays a failure, and a removed person costs at least what a
@@ -134,6 +140,24 @@ def _lost_anchor(
     return lost
 
 
+def _recount(
+    features: NodeFeatures,
+    offsets: I64,
+    feats: NDArray[np.int32],
+    power: int,
+    class_of: I64,
+    persons: I64,
+    kk: I64,
+) -> None:
+    """Strict counts of the listed persons (every live person of their classes), on the
+    kept features, into ``kk``."""
+    order = persons[np.argsort(class_of[persons], kind="stable")].astype(np.int64)
+    _, first = np.unique(class_of[order], return_index=True)
+    starts = np.append(first, len(order)).astype(np.int64)
+    counted = kernels.person_counts(order, starts, offsets, feats, features.count, power)
+    kk[order] = counted[order]
+
+
 def settle(
     problem: LongitudinalProblem,
     base: BaseFeatures,
@@ -153,16 +177,18 @@ def settle(
     if stats[kernels.DECIDED_EARLY]:
         return
     kept_slot = ~removed & alive[features.slot_person]
-    if not (removed & alive[features.slot_person]).any():
+    losing = np.unique(features.slot_person[removed & alive[features.slot_person]])
+    if not len(losing):
         return  # no kept person lost an event: nothing derived changed
     counts = np.bincount(
         features.slot_person[kept_slot],
         weights=features.events[kept_slot],
         minlength=problem.persons,
     ).astype(np.int64)
-    gone = _lost_anchor(problem, base, features, alive, removed)
-    changed = bool(gone.any())
-    live = np.flatnonzero(alive)
+    # a person who had events and has none left has no row in the release
+    emptied = alive & (features.sizes > 0) & (counts == 0)
+    gone = emptied | _lost_anchor(problem, base, features, alive, removed)
+    moved = np.zeros(problem.persons, dtype=np.bool_)  # released count read another way
     columns: list[I64] = []
     radix: list[int] = []
     for j in problem.person_dimensions():
@@ -170,31 +196,39 @@ def settle(
         codes = d.lookup.maps[levels[j]][d.codes].astype(np.int64)
         if d.kind == "event_count":
             released = codes.copy()
-            released[live] = _count_codes(problem, j, levels[j], counts, live)
-            changed = changed or bool((released[live] != codes[live]).any())
+            # only a kept person who lost events has another count than the input's
+            released[losing] = _count_codes(problem, j, levels[j], counts, losing)
+            moved |= released != codes
             codes = released
         columns.append(codes)
         radix.append(int(codes.max()) + 1 if len(codes) else 1)
-    if not changed:
+    if not (gone.any() or moved.any()):
         return
     alive &= ~gone
-    class_of, _ = _group(columns, radix, problem.persons)
+    class_of, groups = _group(columns, radix, problem.persons)
     offsets = np.zeros(problem.persons + 1, dtype=np.int64)
     np.cumsum(
         np.bincount(features.slot_person[kept_slot], minlength=problem.persons), out=offsets[1:]
     )
     feats = features.features[kept_slot]  # person by person, ascending within each
+    # The kernel's counts hold in a class whose live persons are those of a kernel class:
+    # recount the classes a person moved into, or out of (or left), then those that lost
+    # a failing person, until none fails (kept persons passed in the kernel).
+    left = np.zeros(classes.classes, dtype=np.bool_)
+    left[classes.class_of[moved | gone]] = True
+    dirty = np.zeros(groups, dtype=np.bool_)
+    dirty[class_of[alive & (moved | left[classes.class_of])]] = True
     while True:
-        live = np.flatnonzero(alive)
-        order = live[np.argsort(class_of[live], kind="stable")].astype(np.int64)
-        _, first = np.unique(class_of[order], return_index=True)
-        starts = np.append(first, len(order)).astype(np.int64)
-        counted = kernels.person_counts(order, starts, offsets, feats, features.count, power)
-        kk[alive] = counted[alive]
-        failing = alive & (counted < k)
-        if not failing.any():
+        recount = np.flatnonzero(alive & dirty[class_of])
+        if not len(recount):
             break
-        alive &= ~failing
+        _recount(features, offsets, feats, power, class_of, recount, kk)
+        failing = recount[kk[recount] < k]
+        if not len(failing):
+            break
+        alive[failing] = False
+        dirty[:] = False
+        dirty[class_of[failing]] = True
     removed_persons = int((~alive).sum())
     stats[kernels.PERSONS_SUPPRESSED] = removed_persons
     stats[kernels.PASSES] = 1 if removed_persons <= person_budget else 0

@@ -345,17 +345,19 @@ def test_integral_float_person_ids_match_integer_ids(
 def test_complete_knowledge_search_counts_persons_fixed_by_others_suppression(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # Power "all", k = 3. P0, P1, P2 (F): P0 has event A, P1 and P2 none; P3, P4 (M).
-    # At sex=0 the two men go (2 persons allowed: 0.4 x 5) and P0 loses A (1 event
-    # allowed); then P0, P1, P2 all have the empty set: count 3, the node passes.
+    # Power "all", k = 3. P0, P1, P2 (F): P0 has events A and C, P1 and P2 C; P3, P4 (M)
+    # none. At sex=0 the two men go (2 persons allowed: 0.4 x 5) and P0 loses A (1 event
+    # allowed: 0.25 x 4); then P0, P1, P2 all have {C}: count 3, the node passes.
     # P1 and P2 fail before only because P0's set differs: they need no event of their
     # own. The early failure test charged each of them one event (3 > 1) and refused
-    # the node: the search returned sex=1 (loss 1) instead of sex=0.
-    # Loss at sex=0: sex (3 + 2 x 2 - 5) / (10 - 5) = 0.4, code (2 - 1) / (2 - 1) = 1.
+    # the node: the search returned code=* instead of code=0. (P0 keeps an event: a
+    # person whose every event goes has no row in the release and is suppressed.)
+    # Loss at sex=0: sex (3 + 2 x 2 - 5) / (10 - 5) = 0.4; code, over the 4 events,
+    # A suppressed (3) and three C (1 each): (6 - 4) / (4 x 3 - 4) = 0.25.
     persons = write(tmp_path / "persons.csv", "pid,sex\nP0,F\nP1,F\nP2,F\nP3,M\nP4,M\n")
-    events = write(tmp_path / "events.csv", "pid,code\nP0,A\n")
+    events = write(tmp_path / "events.csv", "pid,code\nP0,A\nP0,C\nP1,C\nP2,C\n")
     sex = write(tmp_path / "sex.csv", "F;*\nM;*\n")
-    code = write(tmp_path / "code.csv", "A;*\nB;*\n")
+    code = write(tmp_path / "code.csv", "A;*\nB;*\nC;*\n")
     report = run(
         capsys,
         "search",
@@ -379,9 +381,9 @@ def test_complete_knowledge_search_counts_persons_fixed_by_others_suppression(
         "--suppression-limit",
         "0.4",
         "--event-suppression-limit",
-        "1",
+        "0.25",
     )
-    assert report["levels"]["sex"] == 0
+    assert report["levels"] == {"sex": 0, "code": 0}
     assert (report["suppressed_persons"], report["suppressed_events"]) == (2, 1)
-    assert report["information_loss"] == pytest.approx(2.8**0.5 - 1)
+    assert report["information_loss"] == pytest.approx(1.75**0.5 - 1)
     assert report["min_class_size"] == 3

@@ -170,7 +170,8 @@ def _feature_order(feature: Any) -> Any:
 def _reference_suppression(
     keys: list[Any], features: list[dict[Any, int]], power: Any, k: int, events: int, persons: int
 ) -> tuple[bool, list[bool], int, int]:
-    """LONGITUDINAL.md §3.2 steps 4-5, recounting everything after every step."""
+    """LONGITUDINAL.md §3.2 steps 4-5, recounting everything after every step; a person
+    whose every event was suppressed is removed (``released.settle``)."""
     n = len(keys)
     alive = [True] * n
     sets = [set(f) for f in features]
@@ -198,6 +199,10 @@ def _reference_suppression(
             break
         spent += features[i][f]
         sets[i].discard(f)
+    for i in range(n):  # a person left without events has no row released: it goes
+        if alive[i] and features[i] and not sets[i]:
+            alive[i] = False
+            removed_persons += 1
     while True:
         counts = _strict(keys, sets, alive, power)
         gone = [i for i in range(n) if alive[i] and counts[i] < k]

@@ -7,10 +7,17 @@ from __future__ import annotations
 import pytest
 
 from apps.engine.criteria import KAnonymity, MaxRisk
-from apps.engine.longitudinal import DateSpec, EventCountSpec, Workspace, optimal_search, prepare
+from apps.engine.longitudinal import (
+    ALL,
+    DateSpec,
+    EventCountSpec,
+    Workspace,
+    optimal_search,
+    prepare,
+)
 from apps.engine.longitudinal.problem import LongitudinalProblem
 from apps.engine.longitudinal.release import Budgets, node_release
-from tests.engine.longitudinal.helpers import long_data
+from tests.engine.longitudinal.helpers import arx, long_data, two_tables
 
 # P1…P4 on days 0, 10, 20 after 2020-01-10; P5 on days 0, 10 and 400 (2021-02-13).
 VISITS = [
@@ -102,3 +109,108 @@ def test_a_person_whose_first_shifted_date_is_suppressed_is_removed() -> None:
     )
     assert released.alive.tolist() == [True, True, True, True, False]
     assert (released.outcome.min_class_size, released.outcome.max_risk) == (4, 0.25)
+
+
+# A person whose every event is suppressed has no row in the release: it is suppressed.
+# P1…P4 hold A, P5 holds Z only; one class (no person-level quasi-identifier), p = 1.
+EMPTIED = [*[(f"P{i}", "A") for i in range(1, 5)], ("P5", "Z")]
+
+
+def emptied() -> LongitudinalProblem:
+    return prepare(
+        long_data(EMPTIED, ("pid", "code"), event_quasi=("code",)),
+        hierarchies={"code": arx("code", "A;*\nZ;*\n")},
+    )
+
+
+def test_a_person_whose_every_event_is_suppressed_is_suppressed() -> None:
+    problem = emptied()
+    node = problem.levels_of({"code": 0})
+    # {Z} is P5's alone: Z (the budget's one event) goes and P5 holds nothing. Counted as
+    # released P5 would match its whole class (count 5) and the node would pass with
+    # nobody removed (smallest count 4, average (4 · 1/4 + 1/5) / 5 = 0.24). Released,
+    # P5 has no row: it is suppressed, and with no person to spare the node fails.
+    outcome = Workspace(problem).evaluate(node, power=1, k=2, event_budget=1, person_budget=0)
+    assert (outcome.passes, outcome.suppressed_events, outcome.suppressed_persons) == (False, 1, 1)
+    # with one person allowed it passes: P1…P4 released, {A} held by all four
+    outcome = Workspace(problem).evaluate(node, power=1, k=2, event_budget=1, person_budget=1)
+    assert (outcome.passes, outcome.suppressed_events, outcome.suppressed_persons) == (True, 1, 1)
+    assert outcome.events_of_suppressed_persons == 0  # P5's one event is counted once
+    assert (outcome.min_class_size, outcome.max_risk) == (4, 0.25)
+    assert outcome.average_risk == pytest.approx(0.25)
+    released = node_release(
+        problem, {"code": 0}, criterion=KAnonymity(2), power=1, budgets=Budgets(1, 1)
+    )
+    assert released.alive.tolist() == [True, True, True, True, False]
+    assert released.kept_events[0].tolist() == [True, True, True, True, False]
+    assert (released.persons_suppressed, released.persons_emptied) == (1, 1)
+    assert (released.events_suppressed, released.events_of_suppressed_persons) == (1, 0)
+    # the search: code 0 needs a person removed; without one it takes code at "*"
+    result = optimal_search(
+        problem, KAnonymity(2), power=1, suppression_limit=0.0, event_suppression_limit=0.2
+    )
+    assert result.solution is not None
+    assert result.solution.levels == {"code": 1}
+    assert (result.solution.suppressed_events, result.solution.suppressed_persons) == (0, 0)
+
+
+def test_a_person_without_events_stays_and_a_person_emptied_goes() -> None:
+    # A person table: women P1 (Z) and P2 (no event at all), men P3 and P4 (A each).
+    # Complete knowledge, k = 2: P1's {Z} is alone; Z goes and P1's empty set equals
+    # P2's: both count 2 counted as released. Released, P2 keeps its person row (the
+    # count 0) but P1 has nothing left: P1 is suppressed, then P2 is alone (count 1)
+    # and is suppressed too. P3, P4 count 2.
+    problem = prepare(
+        two_tables(
+            [("P1", "f"), ("P2", "f"), ("P3", "m"), ("P4", "m")],
+            ("pid", "sex"),
+            [("P1", "Z"), ("P3", "A"), ("P4", "A")],
+            ("pid", "code"),
+            person_quasi=("sex",),
+            event_quasi=("code",),
+        ),
+        hierarchies={"sex": arx("sex", "f;*\nm;*\n"), "code": arx("code", "A;*\nZ;*\n")},
+    )
+    levels = {"sex": 0, "code": 0}
+    node = problem.levels_of(levels)
+    outcome = Workspace(problem).evaluate(node, power=ALL, k=2, event_budget=1, person_budget=1)
+    assert (outcome.passes, outcome.suppressed_events, outcome.suppressed_persons) == (False, 1, 2)
+    outcome = Workspace(problem).evaluate(node, power=ALL, k=2, event_budget=1, person_budget=2)
+    assert (outcome.passes, outcome.suppressed_events, outcome.suppressed_persons) == (True, 1, 2)
+    assert (outcome.min_class_size, outcome.max_risk, outcome.average_risk) == (2, 0.5, 0.5)
+    assert outcome.events_of_suppressed_persons == 0
+    released = node_release(
+        problem, levels, criterion=KAnonymity(2), power=ALL, budgets=Budgets(1, 2)
+    )
+    assert released.alive.tolist() == [False, False, True, True]
+    assert released.kept_events[0].tolist() == [False, True, True]
+    assert (released.persons_suppressed, released.persons_emptied) == (2, 1)
+    assert (released.events_suppressed, released.events_of_suppressed_persons) == (1, 0)
+
+
+def test_a_person_without_events_in_the_input_is_released() -> None:
+    # P2 and P3 have no event in the input: their person rows are released (the count 0,
+    # nothing else known) and they match each other. P1's only event Z (alone) goes and
+    # leaves P1 nothing to release: P1 is suppressed (complete knowledge, k = 2).
+    problem = prepare(
+        two_tables(
+            [("P1", "f"), ("P2", "f"), ("P3", "f")],
+            ("pid", "sex"),
+            [("P1", "Z")],
+            ("pid", "code"),
+            person_quasi=("sex",),
+            event_quasi=("code",),
+        ),
+        hierarchies={"sex": arx("sex", "f;*\n"), "code": arx("code", "Z;*\n")},
+    )
+    levels = {"sex": 0, "code": 0}
+    outcome = Workspace(problem).evaluate(
+        problem.levels_of(levels), power=ALL, k=2, event_budget=1, person_budget=1
+    )
+    assert (outcome.passes, outcome.suppressed_events, outcome.suppressed_persons) == (True, 1, 1)
+    assert (outcome.min_class_size, outcome.max_risk) == (2, 0.5)
+    released = node_release(
+        problem, levels, criterion=KAnonymity(2), power=ALL, budgets=Budgets(1, 1)
+    )
+    assert released.alive.tolist() == [False, True, True]
+    assert released.persons_emptied == 1

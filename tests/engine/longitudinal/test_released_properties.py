@@ -1,12 +1,16 @@
 """Property tests: a node's figures equal the measure of its released rows, by brute force.
 
-Random persons (a person table) with events (an event code, dates), the number of events
-as a quasi-identifier (random top-code), dates absent, anchored, or anchored and shifted;
-random nodes, powers and budgets. For every node that passes, the rows its release keeps
-(``release.node_release``) are measured again in plain Python, as a recipient reads them:
-a person's number of events is its released rows (top-coded, at the node's level); with
-shifted dates its anchor is its first released date and every interval is counted from it;
-without a shift the anchor is the column the release writes (the input's first date).
+Random persons (a person table) with events (an event code, dates; some persons without
+any event, some with one), the number of events as a quasi-identifier (random top-code),
+dates absent, anchored, or anchored and shifted; random nodes, powers and budgets. For
+every node that passes, the rows its release keeps (``release.node_release``) are
+measured again in plain Python, as a recipient reads them: the persons released are those
+with a released row and the kept persons without any event in the input (a row of the
+person table); a person whose every event was suppressed is not released and counts as
+suppressed. A person's number of events is its released rows (top-coded, at the node's
+level); with shifted dates its anchor is its first released date and every interval is
+counted from it; without a shift the anchor is the column the release writes (the
+input's first date).
 The strict count of every released person (``formulas.strict_count`` over its class)
 gives the smallest count and the risks, which must equal the engine's; and the search's
 optimum equals exhaustive search under that evaluation.
@@ -55,10 +59,16 @@ def problems(draw: Any, dated: str) -> tuple[LongitudinalProblem, pl.DataFrame]:
     """``dated``: "none", "anchored" or "shifted"."""
     n = draw(st.integers(3, 8))
     rows: dict[str, list[str]] = {"pid": [], "sex": [], "code": [], "day": []}
+    people: dict[str, list[str]] = {"pid": [], "sex": []}
     for i in range(n):
         sex = draw(st.sampled_from(["f", "m"]))
+        people["pid"].append(f"P{i}")
+        people["sex"].append(sex)
         first = draw(st.sampled_from([0, 5]))
-        for _ in range(draw(st.integers(1, 5))):
+        # persons without events (the person table's rows only); persons with one event,
+        # whose suppression leaves them nothing to release
+        events = draw(st.sampled_from([0, 1, 1, 2, 3, 5])) if i else 1  # P0 has one
+        for _ in range(events):
             rows["pid"].append(f"P{i}")
             rows["sex"].append(sex)
             rows["code"].append(draw(st.sampled_from(["A", "B", "Z"])))
@@ -66,8 +76,9 @@ def problems(draw: Any, dated: str) -> tuple[LongitudinalProblem, pl.DataFrame]:
             rows["day"].append(day.isoformat())
     frame = pl.DataFrame(rows, schema={c: pl.String for c in rows})
     event_quasi = ("code",) if dated == "none" else ("day", "code")
-    sexes = frame.unique("pid", keep="first", maintain_order=True).select("pid", "sex")
-    # a person table: a person whose every event is suppressed stays, with the count 0
+    sexes = pl.DataFrame(people, schema={c: pl.String for c in people})
+    # a person table: a person without events is released with the count 0; a person
+    # whose every event is suppressed has no row left and is not
     data = from_tables(
         persons=sexes,
         person_key="pid",
@@ -95,7 +106,9 @@ def _levels(draw: Any, problem: LongitudinalProblem) -> dict[str, int]:
 # --------------------------------------------------------------------------- plain measure
 
 
-def _anchor_label(day: date, level: int) -> Any:
+def _anchor_label(day: date | None, level: int) -> Any:
+    if day is None:  # a person without events: missing, "*" at the top
+        return "*" if level == 4 else None
     return (day.isoformat(), (day.year, day.month), day.year, day.year // 5, "*")[level]
 
 
@@ -111,25 +124,35 @@ def _code_label(code: str, level: int) -> str | None:
     return CODES["code"].generalize(code, level)
 
 
+def released_persons(
+    problem: LongitudinalProblem, frame: pl.DataFrame, kept: list[bool], kept_persons: list[str]
+) -> list[str]:
+    """The persons a recipient receives: those with a released row, and the kept persons
+    without any event in the input (a row of the person table, the count 0)."""
+    with_rows = {pid for pid, keep in zip(frame["pid"].to_list(), kept, strict=True) if keep}
+    had_events = set(frame["pid"].to_list())
+    return [pid for pid in kept_persons if pid in with_rows or pid not in had_events]
+
+
 def released_counts(
     problem: LongitudinalProblem,
     frame: pl.DataFrame,
     levels: dict[str, int],
     kept: list[bool],
-    kept_persons: list[str],
+    persons: list[str],
 ) -> tuple[list[Any], list[set[Any]]]:
     """Each released person's class key and feature set, from the released rows alone
     (plus, without a shift, the anchor column the release writes: the input's first
-    date); a kept person without a released row has the count 0 and no feature."""
+    date; a person without events has none)."""
     dates = problem.dates
     shifted = dates is not None and dates.shift_days is not None
     rows = frame.to_dicts()
     first_input: dict[str, date] = {}
-    sex = {row["pid"]: row["sex"] for row in rows}
+    sex = dict(zip(problem.data.ids.to_list(), problem.data.person_values["sex"], strict=True))
     for row in rows:
         day = date.fromisoformat(row["day"])
         first_input[row["pid"]] = min(first_input.get(row["pid"], day), day)
-    by_person: dict[str, list[dict[str, str]]] = {pid: [] for pid in kept_persons}
+    by_person: dict[str, list[dict[str, str]]] = {pid: [] for pid in persons}
     for row, keep in zip(rows, kept, strict=True):
         if keep:
             by_person[row["pid"]].append(row)
@@ -141,7 +164,7 @@ def released_counts(
         anchor = None
         if dates is not None:
             days = [date.fromisoformat(r["day"]) for r in own]
-            anchor = min(days) if shifted else first_input[pid]
+            anchor = (min(days) if days else None) if shifted else first_input.get(pid)
             key.append(_anchor_label(anchor, levels["anchor"]))
         for r in own:
             code = _code_label(r["code"], levels["code"])
@@ -185,9 +208,26 @@ def test_a_nodes_figures_are_the_measure_of_its_released_rows(data: Any, dated: 
     if not outcome.passes:
         return
     release = node_release(problem, levels, criterion=KAnonymity(k), power=power, budgets=budgets)
+    event(f"a person left without events: {release.persons_emptied > 0}")
     kept = release.kept_events[0].tolist()
-    keys, sets = released_counts(problem, frame, levels, kept, _kept(problem, release.alive))
+    persons = released_persons(problem, frame, kept, _kept(problem, release.alive))
+    keys, sets = released_counts(problem, frame, levels, kept, persons)
     counts = _measure(keys, sets, power)
+    # persons and events: the figures count what the release keeps, the release as the
+    # figures (every event once: by event suppression or with its person)
+    assert outcome.suppressed_persons == problem.persons - len(persons)
+    assert outcome.suppressed_events + outcome.events_of_suppressed_persons == (
+        problem.events - sum(kept)
+    )
+    assert (
+        release.persons_suppressed,
+        release.events_suppressed,
+        release.events_of_suppressed_persons,
+    ) == (
+        outcome.suppressed_persons,
+        outcome.suppressed_events,
+        outcome.events_of_suppressed_persons,
+    )
     assert all(c >= k for c in counts)  # the release meets the target
     assert outcome.min_class_size == (min(counts) if counts else 0)
     if counts:
@@ -236,14 +276,11 @@ def test_the_search_returns_the_exhaustive_optimum_and_its_release_meets_it(
         release = node_release(
             problem, node.levels, criterion=criterion, power=power, budgets=budgets
         )
-        keys, sets = released_counts(
-            problem,
-            frame,
-            node.levels,
-            release.kept_events[0].tolist(),
-            _kept(problem, release.alive),
-        )
+        kept = release.kept_events[0].tolist()
+        persons = released_persons(problem, frame, kept, _kept(problem, release.alive))
+        keys, sets = released_counts(problem, frame, node.levels, kept, persons)
         counts = _measure(keys, sets, power)
+        assert node.suppressed_persons == problem.persons - len(persons)
         assert min(counts) >= criterion.release_size
         assert node.max_risk == max(1 / c for c in counts)
         assert node.min_class_size == min(counts)

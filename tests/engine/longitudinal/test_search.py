@@ -88,12 +88,16 @@ def test_event_then_person_suppression_within_their_limits() -> None:
     both = optimal_search(
         problem, KAnonymity(2), power=1, suppression_limit=0.1, event_suppression_limit=0.1
     )
-    # level 0: P9 loses z (its rarest code), P10 loses w, then holds nothing and
-    # matches its whole class (10 persons): two events, nobody removed
+    # level 0: P9 loses z (its rarest code), P10 loses w, then holds nothing: no row of
+    # P10's is left, so P10 is suppressed (1 of 10 persons allowed); its one event is
+    # counted once, as suppressed. Loss: 2 of 20 events suppressed, (2 x 4 + 18 - 20) /
+    # (20 x 4 - 20) = 0.1.
     assert both.solution is not None
     assert both.levels == {"code": 0}
-    assert (both.solution.suppressed_events, both.solution.suppressed_persons) == (2, 0)
+    assert (both.solution.suppressed_events, both.solution.suppressed_persons) == (2, 1)
+    assert both.solution.events_of_suppressed_persons == 0
     assert both.solution.min_class_size == 9  # x and y: P1-P9
+    assert both.solution.information_loss == pytest.approx(0.1)
     # no event may go: P9 and P10 are removed instead (2 of 10 persons allowed)
     persons = optimal_search(
         problem, KAnonymity(2), power=1, suppression_limit=0.2, event_suppression_limit=0.0
@@ -123,7 +127,7 @@ def test_pareto_alternatives_trade_suppression_for_loss() -> None:
     alternatives = {
         (a.suppressed_persons, a.suppressed_events, a.information_loss) for a in result.pareto
     }
-    assert (0, 2, result.solution.information_loss) in alternatives
+    assert (1, 2, result.solution.information_loss) in alternatives
     assert any(levels == {"code": 1} for levels in (a.levels for a in result.pareto))
     for a in result.pareto:
         for b in result.pareto:
