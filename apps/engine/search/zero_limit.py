@@ -1,4 +1,4 @@
-"""The optimal search when nothing may be suppressed, in one compiled call.
+"""The optimal search when nothing may be suppressed, compiled.
 
 Without suppression and with a monotone criterion (k-anonymity, maximum risk) on
 consistent hierarchies, a search is ``optimal.py``'s best-first search with nothing in it
@@ -53,7 +53,8 @@ _KINDS = {"discernibility": solve.DISCERNIBILITY, "aecs": solve.AECS}
 #: short enough that a report, a cancel or a deadline is heard at once.
 SLICE_SECONDS = 0.005
 #: Evaluations of the first slice; each later one is sized from the pace of the last,
-#: growing at most fourfold a slice.
+#: growing at most fourfold a slice. (Measured on adult, 0 %: a node evaluated in about
+#: 35 us, a slice boundary with its report about 20 us.)
 FIRST_SLICE = 8
 #: The clock of deadlines and slices (the tests replace it).
 _now = time.perf_counter
@@ -166,7 +167,9 @@ def zero_limit_search(
         # Static order: by key, then tie rank (total level, then index).
         queue = solve.queue(state, may[np.lexsort((may, totals, keys[may]))])
         shortcut = bool(metric.exact_bound)
-        budget = FIRST_SLICE
+        # (with nothing to hear between slices, one slice)
+        heard = progress is not None or cancel is not None or deadline is not None
+        budget = FIRST_SLICE if heard else 1 << 62
         while True:
             if cancel is not None and is_cancelled(cancel):
                 raise SearchCancelled("the search was cancelled")

@@ -1,4 +1,4 @@
-"""The search without suppression in one compiled call (``search/zero_limit.py``).
+"""The search without suppression, compiled (``search/zero_limit.py``), in slices.
 
 When nothing may be suppressed, the criterion is monotone (k-anonymity, maximum risk) and
 the hierarchies are consistent, :func:`solve_zero_limit` runs the whole best-first search
@@ -13,7 +13,8 @@ the rows it certainly suppresses, its key and static bound, the numbers lifted f
 evaluated specializations (discernibility, AECS) and, for evaluated nodes, a row of facts.
 A node's tie rank (lowest total level, then index) is the pair (total level, index),
 computed from the index. The queue merges the static order (sorted by the caller) with a
-binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``.
+binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``; the loop's place
+is kept in a :class:`Queue` between calls, each of which evaluates about a budget of nodes.
 
 Without suppression a node that is not known to fail never has rows known suppressed (a
 node evaluated with suppressed rows tags its whole down-set as failing: every node whose
