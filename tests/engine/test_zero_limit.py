@@ -379,6 +379,30 @@ def test_cancel_between_slices() -> None:
         )
 
 
+class Stop(Exception):
+    pass
+
+
+def test_a_listener_that_raises_ends_the_search() -> None:
+    # (as the job's listener does when the job was cancelled: JobCancelled)
+    problem = random_problem(0)
+    seen: list[SearchProgress] = []
+
+    def listen(report: SearchProgress) -> None:
+        seen.append(report)
+        if len(seen) == 2:
+            raise Stop
+
+    with slices(1), pytest.raises(Stop):
+        optimal_search(problem, KAnonymity(2), suppression_limit=0.0, progress=listen)
+    assert len(seen) == 2
+    # the table cache was released: the next search is whole
+    full, _, _ = sliced(problem, KAnonymity(2), "loss", 1)
+    with python_search():
+        slow = optimal_search(problem, KAnonymity(2), suppression_limit=0.0)
+    assert (full.solution, full.nodes_evaluated) == (slow.solution, slow.nodes_evaluated)
+
+
 def _where(report: SearchProgress) -> tuple[Any, ...]:
     """A report but for the time it was made."""
     return (report.nodes_evaluated, report.nodes_total, report.best_levels, report.best_loss)

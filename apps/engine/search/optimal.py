@@ -484,7 +484,7 @@ def optimal_search(
             problem, criterion, str(metric), tops, cache_bytes, progress=progress,
             cancel=cancel, deadline=deadline,
         )  # fmt: skip
-        solution, front = found.solution, _wants_front(pareto) and found.optimal
+        solution, alternatives = found.solution, _wants_front(pareto) and found.optimal
         return SearchResult(
             quasi=problem.quasi,
             criterion=describe(criterion, sensitive),
@@ -495,7 +495,7 @@ def optimal_search(
             nodes_evaluated=found.evaluated,
             optimal=found.optimal,
             seconds=time.perf_counter() - started,
-            pareto=(solution,) if front and solution is not None else (),
+            pareto=(solution,) if alternatives and solution is not None else (),
         )
     search = _Search(
         problem,
