@@ -20,9 +20,12 @@ from hypothesis import strategies as st
 
 from apps.engine.criteria import Criterion, KAnonymity, MaxRisk
 from apps.engine.loss import METRICS
-from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search
+from apps.engine.progress import SearchCancelled, SearchProgress
+from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search, zero_limit
+from apps.engine.search.classes import TableCache
+from apps.engine.search.exhaustive import exhaustive_search
 from apps.engine.search.kernels import solve
-from apps.engine.search.problem import QuasiLookup
+from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
 from tests.engine.test_search_properties import problems
 
@@ -255,3 +258,218 @@ def test_layout_by_hand() -> None:
     assert totals.tolist() == [1, 1, 2]
     assert status.tolist() == [solve.TOO_MANY, solve.UNKNOWN, solve.UNKNOWN, solve.UNKNOWN]
     assert np.isnan(bounds).all() and np.isinf(keys).all() and (slot == -1).all()
+
+
+# ---------------------------------------------------------------- slices (issue #26)
+# The compiled search runs in slices (zero_limit.SLICE_SECONDS) between which it reports,
+# checks the cancel signal and the deadline: slices of any size must take the same nodes
+# in the same order as one call.
+
+
+@contextmanager
+def slices(budget: int) -> Iterator[list[np.ndarray]]:
+    """Every slice of ``budget`` evaluations (no sizing by time); yields the evaluation
+    order of each search made meanwhile (``State.slot``: a node's row is its rank among
+    the nodes evaluated, -1 for those not evaluated), read when the search is over."""
+    states: list[solve.State] = []
+    orders: list[np.ndarray] = []
+    saved = (zero_limit.FIRST_SLICE, zero_limit._next_slice, TableCache.solve_zero_limit)
+    original = TableCache.solve_zero_limit
+
+    def recording(self: TableCache, state: solve.State, *args: Any, **kw: Any) -> bool:
+        if not states or states[-1] is not state:
+            states.append(state)
+        return original(self, state, *args, **kw)
+
+    zero_limit.FIRST_SLICE = budget
+    zero_limit._next_slice = lambda last, evaluated, seconds: budget  # type: ignore[assignment]
+    TableCache.solve_zero_limit = recording  # type: ignore[method-assign]
+    try:
+        yield orders
+    finally:
+        zero_limit.FIRST_SLICE, zero_limit._next_slice, TableCache.solve_zero_limit = saved
+        orders.extend(s.slot.copy() for s in states)
+
+
+def sliced(
+    problem: SearchProblem, criterion: Criterion, metric: str, budget: int, **kw: Any
+) -> tuple[Any, np.ndarray, list[SearchProgress]]:
+    """The compiled search in slices of ``budget`` evaluations: result, evaluation order,
+    progress reports."""
+    seen: list[SearchProgress] = []
+    with slices(budget) as orders:
+        result = optimal_search(
+            problem, criterion, metric=metric, suppression_limit=0.0, progress=seen.append, **kw
+        )
+    assert len(orders) == 1
+    return result, orders[0], seen
+
+
+BUDGETS = (1, 2, 7, 1 << 40)
+
+
+def same_in_slices(problem: SearchProblem, criterion: Criterion, metric: str) -> None:
+    """Slices of every budget: the same nodes evaluated in the same order, the same
+    solution, as one call and as the Python search; the reports in order."""
+    if not zero_limit.applies(problem, criterion, 0):  # (the Python search: not sliced)
+        return
+    one, order, _ = sliced(problem, criterion, metric, 1 << 40)
+    with python_search():
+        slow = optimal_search(problem, criterion, metric=metric, suppression_limit=0.0)
+    assert (one.solution, one.nodes_evaluated) == (slow.solution, slow.nodes_evaluated)
+    for budget in BUDGETS:
+        result, evaluated, seen = sliced(problem, criterion, metric, budget)
+        assert result.optimal
+        assert result.solution == one.solution
+        assert result.nodes_evaluated == one.nodes_evaluated
+        assert evaluated.tolist() == order.tolist()
+        # one report per slice not the last, and the last at the end
+        assert seen[-1].nodes_evaluated == result.nodes_evaluated
+        assert seen[-1].best_levels == (None if one.solution is None else one.solution.levels)
+        counts = [p.nodes_evaluated for p in seen]
+        assert counts == sorted(counts)
+        assert all(p.nodes_total == one.nodes_total for p in seen)
+        losses = [p.best_loss for p in seen if p.best_loss is not None]
+        assert losses == sorted(losses, reverse=True)  # the best so far only improves
+        if budget == 1:  # the first slice stops at the first node after the top
+            assert len(seen) >= (2 if result.nodes_evaluated > 1 else 1)
+        if budget == 1 << 40:  # one slice: the report at the end only
+            assert len(seen) == 1
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), k=st.integers(1, 6), metric=st.sampled_from(METRICS))
+def test_slices_take_the_same_nodes(problem: SearchProblem, k: int, metric: str) -> None:
+    same_in_slices(problem, KAnonymity(k), metric)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("metric", METRICS)
+def test_slices_take_the_same_nodes_on_larger_problems(seed: int, metric: str) -> None:
+    problem = random_problem(seed)
+    for k in (2, 11):
+        same_in_slices(problem, KAnonymity(k), metric)
+    same_in_slices(problem, MaxRisk(0.2), metric)
+
+
+def test_slices_on_adult(adult: SearchProblem) -> None:
+    for metric in ("loss", "discernibility"):
+        same_in_slices(adult, KAnonymity(5), metric)
+
+
+def test_cancel_between_slices() -> None:
+    problem = random_problem(0)
+    full, _, _ = sliced(problem, KAnonymity(2), "loss", 1)
+    assert full.nodes_evaluated > 3  # (a search of several slices)
+    seen: list[SearchProgress] = []
+    with slices(1), pytest.raises(SearchCancelled):
+        optimal_search(
+            problem,
+            KAnonymity(2),
+            suppression_limit=0.0,
+            progress=seen.append,
+            cancel=lambda: len(seen) >= 2,
+        )
+    assert len(seen) == 2  # cancelled before the third slice
+    assert seen[-1].nodes_evaluated < full.nodes_evaluated
+    # a signal set before the search: nothing is evaluated
+    with pytest.raises(SearchCancelled):
+        zero_limit.zero_limit_search(
+            problem, KAnonymity(2), "loss", lattice_tops(problem, None), cancel=lambda: True
+        )
+
+
+class Stop(Exception):
+    pass
+
+
+def test_a_listener_that_raises_ends_the_search() -> None:
+    # (as the job's listener does when the job was cancelled: JobCancelled)
+    problem = random_problem(0)
+    seen: list[SearchProgress] = []
+
+    def listen(report: SearchProgress) -> None:
+        seen.append(report)
+        if len(seen) == 2:
+            raise Stop
+
+    with slices(1), pytest.raises(Stop):
+        optimal_search(problem, KAnonymity(2), suppression_limit=0.0, progress=listen)
+    assert len(seen) == 2
+    # the table cache was released: the next search is whole
+    full, _, _ = sliced(problem, KAnonymity(2), "loss", 1)
+    with python_search():
+        slow = optimal_search(problem, KAnonymity(2), suppression_limit=0.0)
+    assert (full.solution, full.nodes_evaluated) == (slow.solution, slow.nodes_evaluated)
+
+
+def _where(report: SearchProgress) -> tuple[Any, ...]:
+    """A report but for the time it was made."""
+    return (report.nodes_evaluated, report.nodes_total, report.best_levels, report.best_loss)
+
+
+class Reports:
+    """A clock that reads the slices reported so far (a deadline of ``n - 0.5`` passes
+    after ``n`` slices), whatever the time they take."""
+
+    def __init__(self) -> None:
+        self.seen: list[SearchProgress] = []
+
+    def __call__(self) -> float:
+        return float(len(self.seen))
+
+
+@pytest.mark.parametrize("metric", ["loss", "discernibility", "precision"])
+@pytest.mark.parametrize("after", [1, 2, 5, 9, 40])
+def test_deadline_returns_the_best_so_far(metric: str, after: int) -> None:
+    # random_problem(0), k = 2: 14 to 33 nodes evaluated in slices of one; with
+    # discernibility the best so far improves from the fifth slice on.
+    problem, criterion = random_problem(0), KAnonymity(2)
+    full, _, reports = sliced(problem, criterion, metric, 1)
+    _, every = exhaustive_search(problem, criterion, metric=metric, suppression_limit=0.0)
+    by_levels = {r.levels: r for r in every}
+    clock = Reports()
+    saved = zero_limit._now
+    zero_limit._now = clock
+    try:
+        with slices(1):
+            found = zero_limit.zero_limit_search(
+                problem,
+                criterion,
+                metric,
+                lattice_tops(problem, None),
+                progress=clock.seen.append,
+                deadline=after - 0.5,
+            )
+    finally:
+        zero_limit._now = saved
+    if after >= len(reports):  # the search finished first: the optimum
+        assert found.optimal
+        assert (found.solution, found.evaluated) == (full.solution, full.nodes_evaluated)
+        return
+    # stopped after ``after`` slices: the best node then, with its own facts (evaluated
+    # at the end if it was valued unevaluated)
+    then = reports[after - 1]
+    assert not found.optimal
+    assert [_where(p) for p in clock.seen[:-1]] == [_where(p) for p in reports[:after]]
+    assert found.evaluated in (then.nodes_evaluated, then.nodes_evaluated + 1)
+    assert clock.seen[-1].nodes_evaluated == found.evaluated
+    if then.best_levels is None:
+        assert found.solution is None
+    else:
+        assert found.solution is not None and found.solution.levels == then.best_levels
+        assert found.solution == by_levels[then.best_levels]
+        assert found.solution.information_loss == then.best_loss
+        assert found.solution.information_loss >= full.solution.information_loss
+
+
+def test_a_spent_time_budget_stops_where_the_python_search_does() -> None:
+    # (both evaluate the top node, then stop at the first node taken from the queue)
+    problem = random_problem(2)
+    fast = optimal_search(problem, KAnonymity(2), suppression_limit=0.0, time_budget=0.0)
+    with python_search():
+        slow = optimal_search(problem, KAnonymity(2), suppression_limit=0.0, time_budget=0.0)
+    assert not fast.optimal and not slow.optimal
+    assert fast.solution is None and slow.solution is None
+    assert fast.nodes_evaluated == slow.nodes_evaluated == 1
+    assert fast.pareto == ()

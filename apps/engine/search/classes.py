@@ -242,17 +242,32 @@ class TableCache:
         )
 
     def solve_zero_limit(
-        self, state: solve.State, metric: solve.Metric, order: I64, shortcut: bool
-    ) -> int:
-        """The search without suppression on this cache's tables
-        (:func:`kernels.solve.solve_zero_limit`): the chosen node, or -1."""
+        self,
+        state: solve.State,
+        metric: solve.Metric,
+        queue: solve.Queue,
+        shortcut: bool,
+        budget: int,
+        stop: bool = False,
+    ) -> bool:
+        """A slice of the search without suppression on this cache's tables
+        (:func:`kernels.solve.solve_zero_limit`): whether it finished."""
         if self._arena is None:
             raise RuntimeError("the table cache was released")
-        best, _ = solve.solve_zero_limit(
-            state, metric, order, shortcut, self._arena, self._base, self.base.summary,
-            self.problem.maps,
-        )  # fmt: skip
-        return int(best)
+        return bool(
+            solve.solve_zero_limit(
+                state,
+                metric,
+                queue,
+                shortcut,
+                budget,
+                stop,
+                self._arena,
+                self._base,
+                self.base.summary,
+                self.problem.maps,
+            )  # fmt: skip
+        )
 
     def view(self, where: int, count: int) -> tuple[Codes, I64]:
         """Codes and sizes of the table :meth:`fetch` returned (views, valid until the

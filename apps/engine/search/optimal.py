@@ -33,10 +33,10 @@ profiles of the suppression bounds, the bottom node's classes, the table cache's
 is computed once per problem and reused by its later searches (``SearchProblem.memo``).
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
-Without suppression (monotone criterion, consistent hierarchies, no sensitive models,
-progress listener, cancel signal or time budget) the same search runs in one compiled call
-(``zero_limit.py``, ``kernels/solve.py``): the same nodes in the same order, the same
-solution, without Python per node.
+Without suppression (monotone criterion, consistent hierarchies, no sensitive models) the
+same search runs compiled (``zero_limit.py``, ``kernels/solve.py``), in slices of a few
+milliseconds between which it reports progress and checks the cancel signal and the time
+budget: the same nodes in the same order, the same solution, without Python per node.
 
 Classes of a node are rolled up from the cached node below it with the fewest classes
 (``classes.py``, one compiled call per node), never recomputed from raw rows. Values of nodes suppressing more rows
@@ -452,7 +452,8 @@ def optimal_search(
 
     ``time_budget`` (seconds): when it runs out the best node found so far is returned
     with ``optimal=False``. ``cancel`` (an Event or a callable) is checked between nodes
-    and raises :class:`SearchCancelled`. ``progress`` is called after each evaluated node.
+    and raises :class:`SearchCancelled`. ``progress`` is called after each evaluated node
+    (without suppression: after each slice of the compiled search, ``zero_limit.py``).
 
     Alternatives (``pareto``), each the optimum under a smaller suppression budget, so
     each is on the Pareto front of information loss vs suppressed rows (METHOD.md 7.3):
@@ -475,27 +476,26 @@ def optimal_search(
     if (
         COMPILED_ZERO_LIMIT
         and sensitive is None
-        and progress is None
-        and cancel is None
-        and time_budget is None
         and zero_limit.applies(problem, criterion, allowed)
     ):
-        # (nothing may be suppressed: the whole search in one compiled call; with
-        # nothing suppressed the Pareto front is the solution alone)
-        found, evaluated, size, prepared = zero_limit.zero_limit_search(
-            problem, criterion, str(metric), tops, cache_bytes
-        )
+        # (nothing may be suppressed: the search compiled, in slices between which it
+        # reports and checks; with nothing suppressed the Pareto front is the solution)
+        found = zero_limit.zero_limit_search(
+            problem, criterion, str(metric), tops, cache_bytes, progress=progress,
+            cancel=cancel, deadline=deadline,
+        )  # fmt: skip
+        solution, alternatives = found.solution, _wants_front(pareto) and found.optimal
         return SearchResult(
             quasi=problem.quasi,
             criterion=describe(criterion, sensitive),
-            metric=prepared.name,
+            metric=found.metric.name,
             suppression_limit=suppression_limit,
-            solution=found,
-            nodes_total=size,
-            nodes_evaluated=evaluated,
-            optimal=True,
+            solution=solution,
+            nodes_total=found.size,
+            nodes_evaluated=found.evaluated,
+            optimal=found.optimal,
             seconds=time.perf_counter() - started,
-            pareto=(found,) if _wants_front(pareto) and found is not None else (),
+            pareto=(solution,) if alternatives and solution is not None else (),
         )
     search = _Search(
         problem,

@@ -1,4 +1,4 @@
-"""The search without suppression in one compiled call (``search/zero_limit.py``).
+"""The search without suppression, compiled (``search/zero_limit.py``), in slices.
 
 When nothing may be suppressed, the criterion is monotone (k-anonymity, maximum risk) and
 the hierarchies are consistent, :func:`solve_zero_limit` runs the whole best-first search
@@ -13,7 +13,8 @@ the rows it certainly suppresses, its key and static bound, the numbers lifted f
 evaluated specializations (discernibility, AECS) and, for evaluated nodes, a row of facts.
 A node's tie rank (lowest total level, then index) is the pair (total level, index),
 computed from the index. The queue merges the static order (sorted by the caller) with a
-binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``.
+binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``; the loop's place
+is kept in a :class:`Queue` between calls, each of which evaluates about a budget of nodes.
 
 Without suppression a node that is not known to fail never has rows known suppressed (a
 node evaluated with suppressed rows tags its whole down-set as failing: every node whose
@@ -431,62 +432,132 @@ def _pop(
     return size
 
 
-@njit(cache=True, nogil=True)
-def solve_zero_limit(
-    s: State,
-    m: Metric,
-    order: NDArray[np.int64],
-    shortcut: bool,
-    arena: Arena,
-    base: int,
-    base_summary: NDArray[np.int64],
-    maps: LevelMaps,
-) -> tuple[int, float]:
-    """The optimum without suppression: ``(node or -1, its value)``; the facts of the
-    node (evaluated if it was not) in its ``s.slot`` row, the evaluations in
-    ``s.counters[0]``.
+class Queue(NamedTuple):
+    """Where a search stands between calls of :func:`solve_zero_limit`: the static order
+    with its keys and total levels, the heap of re-queued nodes, and the scalars of the
+    loop (``ints``: ``Q_*``; ``floats``: ``QF_*``)."""
 
-    ``order``: the nodes not known to fail, by static key then tie rank (``_by_bound``'s
-    static order); ``shortcut``: the metric's value without suppression is its static
-    bound (``s.bounds``), so a node known to pass is valued unevaluated."""
-    top = len(s.status) - 1
-    if _evaluate(s, m, top, arena, base, base_summary, maps) > 0:
-        return -1, math.inf
-    tops, strides, status = s.tops, s.strides, s.status
-    best, best_value, best_total = -1, math.inf, np.int64(1) << np.int64(62)
+    order: NDArray[np.int64]
+    order_keys: NDArray[np.float64]
+    order_totals: NDArray[np.int64]
+    heap_keys: NDArray[np.float64]
+    heap_totals: NDArray[np.int64]
+    heap_nodes: NDArray[np.int64]
+    ints: NDArray[np.int64]
+    floats: NDArray[np.float64]
+
+
+#: ``Queue.ints``: the phase; the next place in the static order; the heap's size; the
+#: best node so far (-1: none) and its total level; the node taken from the queue but
+#: not yet handled when a call stopped (-1: none) and its total level.
+Q_PHASE, Q_AT, Q_HEAP, Q_BEST, Q_BEST_TOTAL, Q_NEXT, Q_NEXT_TOTAL = range(7)
+#: ``Queue.floats``: the best value so far; the key of the node not yet handled.
+QF_BEST_VALUE, QF_NEXT_KEY = 0, 1
+#: Phases: the top node not evaluated yet, searching, finished (the optimum is known).
+STARTING, SEARCHING, FINISHED = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def queue(s: State, order: NDArray[np.int64]) -> Queue:
+    """A search not started, over ``order`` (the nodes not known to fail, by static key
+    then tie rank: ``_by_bound``'s static order)."""
     end = len(order)
     order_keys = np.empty(end, dtype=np.float64)
     order_totals = np.empty(end, dtype=np.int64)
     for i in range(end):
         order_keys[i] = s.keys[order[i]]
-        order_totals[i] = _total(order[i], tops, strides)
-    heap_keys = np.empty(max(end, 1), dtype=np.float64)
-    heap_totals = np.empty(max(end, 1), dtype=np.int64)
-    heap_nodes = np.empty(max(end, 1), dtype=np.int64)
-    heap = 0
-    at = 0
-    while at < end or heap:
-        if heap and (
-            at == end
-            or _before(
-                heap_keys[0], heap_totals[0], heap_nodes[0], order_keys[at], order_totals[at],
-                order[at],
-            )
-        ):  # fmt: skip
-            key, total, idx = heap_keys[0], heap_totals[0], heap_nodes[0]
-            heap = _pop(heap_keys, heap_totals, heap_nodes, heap)
+        order_totals[i] = _total(order[i], s.tops, s.strides)
+    ints = np.zeros(7, dtype=np.int64)  # (STARTING, at 0, an empty heap)
+    ints[Q_BEST], ints[Q_BEST_TOTAL], ints[Q_NEXT] = -1, np.int64(1) << np.int64(62), -1
+    floats = np.array([math.inf, 0.0])
+    return Queue(
+        order,
+        order_keys,
+        order_totals,
+        np.empty(max(end, 1), dtype=np.float64),
+        np.empty(max(end, 1), dtype=np.int64),
+        np.empty(max(end, 1), dtype=np.int64),
+        ints,
+        floats,
+    )
+
+
+@njit(cache=True, nogil=True)
+def solve_zero_limit(
+    s: State,
+    m: Metric,
+    q: Queue,
+    shortcut: bool,
+    budget: int,
+    stop: bool,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> bool:
+    """The optimum without suppression, in slices: returns whether the search finished.
+    The node chosen (or -1) is then ``q.ints[Q_BEST]``, its value ``q.floats[QF_BEST_VALUE]``,
+    its facts (evaluated if it was not) in its ``s.slot`` row; the evaluations are in
+    ``s.counters[0]``.
+
+    A call stops where ``_Search.solve`` checks its deadline (a node taken from the queue,
+    the search not over) once it has evaluated ``budget`` nodes, and the next call goes on
+    from there: calls of any budgets take the same nodes in the same order as one call.
+    With ``budget`` 0 a call stops at the first such place. ``stop``: give up (the
+    deadline passed): the best node so far settled as above, the search not finished.
+
+    ``shortcut``: the metric's value without suppression is its static bound
+    (``s.bounds``), so a node known to pass is valued unevaluated."""
+    ints, floats = q.ints, q.floats
+    if ints[Q_PHASE] == FINISHED:
+        return True
+    if stop:
+        _settle(s, m, ints[Q_BEST], arena, base, base_summary, maps)
+        return False
+    start = s.counters[0]
+    if ints[Q_PHASE] == STARTING:
+        ints[Q_PHASE] = SEARCHING
+        if _evaluate(s, m, len(s.status) - 1, arena, base, base_summary, maps) > 0:
+            ints[Q_PHASE] = FINISHED
+            return True
+    status = s.status
+    order, order_keys, order_totals = q.order, q.order_keys, q.order_totals
+    heap_keys, heap_totals, heap_nodes = q.heap_keys, q.heap_totals, q.heap_nodes
+    best, best_value, best_total = ints[Q_BEST], floats[QF_BEST_VALUE], ints[Q_BEST_TOTAL]
+    at, heap, end = ints[Q_AT], ints[Q_HEAP], len(order)
+    finished = True
+    while True:
+        if ints[Q_NEXT] >= 0:  # (taken before the last call stopped)
+            key, total, idx = floats[QF_NEXT_KEY], ints[Q_NEXT_TOTAL], ints[Q_NEXT]
+            ints[Q_NEXT] = -1
         else:
-            key, total, idx = order_keys[at], order_totals[at], order[at]
-            at += 1
-        if status[idx] == TOO_MANY:
-            continue
-        current = _order_key(s, m, idx)
-        if current > key:
-            heap = _push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
-            continue
-        # (the body of solve's loop over _by_bound)
-        if best >= 0 and _exceeds(key, best_value):
-            break
+            if at == end and not heap:
+                break
+            if heap and (
+                at == end
+                or _before(
+                    heap_keys[0], heap_totals[0], heap_nodes[0], order_keys[at],
+                    order_totals[at], order[at],
+                )
+            ):  # fmt: skip
+                key, total, idx = heap_keys[0], heap_totals[0], heap_nodes[0]
+                heap = _pop(heap_keys, heap_totals, heap_nodes, heap)
+            else:
+                key, total, idx = order_keys[at], order_totals[at], order[at]
+                at += 1
+            if status[idx] == TOO_MANY:
+                continue
+            current = _order_key(s, m, idx)
+            if current > key:
+                heap = _push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
+                continue
+            # (the body of solve's loop over _by_bound)
+            if best >= 0 and _exceeds(key, best_value):
+                break
+            if s.counters[0] - start >= budget:  # (where solve checks its deadline)
+                ints[Q_NEXT], ints[Q_NEXT_TOTAL], floats[QF_NEXT_KEY] = idx, total, key
+                finished = False
+                break
         if best >= 0 and _exceeds(_current_bound(s, m, idx), best_value):
             continue
         if status[idx] == UNKNOWN:
@@ -505,6 +576,24 @@ def solve_zero_limit(
             value == best_value and (total < best_total or (total == best_total and idx < best))
         ):
             best, best_value, best_total = idx, value, total
+    ints[Q_AT], ints[Q_HEAP] = at, heap
+    ints[Q_BEST], floats[QF_BEST_VALUE], ints[Q_BEST_TOTAL] = best, best_value, best_total
+    if finished:
+        ints[Q_PHASE] = FINISHED
+        _settle(s, m, best, arena, base, base_summary, maps)
+    return finished
+
+
+@njit(cache=True, nogil=True)
+def _settle(
+    s: State,
+    m: Metric,
+    best: int,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> None:
+    """The facts of the chosen node, evaluated if it was valued unevaluated."""
     if best >= 0 and s.slot[best] < 0:
         _facts(s, m, best, arena, base, base_summary, maps)
-    return best, best_value
