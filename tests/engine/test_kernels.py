@@ -23,7 +23,7 @@ from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
 from apps.engine.search.classes import Scratch, TableCache, _arena, base_table, roll_up
 from apps.engine.search.kernels import arena as store
-from apps.engine.search.kernels import grouping
+from apps.engine.search.kernels import grouping, rare
 from tests.engine.test_search_properties import problems, raw_problems
 
 
@@ -557,3 +557,31 @@ def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, 
         node = np.zeros(len(heights), dtype=np.int16)
         node[above[0]] = 2
         assert not store._from_level_one(node, maps)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 60), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_fewer_tuples_merges_equal_rows_in_order_of_first_appearance(
+    n: int, d: int, seed: int
+) -> None:
+    """``rare._fewer_tuples``: the distinct rows with their summed counts, in order of
+    first appearance (a plain-Python oracle), codes of one-value QIs included."""
+    rng = np.random.default_rng(seed)
+    radix = rng.integers(1, 4, d).astype(np.int64)
+    codes = np.stack([rng.integers(0, r, n) for r in radix]).astype(np.uint8).reshape(d, n)
+    counts = rng.integers(1, 9, n).astype(np.int64)
+    want: dict[tuple[int, ...], int] = {}
+    for i in range(n):
+        key = tuple(int(v) for v in codes[:, i])
+        want[key] = want.get(key, 0) + int(counts[i])
+    got_codes, got_counts = rare._fewer_tuples(codes, counts, radix)
+    assert [tuple(int(v) for v in got_codes[:, g]) for g in range(len(got_counts))] == list(want)
+    assert got_counts.tolist() == list(want.values())
+
+
+def test_fewer_tuples_hand_computed() -> None:
+    codes = np.array([[1, 0, 1, 1], [2, 2, 2, 0]], dtype=np.uint8)
+    counts = np.array([3, 1, 4, 2], dtype=np.int64)
+    got_codes, got_counts = rare._fewer_tuples(codes, counts, np.array([2, 3], dtype=np.int64))
+    assert got_codes.tolist() == [[1, 0, 1], [2, 2, 0]]
+    assert got_counts.tolist() == [7, 1, 2]
