@@ -21,8 +21,9 @@ from apps.engine.lattice import Lattice
 from apps.engine.loss import prepare_metric
 from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
-from apps.engine.search.classes import Scratch, TableCache, base_table, roll_up
-from apps.engine.search.kernels import grouping
+from apps.engine.search.classes import Scratch, TableCache, _arena, base_table, roll_up
+from apps.engine.search.kernels import arena as store
+from apps.engine.search.kernels import grouping, rare
 from tests.engine.test_search_properties import problems, raw_problems
 
 
@@ -513,3 +514,74 @@ def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
     assert live < lattice.size - 1  # evicted (the bottom is not stored)
     assert stored > lattice.size - 1  # evicted nodes stored again
     assert arena.state[kernels.MOVES] > 0  # used sources moved ahead of the head
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.integers(1, 4), st.data())
+def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, data: Any) -> None:
+    """A node whose QIs are at level 0 or 1 or have one value (a hub) is grouped from
+    the bottom on the level-1 codes (``arena._bottom_into_stage``): the same classes in
+    the same order, with the same codes, sizes and summary, as the roll-up that maps
+    each code (``arena._roll_into_stage``)."""
+    base = base_table(problem, k)
+    heights = problem.heights
+    maps = problem.maps
+    fast_arena = _arena(problem, base, 1 << 20)
+    slow_arena = _arena(problem, base, 1 << 20)
+    m = base.classes
+    for _ in range(6):
+        levels = np.array([data.draw(st.integers(0, h)) for h in heights], dtype=np.int16)
+        # a hub: every QI at level 0 or 1, unless it has one value at its level
+        hub = np.array(
+            [
+                lv if problem.level_values[j, lv] == 1 else min(int(lv), 1)
+                for j, lv in enumerate(levels)
+            ],
+            dtype=np.int16,
+        )
+        assert store._from_level_one(hub, maps)
+        fast_summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
+        slow_summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
+        fast = store._bottom_into_stage(fast_arena, m, hub, maps, k, fast_summary)
+        slow = store._roll_into_stage(
+            slow_arena, 0, m, np.zeros(len(hub), dtype=np.int64), hub, maps, k, slow_summary
+        )
+        assert fast == slow
+        assert np.array_equal(fast_arena.stage[:, :fast], slow_arena.stage[:, :slow])
+        assert np.array_equal(fast_arena.grouped[:fast], slow_arena.grouped[:slow])
+        assert np.array_equal(fast_summary, slow_summary)
+    # the level-1 codes were made once, by the first of these roll-ups
+    assert fast_arena.state[kernels.LEVEL_ONE] == 1
+    above = [j for j, h in enumerate(heights) if h >= 2 and problem.level_values[j, 2] > 1]
+    if above:
+        node = np.zeros(len(heights), dtype=np.int16)
+        node[above[0]] = 2
+        assert not store._from_level_one(node, maps)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 60), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_fewer_tuples_merges_equal_rows_in_order_of_first_appearance(
+    n: int, d: int, seed: int
+) -> None:
+    """``rare._fewer_tuples``: the distinct rows with their summed counts, in order of
+    first appearance (a plain-Python oracle), codes of one-value QIs included."""
+    rng = np.random.default_rng(seed)
+    radix = rng.integers(1, 4, d).astype(np.int64)
+    codes = np.stack([rng.integers(0, r, n) for r in radix]).astype(np.uint8).reshape(d, n)
+    counts = rng.integers(1, 9, n).astype(np.int64)
+    want: dict[tuple[int, ...], int] = {}
+    for i in range(n):
+        key = tuple(int(v) for v in codes[:, i])
+        want[key] = want.get(key, 0) + int(counts[i])
+    got_codes, got_counts = rare._fewer_tuples(codes, counts, radix)
+    assert [tuple(int(v) for v in got_codes[:, g]) for g in range(len(got_counts))] == list(want)
+    assert got_counts.tolist() == list(want.values())
+
+
+def test_fewer_tuples_hand_computed() -> None:
+    codes = np.array([[1, 0, 1, 1], [2, 2, 2, 0]], dtype=np.uint8)
+    counts = np.array([3, 1, 4, 2], dtype=np.int64)
+    got_codes, got_counts = rare._fewer_tuples(codes, counts, np.array([2, 3], dtype=np.int64))
+    assert got_codes.tolist() == [[1, 0, 1], [2, 2, 0]]
+    assert got_counts.tolist() == [7, 1, 2]

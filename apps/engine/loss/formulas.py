@@ -80,6 +80,27 @@ def generalization_entropy(
     return float(-(f * np.log2(f / g)).sum()) + 0.0
 
 
+def generalization_entropies(
+    frequencies: Sequence[I64], generalize: Sequence[U32]
+) -> NDArray[np.float64]:
+    """:func:`generalization_entropy` of one QI at every level ``L`` (``frequencies[L]``,
+    ``generalize[L]``; level 0 first), bit for bit: the same element-wise operations on
+    the same floats, level ``L``'s terms a contiguous row summed on its own (numpy's
+    pairwise sum of a row is that of the row alone), without the per-level set-up."""
+    levels = len(frequencies)
+    out = np.zeros(levels, dtype=np.float64)
+    present = np.flatnonzero(frequencies[0] > 0)
+    if not levels or not len(present):
+        return out
+    f = frequencies[0][present].astype(np.float64)
+    g = np.empty((levels, len(present)), dtype=np.float64)
+    for level in range(levels):
+        g[level] = frequencies[level][generalize[level][present]]
+    sums = (f * np.log2(f / g)).sum(axis=1)
+    out[:] = [float(-v) + 0.0 for v in sums.tolist()]
+    return out
+
+
 def suppression_entropy(counts: NDArray[np.int64]) -> float:
     """Extra non-uniform entropy of the suppressed rows of one QI (El Emam et al. 2009,
     non-monotonic variant; ARX ``MetricMDNUNMEntropyPrecomputed``):

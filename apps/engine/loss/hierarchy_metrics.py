@@ -15,7 +15,7 @@ from apps.engine.loss import kernels
 from apps.engine.loss.formulas import (
     ARX_FACTOR,
     MetricName,
-    generalization_entropy,
+    generalization_entropies,
     geometric_mean_loss,
     loss_of_dimension,
     precision_value,
@@ -345,13 +345,7 @@ class EntropyMetric(Metric):
 def _entropy_by_level(problem: SearchProblem) -> tuple[NDArray[np.float64], ...]:
     """:class:`EntropyMetric`'s ``by_level`` (per problem)."""
     return tuple(
-        np.array(
-            [
-                generalization_entropy(fr[0], fr[level], lk.maps[level])
-                for level in range(lk.height + 1)
-            ],
-            dtype=np.float64,
-        )
+        generalization_entropies(fr, lk.maps)
         for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
     )
 

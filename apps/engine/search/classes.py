@@ -177,6 +177,7 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
         first=np.empty(max(m, 1), dtype=np.int64),
         grouped=np.empty(max(m, 1), dtype=np.int64),
         stage=np.empty((d, max(m, 1)), dtype=dtype),
+        level_one=np.empty((d, max(m, 1)), dtype=dtype),  # (made when first read)
     )
 
 

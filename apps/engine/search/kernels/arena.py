@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from apps.engine.search.kernels.grouping import (
     Codes,
     LevelMaps,
+    _groups_by_key,
     _span,
     _table_size,
     gather,
@@ -33,9 +34,9 @@ from apps.engine.search.kernels.grouping import (
 
 #: Columns of ``meta`` after the levels, and slots of ``state``.
 START, COUNT, SEQ = range(3)
-HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES, READY_DIRECT, READY_HASH = range(7)
+HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES, READY_DIRECT, READY_HASH, LEVEL_ONE = range(8)
 #: Slots of ``state``.
-STATE = 7
+STATE = 8
 
 
 class Arena(NamedTuple):
@@ -47,7 +48,12 @@ class Arena(NamedTuple):
     ``state[READY_HASH]`` say how much of its rows 0 and 1 holds no garbage (zeros or
     stamps of past epochs), and each grouping zeroes what it will use beyond that first
     (:func:`_ready`); a search without suppression on adult uses a fraction of the
-    rows, whose zeroing took as long as its first few roll-ups."""
+    rows, whose zeroing took as long as its first few roll-ups.
+
+    ``level_one`` holds the bottom node's codes mapped to level 1 (``[d x base]``, made
+    by the first roll-up from the bottom that reads it: ``state[LEVEL_ONE]``), so that
+    the roll-ups from the bottom to a hub (:func:`fetch`) read codes instead of looking
+    each up in the maps."""
 
     codes: Codes
     sizes: NDArray[np.int64]
@@ -58,6 +64,7 @@ class Arena(NamedTuple):
     first: NDArray[np.int64]
     grouped: NDArray[np.int64]
     stage: Codes
+    level_one: Codes
 
 
 @njit(cache=True, nogil=True)
@@ -105,6 +112,84 @@ def _ready(arena: Arena, radix: NDArray[np.int64], m: int) -> None:
     if need > ready:
         arena.scratch[row, ready:need] = 0
         arena.state[slot] = need
+
+
+@njit(cache=True, nogil=True)
+def _from_level_one(target: NDArray[Any], maps: LevelMaps) -> bool:
+    """Whether every QI of ``target`` is at level 0 or 1 or has a single value there (a
+    hub, :func:`fetch`): its roll-up from the bottom reads the level-1 codes."""
+    for j in range(len(target)):  # noqa: SIM110 (compiled: a loop, not all() of a generator)
+        if target[j] > 1 and maps.values[j, target[j]] != 1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _level_one(arena: Arena, base: int, maps: LevelMaps) -> None:
+    """The bottom node's codes at level 1 into ``level_one`` (QIs of one level: none)."""
+    d = arena.level_one.shape[0]
+    for j in range(d):
+        off = maps.offsets[j, 0, 1] if maps.offsets.shape[1] > 1 else np.int64(-2)
+        if off < 0:
+            continue
+        row = arena.codes[j * base : (j + 1) * base]
+        out = arena.level_one[j]
+        for i in range(base):
+            out[i] = maps.flat[off + np.int64(row[i])]
+    arena.state[LEVEL_ONE] = 1
+
+
+@njit(cache=True, nogil=True)
+def _bottom_into_stage(
+    arena: Arena,
+    base: int,
+    target: NDArray[Any],
+    maps: LevelMaps,
+    k: int,
+    summary: NDArray[np.int64],
+) -> int:
+    """:func:`_roll_into_stage` from the bottom node to a node every QI of which is at
+    level 0 or 1 or has a single value (:func:`_from_level_one`): the same keys, classes
+    and codes, each QI's column read at its level (``level_one``) instead of mapped code
+    by code (a QI of one value plays no part in the key; its code, 0, is mapped)."""
+    d = len(target)
+    zero = np.zeros(d, dtype=np.int64)
+    offsets, radix = level_offsets(zero, target, maps)
+    span = _span(radix)
+    if span < 0:
+        return _roll_into_stage(arena, 0, base, zero, target, maps, k, summary)
+    if arena.state[LEVEL_ONE] == 0:
+        _level_one(arena, base, maps)
+    state = arena.state
+    state[EPOCH] += 1
+    if state[EPOCH] >= np.int64(1) << np.int64(31):
+        arena.scratch[:] = 0
+        state[EPOCH] = 1
+        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
+    _ready(arena, radix, base)
+    bottom = arena.codes[: d * base].reshape((d, base))
+    keys = np.zeros(base, dtype=np.int64)
+    for j in range(d):
+        r = radix[j]
+        if r > 1:
+            row = bottom[j] if target[j] == 0 else arena.level_one[j]
+            for i in range(base):
+                keys[i] = keys[i] * r + np.int64(row[i])
+    count = _groups_by_key(
+        keys, arena.sizes[:base], span, arena.first, arena.grouped, arena.scratch, state[EPOCH]
+    )
+    first, stage = arena.first, arena.stage
+    for j in range(d):
+        if target[j] == 0 or (target[j] == 1 and radix[j] > 1):
+            row = bottom[j] if target[j] == 0 else arena.level_one[j]
+            for g in range(count):
+                stage[j, g] = row[first[g]]
+        else:  # (one value at its level)
+            off = offsets[j]
+            for g in range(count):
+                stage[j, g] = maps.flat[off + np.int64(bottom[j, first[g]])]
+    summarize_into(arena.grouped, count, k, summary)
+    return count
 
 
 @njit(cache=True, nogil=True)
@@ -304,20 +389,25 @@ def fetch(
             if h_exact >= 0:
                 best = _refresh(arena, base, h_exact)
             else:
-                src, start, m = zero, 0, base
                 if h_best >= 0 and meta[h_best, d + COUNT] < base:
                     src = meta[h_best, :d].copy()
                     start, m = meta[h_best, d + START], meta[h_best, d + COUNT]
-                count = _roll_into_stage(arena, start, m, src, hub, maps, k, summary)
+                    count = _roll_into_stage(arena, start, m, src, hub, maps, k, summary)
+                elif _from_level_one(hub, maps):
+                    count = _bottom_into_stage(arena, base, hub, maps, k, summary)
+                else:
+                    count = _roll_into_stage(arena, 0, base, zero, hub, maps, k, summary)
                 best = _store(arena, base, hub, count, summary)
     if best >= 0:
         best = _refresh(arena, base, best)
     if best >= 0:
         src = meta[best, :d].copy()
         start, m = meta[best, d + START], meta[best, d + COUNT]
+        count = _roll_into_stage(arena, start, m, src, target, maps, k, summary)
+    elif _from_level_one(target, maps):
+        count = _bottom_into_stage(arena, base, target, maps, k, summary)
     else:
-        src, start, m = zero, 0, base
-    count = _roll_into_stage(arena, start, m, src, target, maps, k, summary)
+        count = _roll_into_stage(arena, 0, base, zero, target, maps, k, summary)
     slot = _store(arena, base, target, count, summary)
     if slot < 0:
         return -1, count
