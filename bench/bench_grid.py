@@ -237,6 +237,9 @@ def worker(name: str, runs: int) -> None:
         metric, k, limit = line.strip().split(",")
         seconds = []
         for _ in range(1 + runs):
+            # (the previous run's result dropped first, as ARX's harness releases its data
+            # handle after every run: nothing of one run lives on into the next)
+            run = None
             run = timed_search(
                 data,
                 quasi,
