@@ -25,7 +25,7 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = Path("/work/shared/data/arx")
+DATA = ROOT.parent / "shared" / "data" / "arx"
 QUASI = [
     "age", "education", "marital-status", "native-country", "occupation", "race",
     "salary-class", "sex", "workclass",
