@@ -138,6 +138,17 @@ def prepared(custodian, analyst, text: str, event: str, power: str) -> Assessmen
     assessment = assessment_of(
         custodian, analyst, upload(custodian, analyst, text, {**ROLES, event: "quasi"})
     )
+    persons_measured(assessment, analyst, power, ("sex", "birth_year"))
+    assessment.refresh_from_db()
+    return assessment
+
+
+def persons_measured(
+    assessment: Assessment, analyst, power: str, suppressed: tuple[str, ...]
+) -> None:  # type: ignore[no-untyped-def]
+    """Steps 3–6 of a person-keyed assessment (key ``patient_id``, the power given): the
+    target max risk 0.5 (k = 2, a custom threshold with context risk 1), data risk
+    measured, the ``suppressed`` columns on a suppression hierarchy."""
     assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
     assessment_set_power(assessment=assessment, user=analyst, power=power)
     services.assessment_set_threshold(
@@ -150,12 +161,10 @@ def prepared(custodian, analyst, text: str, event: str, power: str) -> Assessmen
     )
     services.assessment_set_context(assessment=assessment, answers={})
     _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    for column in ("sex", "birth_year"):
+    for column in suppressed:
         hierarchy_set(
             assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
         )
-    assessment.refresh_from_db()
-    return assessment
 
 
 def tc4_ready(custodian, analyst) -> Assessment:  # type: ignore[no-untyped-def]

@@ -29,6 +29,7 @@ from apps.reports.content import report_html
 from apps.reports.summary import summary_data
 from apps.reviews.services import assessment_submit, review_decide
 from tests.assessments.conftest import LOW_ANSWERS, _run
+from tests.assessments.persons_factory import persons_measured
 from tests.datasets.test_table_upload import _uploaded
 from tests.justify import justify_all
 
@@ -78,22 +79,7 @@ def _applied(custodian, analyst):  # type: ignore[no-untyped-def]
     )
     assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
     services.assessment_set_release(assessment=assessment, release_model="public")
-    persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
-    persons.assessment_set_power(assessment=assessment, user=analyst, power="1")
-    services.assessment_set_threshold(
-        assessment=assessment,
-        profile="ontario_ipc_2016",
-        answers=LOW_ANSWERS,
-        mode="custom",
-        custom_value=0.5,
-        justification="A test release whose groups of two persons are enough by design.",
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    for column in ("sex", "birth_year", "diagnosis"):
-        hierarchy_set(
-            assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
-        )
+    persons_measured(assessment, analyst, "1", ("sex", "birth_year", "diagnosis"))
     config = deidentify.deid_config(assessment).replace(
         suppression_limit=0.2, event_suppression_limit=0.0
     )

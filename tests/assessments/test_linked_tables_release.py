@@ -10,13 +10,12 @@ import json
 import polars as pl
 import pytest
 
-from apps.assessments import deidentify, persons, release_apply, services
-from apps.assessments.hierarchies import hierarchy_set
+from apps.assessments import deidentify, release_apply
 from apps.assessments.longitudinal_search import person_inputs
-from apps.assessments.models import HierarchySpec
 from apps.datasets.storage import local_path
 from apps.engine.masking import hmac_pseudonym
-from tests.assessments.conftest import LOW_ANSWERS, _run
+from tests.assessments.conftest import _run
+from tests.assessments.persons_factory import persons_measured
 from tests.datasets.test_table_upload import VISITS, _assessment, _uploaded
 
 # PERSONS/VISITS: five persons, person 4 without events. Visits in the long table's order:
@@ -29,22 +28,7 @@ def _prepared(custodian, analyst):  # type: ignore[no-untyped-def]
     year and diagnosis kept or suppressed (two levels each)."""
     dataset, _ = _uploaded(custodian, analyst, {"visits.csv": VISITS})
     assessment = _assessment(custodian, analyst, dataset)
-    persons.assessment_set_persons(assessment=assessment, user=analyst, person_key="patient_id")
-    persons.assessment_set_power(assessment=assessment, user=analyst, power="1")
-    services.assessment_set_threshold(
-        assessment=assessment,
-        profile="ontario_ipc_2016",
-        answers=LOW_ANSWERS,
-        mode="custom",
-        custom_value=0.5,
-        justification="A test release whose groups of two persons are enough by design.",
-    )
-    services.assessment_set_context(assessment=assessment, answers={})
-    _run(services.assessment_start_risk(assessment=assessment, user=analyst))
-    for column in ("sex", "birth_year", "diagnosis"):
-        hierarchy_set(
-            assessment=assessment, column=column, kind=HierarchySpec.Kind.SUPPRESS, params={}
-        )
+    persons_measured(assessment, analyst, "1", ("sex", "birth_year", "diagnosis"))
     config = deidentify.deid_config(assessment).replace(
         suppression_limit=0.0, event_suppression_limit=0.0
     )

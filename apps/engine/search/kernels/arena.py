@@ -140,6 +140,19 @@ def _level_one(arena: Arena, base: int, maps: LevelMaps) -> None:
 
 
 @njit(cache=True, nogil=True)
+def _next_epoch(arena: Arena) -> None:
+    """A new epoch for the grouping scratch (its slots of older epochs read as empty);
+    before the counter would overflow, the scratch is zeroed and every slot made ready
+    again."""
+    state = arena.state
+    state[EPOCH] += 1
+    if state[EPOCH] >= np.int64(1) << np.int64(31):
+        arena.scratch[:] = 0
+        state[EPOCH] = 1
+        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
+
+
+@njit(cache=True, nogil=True)
 def _bottom_into_stage(
     arena: Arena,
     base: int,
@@ -161,11 +174,7 @@ def _bottom_into_stage(
     if arena.state[LEVEL_ONE] == 0:
         _level_one(arena, base, maps)
     state = arena.state
-    state[EPOCH] += 1
-    if state[EPOCH] >= np.int64(1) << np.int64(31):
-        arena.scratch[:] = 0
-        state[EPOCH] = 1
-        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
+    _next_epoch(arena)
     _ready(arena, radix, base)
     bottom = arena.codes[: d * base].reshape((d, base))
     keys = np.zeros(base, dtype=np.int64)
@@ -209,11 +218,7 @@ def _roll_into_stage(
     d = len(target)
     offsets, radix = level_offsets(source, target, maps)
     state = arena.state
-    state[EPOCH] += 1
-    if state[EPOCH] >= np.int64(1) << np.int64(31):
-        arena.scratch[:] = 0
-        state[EPOCH] = 1
-        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
+    _next_epoch(arena)
     _ready(arena, radix, m)
     src = arena.codes[d * start : d * (start + m)].reshape((d, m))
     src_sizes = arena.sizes[start : start + m]
