@@ -50,7 +50,6 @@ from apps.engine.apply import (
     ApplyResult,
     apply_levels,
     apply_solution,
-    measure_release,
     write_release,
 )
 from apps.engine.criteria import criterion_for_release
@@ -59,6 +58,7 @@ from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.loss import EntropyMetric, entropy_percent
 from apps.engine.masking import MaskMethod, MaskSpec
 from apps.engine.reading import read_table
+from apps.engine.release_measure import measure_release
 from apps.engine.risk import risk_profile
 from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
 from apps.jobs.models import Job, JobStatus

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from apps.engine.apply import ReleaseMeasure, failing_classes, measure_encoded_release
 from apps.engine.attribute import DISTINCT, SIZE, SensitiveDiversity
 from apps.engine.criteria import Criterion
 from apps.engine.encoded import COUNT_COLUMN, EncodedData
@@ -26,6 +25,11 @@ from apps.engine.errors import EngineInputError
 from apps.engine.hierarchies import GeneralizationLookup
 from apps.engine.masking import MaskMethod, MaskSpec
 from apps.engine.reading import check_columns
+from apps.engine.release_measure import (
+    ReleaseMeasure,
+    failing_classes,
+    measure_encoded_release,
+)
 from apps.engine.rows.model import Progress, ReleasePlan, RowEngine, TableSource, WrittenRelease
 from apps.engine.search.problem import SearchProblem
 from apps.engine.search.sensitive import SensitiveTable
