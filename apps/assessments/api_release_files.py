@@ -19,7 +19,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.assessments import hooks, release_apply
+from apps.assessments import hooks, release_secrets
 from apps.assessments.api_base import AssessmentActions
 from apps.assessments.models import Assessment
 from apps.assessments.serializers_deidentify import PreviewSerializer
@@ -150,7 +150,7 @@ class ReleaseFileActions(AssessmentActions):
             raise PermissionDenied(
                 "Only the organization's administrators may see keys and linking tables."
             )
-        content = release_apply.release_secrets_read(assessment=assessment)
+        content = release_secrets.release_secrets_read(assessment=assessment)
         response = file_download(
             io.BytesIO(content),
             filename=f"deidweb-{assessment.id}-keys-and-linking-tables.json",

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.assessments import release_apply, release_files
+from apps.assessments import release_apply, release_figures, release_files, release_secrets
 from apps.assessments.configuration import Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
@@ -164,7 +164,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
             raise ApplicationError(
                 f"The de-identification could not be applied on the cluster: {exc}"
             ) from None
-    checks = release_apply.release_rows_checks(
+    checks = release_figures.release_rows_checks(
         assessment,
         original.lazy(),
         released_rows.lazy(),
@@ -198,7 +198,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
         "pseudonym_domain": domain_summary(assessment),
         "privacy_models": [m.to_json() for m in config.privacy_models],
         "techniques": [_technique_summary(e) for e in entries],
-        "generalization_only": release_apply._generalization_only(assessment, levels),
+        "generalization_only": release_figures._generalization_only(assessment, levels),
         "rows_in": measure.rows_in,
         "rows_out": measure.rows_out,
         "suppressed_rows": measure.suppressed_rows,
@@ -222,7 +222,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
             "starred": starred.to_dict(),
             "metric": config.metric,
         },
-        "distributions": release_apply._distributions(problem, level_tuple, distributions),
+        "distributions": release_figures._distributions(problem, level_tuple, distributions),
         **checks,
         "measured_on": {
             "original_rows": original.height,
@@ -246,7 +246,7 @@ def cluster_apply(job: Job, context: JobContext, assessment: Assessment) -> dict
 def _store(assessment: Assessment, job: Job, result: dict[str, Any], secrets: Any) -> None:
     _, secrets_folder = release_files._apply_folders(assessment, job)
     with tempfile.TemporaryDirectory(prefix="deidweb-apply-") as scratch:
-        secrets_name, wrapped_key = release_apply.release_secrets_store(
+        secrets_name, wrapped_key = release_secrets.release_secrets_store(
             assessment, secrets, secrets_folder, Path(scratch)
         )
     result["has_secrets"] = bool(secrets_name)

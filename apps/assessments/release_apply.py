@@ -1,13 +1,10 @@
 """Step 7's release: the apply job that writes the de-identified files (masked,
-generalized, suppressed, with any further techniques), measures them for Step 8, scans
-their text, and keeps the keys apart; and reading those keys back for an administrator.
+generalized, suppressed, with any further techniques), measures them for Step 8
+(`release_figures`), scans their text, and keeps the keys apart (`release_secrets`).
 The settings and the search that come before it are in `apps.assessments.deidentify`."""
 
 from __future__ import annotations
 
-import base64
-import io
-import json
 import logging
 from pathlib import Path
 from typing import Any, cast
@@ -15,34 +12,32 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from apps.assessments.attack_tests import release_attacks
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
-from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.hierarchies import hierarchies_ensure
-from apps.assessments.models import SECRETS_BUNDLE_PURPOSE, Assessment
+from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_search
 from apps.assessments.population import population_figures
 from apps.assessments.privacy_models import encode_for_search
-from apps.assessments.release_columns import release_columns_measure
+from apps.assessments.release_figures import (
+    _distributions,
+    _generalization_only,
+    release_rows_checks,
+)
 from apps.assessments.release_files import (
     _apply_folders,
     _discard_unreferenced,
     release_store,
 )
-from apps.assessments.release_measures import release_measures
+from apps.assessments.release_secrets import release_secrets_store
 from apps.assessments.services import (
     assessment_editable,
     assessment_job_start,
     assessment_lock_draft,
     quasi_identifiers,
-    sensitive_columns,
 )
 from apps.assessments.techniques import run_techniques
-from apps.assessments.threat_model_live import current_threat_model
-from apps.classification.models import Variable
-from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.datasets import storage
 from apps.datasets.storage import delete_quietly, local_path, sha256_of
@@ -299,99 +294,6 @@ def assessment_apply_handler(job: Job, context: JobContext) -> dict[str, Any]:
     return _apply_summary(result)
 
 
-def release_rows_checks(
-    assessment: Assessment,
-    data: Any,
-    released: Any,
-    *,
-    quasi: list[str],
-    specs: dict[str, Any],
-    levels: dict[str, int],
-    config: DeidConfig,
-    target: dict[str, Any],
-    release_size: int,
-    technique_results: list[dict[str, Any]],
-    progress: Any,
-) -> dict[str, Any]:
-    """Step 8's measures that read the released rows beside the original ones (frames or
-    queries): attribute disclosure and small cells, the other released columns, identifiers
-    left in released text, and the attack tests vs control and baseline (issue 28)."""
-    progress(80, "Measuring the release: attribute disclosure, small cells", force=True)
-    sensitive = sensitive_columns(assessment)
-    masking_json = {c: m.to_json() for c, m in config.masking.items()}
-    measured = release_measures(
-        data,
-        released,
-        quasi=quasi,
-        sensitive=sensitive,
-        levels=levels,
-        tops={q: specs[q].height for q in quasi},
-        masked=[c for c, m in config.masking.items() if m.method != "remove"],
-    )
-    roles = dict(Variable.objects.filter(dataset=assessment.dataset).values_list("name", "role"))
-    progress(83, "Measuring the other released columns", force=True)
-    released_columns = release_columns_measure(
-        data,
-        released,
-        quasi=quasi,
-        sensitive=sensitive,
-        masking=masking_json,
-        roles=roles,
-        free_text=free_text_columns(assessment),
-        release_size=release_size,
-        release_model=target["release_model"],
-        data_risk_target=float(target["data_risk_target"]),
-    )
-    progress(85, "Scanning released text for identifiers", force=True)
-    text_scan = release_text_scan(data, released, quasi=quasi, masking=masking_json, roles=roles)
-    progress(88, "Attack tests: singling out, linkability, inference", force=True)
-    attacks = release_attacks(
-        data,
-        released,
-        quasi=quasi,
-        hierarchies=specs,
-        levels=levels,
-        sensitive=sensitive,
-        known_columns=current_threat_model(assessment)["known_columns"],
-        masked=list(config.masking),
-        data_risk_target=float(target["data_risk_target"]),
-        seed_key=f"{assessment.id}:{sorted(levels.items())}",
-        blanks=any(t["technique"] == "local_suppression" for t in technique_results),
-    )
-    return {
-        **measured,
-        **text_scan,
-        "released_columns": released_columns,
-        "attacks": attacks,
-    }
-
-
-def release_secrets_store(
-    assessment: Assessment, secrets: Any, folder: str, scratch: Path
-) -> tuple[str, str]:
-    """Seal a release's keys and linking tables (``MaskingSecrets``) and store them in
-    ``folder``: (stored name, wrapped key), or ("", "") when there are none."""
-    if not (secrets.keys or secrets.linking_tables):
-        return "", ""
-    payload: dict[str, Any] = {
-        "assessment": str(assessment.id),
-        "keys": {c: base64.b64encode(k_).decode() for c, k_ in secrets.keys.items()},
-        "linking_tables": {},
-    }
-    for column, table in secrets.linking_tables.items():
-        buffer = io.StringIO()
-        table.write_csv(buffer)
-        payload["linking_tables"][column] = buffer.getvalue()
-    # Sealed before it reaches any disk: the scratch folder is private, but the plaintext
-    # keys would outlive it in a backup of /tmp or of swap.
-    wrapped_key, sealed = crypto.seal_bytes(
-        json.dumps(payload).encode("utf-8"), purpose=SECRETS_BUNDLE_PURPOSE
-    )
-    bundle = scratch / "secrets.sealed"
-    bundle.write_bytes(sealed)
-    return storage.store(bundle, f"{folder}/keys-and-linking-tables.sealed"), wrapped_key
-
-
 def _apply_summary(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "rows_out": result["rows_out"],
@@ -472,71 +374,3 @@ def _apply_with_techniques(
         sensitive=inputs.sensitive if not local else None,
     )
     return ApplyResult(path=path, seed_used=False, measure=measure, secrets=secret), results
-
-
-def _generalization_only(assessment: Assessment, levels: dict[str, int]) -> dict[str, Any] | None:
-    """The search's own figures for the applied levels (record suppression, no further
-    technique): what Step 8 compares the techniques against."""
-    search = assessment.search_result or {}
-    nodes = [search.get("solution") or {}, *(search.get("pareto") or [])]
-    return next((dict(n) for n in nodes if n and n.get("levels") == levels), None)
-
-
-def release_secrets_read(*, assessment: Assessment) -> bytes:
-    """The keys and linking tables of a release (JSON), opened for an administrator's
-    download. The caller checks the role and records the download."""
-    from django.core.files.storage import default_storage
-
-    if not assessment.secrets_path:
-        raise ApplicationError("This release has no keys or linking tables.", status=404)
-    try:
-        with default_storage.open(assessment.secrets_path, "rb") as handle:
-            sealed = handle.read()
-        return crypto.open_bytes(
-            assessment.secrets_wrapped_key, sealed, purpose=SECRETS_BUNDLE_PURPOSE
-        )
-    except (OSError, crypto.SecretUnreadable):
-        logger.exception("the keys of assessment %s cannot be opened", assessment.id)
-        raise ApplicationError(
-            "The keys and linking tables cannot be read from storage (missing, damaged, or "
-            "sealed with a master key this server does not have).",
-            status=409,
-        ) from None
-
-
-MAX_CHART_VALUES = 30
-
-
-def _distributions(problem: Any, levels: tuple[int, ...], released: Any) -> list[dict[str, Any]]:
-    """Per quasi-identifier, on the generalized values: records before de-identification
-    (original values grouped) and records released (suppressed rows removed). The largest
-    groups first, at most 30 of them for a readable chart."""
-    import numpy as np
-
-    out = []
-    for j, (lookup, level) in enumerate(zip(problem.lookups, levels, strict=True)):
-        mapped = lookup.maps[level][problem.codes[j]]
-        before = np.bincount(mapped, weights=problem.counts.astype(np.float64)).astype(np.int64)
-        after_by_label = {label: n for label, n in released[j].after}
-        labels = lookup.labels[level]
-        rows = sorted(
-            (
-                (labels[g], int(before[g]), int(after_by_label.get(labels[g], 0)))
-                for g in np.flatnonzero(before)
-            ),
-            key=lambda r: (-r[1], str(r[0])),
-        )
-        shown = rows[:MAX_CHART_VALUES]
-        out.append(
-            {
-                "column": lookup.column,
-                "level": level,
-                "labels": [r[0] if r[0] is not None else "(missing)" for r in shown],
-                "before": [r[1] for r in shown],
-                "after": [r[2] for r in shown],
-                "groups": len(rows),
-                "original_values": int(np.count_nonzero(problem.frequencies[j][0])),
-                "suppressed_rows": released[j].suppressed_rows,
-            }
-        )
-    return out

@@ -16,7 +16,7 @@ from django.shortcuts import render
 
 from apps.accounts.decorators import membership_of, org_view
 from apps.accounts.models import Organization
-from apps.assessments import hooks, release_apply
+from apps.assessments import hooks, release_secrets
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context
 from apps.audit.services import audit_record
@@ -82,7 +82,7 @@ def secrets_download(
             "Only the organization's administrators may see keys and linking tables."
         )
     try:
-        content = release_apply.release_secrets_read(assessment=assessment)
+        content = release_secrets.release_secrets_read(assessment=assessment)
     except ApplicationError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None

@@ -16,7 +16,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from apps.assessments import deidentify, persons, release_apply, services
+from apps.assessments import deidentify, persons, release_apply, release_secrets, services
 from apps.assessments.hierarchies import hierarchy_set
 from apps.assessments.linked_release import file_stem, split_tables
 from apps.assessments.models import HierarchySpec
@@ -150,7 +150,7 @@ def test_the_tables_are_written_with_one_pseudonym_and_without_the_suppressed_pe
     assert lg["risk_after"]["max_risk"] == pytest.approx(0.5)
     assert lg["risk_after"]["average_risk"] == pytest.approx(0.5)
 
-    keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
+    keys = json.loads(release_secrets.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["patient_id"])
     p = {i: hmac_pseudonym(i, key, 32) for i in "12345"}
     listed = _listed(assessment)

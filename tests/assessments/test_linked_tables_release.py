@@ -10,7 +10,7 @@ import json
 import polars as pl
 import pytest
 
-from apps.assessments import deidentify, release_apply
+from apps.assessments import deidentify, release_apply, release_secrets
 from apps.assessments.longitudinal_search import person_inputs
 from apps.datasets.storage import local_path
 from apps.engine.masking import hmac_pseudonym
@@ -104,7 +104,7 @@ def test_step7_counts_a_person_without_events_as_step4_does(custodian, analyst):
 
     # The long table released: the 7 visits then person 4's row, generalized, the key
     # as its HMAC-SHA-256 pseudonym under the sealed key.
-    keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
+    keys = json.loads(release_secrets.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["patient_id"])
     assert released.get_column("patient_id").to_list() == [
         hmac_pseudonym(i, key, 32) for i in LONG_ORDER

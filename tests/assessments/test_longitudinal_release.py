@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from apps.assessments import deidentify, release_apply, services
+from apps.assessments import deidentify, release_secrets, services
 from apps.assessments.domains import (
     assessment_set_pseudonym_domain,
     domain_key_purpose,
@@ -118,7 +118,7 @@ def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
     # The person key: HMAC-SHA-256 under the release's sealed key, one pseudonym per
     # person on all their rows, distinct between persons, no original id left.
     ids = original_ids(SUPPRESSION)
-    keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
+    keys = json.loads(release_secrets.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["patient_id"])
     kept_ids = [
         i

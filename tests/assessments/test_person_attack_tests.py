@@ -300,7 +300,7 @@ def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
 
     from django.template.loader import render_to_string
 
-    from apps.assessments import release_apply
+    from apps.assessments import release_secrets
     from apps.assessments.attack_tests import attack_rows
 
     # p = 2, dates shifted by ±30 days: the anchor is known to the year (2020 for all),
@@ -337,7 +337,7 @@ def test_shifted_dates_attacked_on_what_the_shift_leaves(custodian, analyst):
         {"fact": "intervals", "level": "days", "columns": ["admission"]},
     ]
     # the shift's key and offsets are nowhere in the attacks' result
-    secrets = json.loads(release_apply.release_secrets_read(assessment=assessment))
+    secrets = json.loads(release_secrets.release_secrets_read(assessment=assessment))
     stored = json.dumps(attacks)
     assert secrets["date_shift"]["key"] not in stored and "offset" not in stored
     html = render_to_string(

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from django.template.loader import render_to_string
 
-from apps.assessments import person_dates, persons, release_apply
+from apps.assessments import person_dates, persons, release_secrets
 from apps.assessments.configuration import DeidConfig, EventCount, PersonDates, parse
 from apps.assessments.deidentify import deid_config, deid_config_save
 from apps.assessments.models import Assessment
@@ -326,7 +326,7 @@ def test_shifted_dates_move_by_one_secret_offset_per_person(custodian, analyst):
     # The event count stays exact: the long table shows each person's rows.
     assert search["levels"]["event_count"] == 0
     result, released = applied(assessment, analyst)
-    secrets = json.loads(release_apply.release_secrets_read(assessment=assessment))
+    secrets = json.loads(release_secrets.release_secrets_read(assessment=assessment))
     key = base64.b64decode(secrets["date_shift"]["key"])
     original = pl.read_csv(SHIFT.encode()).get_column("admission").to_list()
     moved = released.get_column("admission").to_list()

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.assessments import release_apply
+from apps.assessments import release_secrets
 from apps.assessments.models import Assessment
 from apps.datasets.models import Dataset
 from apps.engine.masking import hmac_pseudonym
@@ -251,7 +251,7 @@ def test_linked_tables_uploaded_released_as_tables_and_downloaded(
         assert hashlib.sha256(archive.read(name)).hexdigest() == digest, name
 
     # One row per released person under the keyed pseudonym; K105 in no table.
-    keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
+    keys = json.loads(release_secrets.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["patient_id"])
     p = {k: hmac_pseudonym(k, key, 32) for k in [f"K10{i}" for i in range(1, 10)]}
     people = pl.read_csv(io.BytesIO(person_csv), infer_schema_length=0)

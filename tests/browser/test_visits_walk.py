@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.assessments import release_apply
+from apps.assessments import release_secrets
 from apps.assessments.models import Assessment
 from apps.datasets.demo_visits import generate_visits
 from apps.datasets.models import Dataset
@@ -189,7 +189,7 @@ def test_demo_visits_walk_steps_1_to_9_in_persons(
     # Step 9: the signed report and the released file, as the reviewer downloads them.
     assessment.refresh_from_db()
     applied = assessment.apply_result
-    keys = json.loads(release_apply.release_secrets_read(assessment=assessment))["keys"]
+    keys = json.loads(release_secrets.release_secrets_read(assessment=assessment))["keys"]
     key = base64.b64decode(keys["chart_number"])
     expected = {hmac_pseudonym(c, key, 32): c for c in visits.get_column("chart_number")}
     rows_of = visits.group_by("chart_number").len()

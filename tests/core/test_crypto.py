@@ -267,7 +267,7 @@ def test_a_development_key_is_made_once_readable_by_its_owner_only(tmp_path):
 
 @pytest.mark.django_db
 def test_keys_that_cannot_be_opened_are_a_clear_error_not_a_crash(sealed_everywhere):
-    from apps.assessments.release_apply import release_secrets_read
+    from apps.assessments.release_secrets import release_secrets_read
     from apps.core.errors import ApplicationError
 
     _custodian, assessment, _sealed = sealed_everywhere
