@@ -11,10 +11,10 @@ person-level class), exactly or not at all.
 
 This module holds the rules of that declaration (:func:`assessment_set_persons`), what
 Step 2 shows about it (:func:`persons_state`: suggested levels, the warning when a file
-looks longitudinal but no person is declared), the levels as Step 4 and Step 7 read
-them (:func:`data_levels`; the Step 4 measure is ``person_risk``), the guard of what Step 7 cannot do per person
-(:func:`refuse_longitudinal_deidentify`) and the one that keeps such data from the
-record-level search (:func:`refuse_row_search`).
+looks longitudinal but no person is declared, from ``person_hints``), the levels as Step 4
+and Step 7 read them (:func:`data_levels`; the Step 4 measure is ``person_risk``), the
+guard of what Step 7 cannot do per person (:func:`refuse_longitudinal_deidentify`) and the
+one that keeps such data from the record-level search (:func:`refuse_row_search`).
 
 Values of the data are never shown here: a person-level column that varies within a
 person is refused naming the column and the persons by their row numbers in the data
@@ -24,7 +24,6 @@ set, never by their key or by any value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import polars as pl
@@ -33,14 +32,14 @@ from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.models import Assessment
-from apps.assessments.person_tables import check_structure, structure_hints, structure_levels
+from apps.assessments.person_hints import longitudinal_hints
+from apps.assessments.person_tables import check_structure, structure_levels
 from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.errors import EngineError
 from apps.engine.longitudinal import ALL, parse_power, suggest_levels
-from apps.engine.longitudinal.data import LONGITUDINAL_RATIO
 from apps.engine.longitudinal.formulas import MAX_POWER
 from apps.engine.reading import read_table
 
@@ -61,86 +60,7 @@ DEFAULT_AT_RISK_TARGET = 0.2
 EXAMPLE_PERSONS = 3
 EXAMPLE_ROWS = 4
 
-#: Kinds of column the Step 2 detectors recognize (``Variable.suggestion_kind``) whose
-#: value belongs to one person: chart and record numbers, health card and insurance
-#: numbers, e-mail addresses, telephone, account and licence numbers, user names, a
-#: column named as an identifier whose values repeat ("shared_code"), near-unique values.
-#: Names, addresses and free text are left out: different people share them.
-PERSON_ID_KINDS = frozenset(
-    {
-        "record_number",
-        "shared_code",
-        "unique_values",
-        "health_number",
-        "sin",
-        "ssn",
-        "email",
-        "phone",
-        "account",
-        "licence",
-        "online_handle",
-    }
-)
-
 STEP7_REFUSAL = "Data with several rows per person cannot be de-identified with"
-
-
-# --------------------------------------------------------------------------- the warning
-
-
-@dataclass(frozen=True)
-class IdentifierColumn:
-    """What the warning rule reads of a column: its Step 2 kind and its profile's counts."""
-
-    name: str
-    kind: str
-    rows: int  # rows of the data set
-    missing: int
-    distinct: int  # distinct non-missing values
-
-
-def repeated_identifiers(columns: Sequence[IdentifierColumn]) -> list[dict[str, Any]]:
-    """The columns that make a file look longitudinal: a column that looks like a person's
-    identifier (its kind is in ``PERSON_ID_KINDS``) with far fewer distinct values than
-    rows — at least two distinct values, and at most ``LONGITUDINAL_RATIO`` (80 %) of its
-    non-missing values distinct, i.e. at least one row in five repeats a value seen
-    before. Such a column most likely names the same person on several rows."""
-    hints = []
-    for column in columns:
-        filled = column.rows - column.missing
-        if column.kind not in PERSON_ID_KINDS or filled < 2 or column.distinct < 2:
-            continue
-        if column.distinct <= LONGITUDINAL_RATIO * filled:
-            hints.append(
-                {
-                    "column": column.name,
-                    "rows": filled,
-                    "distinct": column.distinct,
-                    "rows_per_value": round(filled / column.distinct, 2),
-                }
-            )
-    return hints
-
-
-def longitudinal_hints(assessment: Assessment) -> list[dict[str, Any]]:
-    """The data set's columns that look like a repeated person identifier (from the
-    profiles Step 2 already holds: the data is not read)."""
-
-    tables = structure_hints(assessment.dataset.table_structure)
-    if tables:  # linked tables: longitudinal by construction
-        return tables
-    rows = int(assessment.dataset.rows or 0)
-    columns = [
-        IdentifierColumn(
-            name=v.name,
-            kind=v.suggestion_kind,
-            rows=rows,
-            missing=int((v.profile or {}).get("missing") or 0),
-            distinct=int((v.profile or {}).get("distinct") or 0),
-        )
-        for v in Variable.objects.filter(dataset=assessment.dataset).order_by("position")
-    ]
-    return repeated_identifiers(columns)
 
 
 # --------------------------------------------------------------------------- reading data

@@ -5,7 +5,7 @@ release in persons: test_longitudinal_release.py)."""
 
 import pytest
 
-from apps.assessments import deidentify, persons, release_apply, services
+from apps.assessments import deidentify, person_hints, persons, release_apply, services
 from apps.assessments.selectors import overall_risk
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
@@ -297,11 +297,11 @@ def test_the_person_key_must_be_a_direct_identifier_on_every_row(custodian, anal
 
 
 def column(name: str, kind: str, rows: int, distinct: int, missing: int = 0):  # type: ignore[no-untyped-def]
-    return persons.IdentifierColumn(name, kind, rows, missing, distinct)
+    return person_hints.IdentifierColumn(name, kind, rows, missing, distinct)
 
 
 def test_the_longitudinal_warning_rule():
-    hints = persons.repeated_identifiers(
+    hints = person_hints.repeated_identifiers(
         [
             # 10 rows, 8 distinct record numbers: two rows repeat a value (80 %) → flagged.
             column("mrn", "record_number", 10, 8),
