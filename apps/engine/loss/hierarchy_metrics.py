@@ -1,5 +1,6 @@
-"""The metrics read from the hierarchies: loss (Iyengar 2002), generalization entropy and
-precision (Sweeney 2002), with the per-level tables they precompute.
+"""The metrics read from the hierarchies: loss (Iyengar 2002) and precision (Sweeney 2002),
+with the per-level tables they precompute; generalization entropy is in
+:mod:`.entropy_metric`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from apps.engine.loss import kernels
 from apps.engine.loss.formulas import (
     ARX_FACTOR,
     MetricName,
-    generalization_entropies,
     geometric_mean_loss,
     loss_of_dimension,
     precision_value,
-    suppression_entropy,
 )
 from apps.engine.loss.node import Metric, NodeClasses
 
@@ -169,199 +168,6 @@ def _loss_tables(
         tuple(by_level[j, : h + 1].copy() for j, h in enumerate(problem.heights)),
         tuple(penalty[j, : h + 1].tolist() for j, h in enumerate(problem.heights)),
     )
-
-
-class EntropyMetric(Metric):
-    """Non-uniform entropy, non-monotonic variant (El Emam et al. 2009), summed over QIs."""
-
-    name: MetricName = "entropy"
-    exact_bound = True
-    reads_codes = True
-    static_at_zero = True  # (no suppressed row: nothing added to the static bound)
-
-    def __init__(self, problem: SearchProblem) -> None:
-        super().__init__(problem)
-        self.by_level = problem.memoized(("metric", self.name), lambda: _entropy_by_level(problem))
-
-    @cached_property
-    def _cum(self) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
-        """Per QI and level, the value frequencies in decreasing order, their running
-        sums and the running sums of f log2 f (for the least suppression entropy; made
-        when a bound first needs them: searches that suppress nothing never do)."""
-        return self.problem.memoized(
-            ("metric", self.name, "cum"), lambda: _entropy_cums(self.problem)
-        )
-
-    def maximum(self) -> float:
-        """Entropy at the top node of the hierarchies, nothing suppressed (the 100 %)."""
-        return float(sum(e[-1] for e in self.by_level))
-
-    def least_suppression_entropy(
-        self, j: int, level: int, suppressed: NDArray[np.int64]
-    ) -> NDArray[np.float64]:
-        """Least ``-sum_u c_u log2(c_u/S)`` of QI ``j`` at ``level`` over every way of
-        suppressing ``S >= suppressed`` rows.
-
-        Proof: with ``S`` fixed the term is ``S log2 S - sum_u c_u log2 c_u`` with
-        ``0 <= c_u <= f_u`` (the value's rows at that level) and ``sum c_u = S``. The
-        greedy vector ``g`` that fills the most frequent values first majorizes every such
-        ``c`` (its top-m sum is ``min(S, top-m sum of f)``, which bounds any ``c``'s), and
-        ``sum x log x`` is Schur-convex, so ``g`` gives the least term. That least term is
-        non-decreasing in ``S``: one more row raises ``S log S`` by at least as much as
-        ``c log c`` of the bin it fills, because ``c <= S`` and ``x log x`` has increasing
-        differences. So ``S = suppressed`` gives a bound for every larger ``S``.
-        """
-        cum, cum_flogf = self._cum[j][level]
-        s = suppressed.astype(np.float64)
-        if not len(cum):
-            return np.zeros(len(s), dtype=np.float64)
-        full = np.searchsorted(cum, s, side="right")  # values filled completely
-        filled = np.where(full > 0, cum[np.maximum(full - 1, 0)], 0.0)
-        flogf = np.where(full > 0, cum_flogf[np.maximum(full - 1, 0)], 0.0)
-        rest = s - filled
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rest_log = np.where(rest > 0, rest * np.log2(np.maximum(rest, 1.0)), 0.0)
-            s_log = np.where(s > 0, s * np.log2(np.maximum(s, 1.0)), 0.0)
-        # A hair below the exact least, so float rounding never lifts it over a value.
-        least: NDArray[np.float64] = np.maximum(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
-        return least
-
-    def suppression_bounds(
-        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
-    ) -> NDArray[np.float64]:
-        """Generalization part (exact) plus, per QI, the least suppression entropy of
-        at least ``suppressed`` rows (:meth:`least_suppression_entropy`)."""
-        total = self.lower_bounds(levels)
-        if not (suppressed > 0).any():
-            return total
-        for j, top in enumerate(int(t) for t in levels.max(axis=0, initial=0)):
-            for level in range(top + 1):
-                at = levels[:, j] == level
-                if at.any():
-                    total[at] += self.least_suppression_entropy(j, level, suppressed[at])
-        return total
-
-    def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
-        """Scalar form of :meth:`suppression_bounds` (compiled: ``loss/kernels.py``)."""
-        return float(
-            kernels.entropy_suppression_bound(
-                np.asarray(levels, dtype=np.int16), suppressed, *self._bound_arrays
-            )
-        )
-
-    def _suppression_bounds_of(
-        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
-    ) -> NDArray[np.float64]:
-        """Compiled (:func:`kernels.entropy_suppression_bounds`): the same bound as
-        :meth:`suppression_bounds` up to the order of its float additions."""
-        out: NDArray[np.float64] = kernels.entropy_suppression_bounds(
-            np.ascontiguousarray(levels, dtype=np.int16),
-            np.ascontiguousarray(suppressed, dtype=np.int64),
-            *self._bound_arrays,
-        )
-        return out
-
-    @cached_property
-    def _bound_arrays(
-        self,
-    ) -> tuple[
-        NDArray[np.float64],
-        NDArray[np.float64],
-        NDArray[np.float64],
-        NDArray[np.int64],
-        NDArray[np.int64],
-    ]:
-        """``by_level`` as ``[d x (H+1)]``; the running sums of every QI and level in one
-        array each, with their start and length per QI and level."""
-        p = self.problem
-        width = max(p.heights, default=0) + 1
-        by_level = np.zeros((p.dimensions, width), dtype=np.float64)
-        start = np.zeros((p.dimensions, width), dtype=np.int64)
-        length = np.zeros((p.dimensions, width), dtype=np.int64)
-        cums: list[NDArray[np.float64]] = []
-        flogfs: list[NDArray[np.float64]] = []
-        at = 0
-        for j, per_level in enumerate(self._cum):
-            by_level[j, : len(self.by_level[j])] = self.by_level[j]
-            for level, (cum, flogf) in enumerate(per_level):
-                start[j, level], length[j, level] = at, len(cum)
-                cums.append(cum)
-                flogfs.append(flogf)
-                at += len(cum)
-        empty = np.zeros(0, dtype=np.float64)
-        return (
-            by_level,
-            np.concatenate(cums) if cums else empty,
-            np.concatenate(flogfs) if flogfs else empty,
-            start,
-            length,
-        )
-
-    def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
-        total = np.zeros(len(levels), dtype=np.float64)
-        for j, e in enumerate(self.by_level):
-            total += e[levels[:, j]]
-        return total
-
-    def _value(self, node: NodeClasses) -> float:
-        total = 0.0
-        for j, level in enumerate(node.levels):
-            total += float(self.by_level[j][level])
-        columns = node.columns
-        if not node.suppressed.any():
-            return total
-        if isinstance(columns, np.ndarray) and columns.ndim == 2:
-            # Rows per suppressed value counted in one compiled pass; each QI's term is
-            # then suppression_entropy's own expression on the same floats.
-            lookups = self.problem.lookups
-            counts, starts = kernels.suppressed_value_counts(
-                np.ascontiguousarray(columns),
-                np.ascontiguousarray(node.sizes, dtype=np.int64),
-                np.ascontiguousarray(node.suppressed),
-                np.array(
-                    [lk.values_at(level) for lk, level in zip(lookups, node.levels, strict=True)],
-                    dtype=np.int64,
-                ),
-            )
-            bounds = starts.tolist()
-            for j in range(len(node.levels)):
-                c = counts[bounds[j] : bounds[j + 1]]
-                rows = c.sum()
-                if rows != 0:
-                    total += float(-(c * np.log2(c / rows)).sum()) + 0.0
-            return total
-        if node.suppressed.any():
-            supp_sizes = node.sizes[node.suppressed].astype(np.float64)
-            for j, level in enumerate(node.levels):
-                per_value = np.bincount(
-                    node.columns[j][node.suppressed],
-                    weights=supp_sizes,
-                    minlength=self.problem.lookups[j].values_at(level),
-                )
-                total += suppression_entropy(per_value.astype(np.int64))
-        return total
-
-
-def _entropy_by_level(problem: SearchProblem) -> tuple[NDArray[np.float64], ...]:
-    """:class:`EntropyMetric`'s ``by_level`` (per problem)."""
-    return tuple(
-        generalization_entropies(fr, lk.maps)
-        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
-    )
-
-
-def _entropy_cums(
-    problem: SearchProblem,
-) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
-    """:class:`EntropyMetric`'s ``_cum`` (per problem)."""
-    cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
-    for fr in problem.frequencies:
-        per_level = []
-        for f in fr:
-            desc = np.sort(f[f > 0].astype(np.float64))[::-1]
-            per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
-        cum.append(per_level)
-    return cum
 
 
 class PrecisionMetric(Metric):

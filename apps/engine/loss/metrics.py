@@ -11,8 +11,9 @@ and AECS also take numbers measured on evaluated specializations (``lift``), eac
 bound with its proof in its docstring, all checked against every node of random
 problems in ``tests/engine/test_search_properties.py``.
 
-The metrics by what they read: :mod:`.node` (the base class), :mod:`.hierarchy_metrics`,
-:mod:`.class_metrics`; :func:`prepare_metric` picks one by name.
+The metrics by what they read: :mod:`.node` (the base class), :mod:`.hierarchy_metrics`
+and :mod:`.entropy_metric`, :mod:`.class_metrics`; :func:`prepare_metric` picks one by
+name.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from typing import TYPE_CHECKING
 
 from apps.engine.errors import EngineInputError
 from apps.engine.loss.class_metrics import AverageClassSizeMetric, DiscernibilityMetric
+from apps.engine.loss.entropy_metric import EntropyMetric
 from apps.engine.loss.formulas import (
     METRICS,
 )
-from apps.engine.loss.hierarchy_metrics import EntropyMetric, LossMetric, PrecisionMetric
+from apps.engine.loss.hierarchy_metrics import LossMetric, PrecisionMetric
 from apps.engine.loss.node import Metric, NodeClasses
 
 if TYPE_CHECKING:
