@@ -38,8 +38,6 @@ def main() -> None:
     parser.add_argument("--arx-data", type=Path, default=ARX)
     args = parser.parse_args()
 
-    from bench_grid import ADULT_QUASI
-
     import apps.engine.frame as frame
     import apps.engine.hierarchies.model as model
     import apps.engine.search.problem as problem
@@ -48,6 +46,7 @@ def main() -> None:
     import apps.engine.textcodes.index as index
     from apps.engine.hierarchies import read_arx_csv
     from apps.engine.search.preload import load_compiled_code
+    from bench.grid.data import ADULT_QUASI
 
     load_compiled_code()
     if args.serial:
