@@ -36,14 +36,9 @@ from apps.assessments.search_job import search_inputs
 from apps.assessments.services import assessment_lock_draft
 from apps.assessments.techniques import TITLES, engine_params
 from apps.core.errors import ApplicationError
-from apps.datasets.cluster import (
-    cluster_engine,
-    cluster_source,
-    dataset_is_cluster,
-    job_progress,
-    release_path_check,
-    release_prefix_of,
-)
+from apps.datasets.cluster import cluster_source, dataset_is_cluster, job_progress
+from apps.datasets.cluster_connection import cluster_engine, release_prefix_of
+from apps.datasets.cluster_paths import release_path_check
 from apps.datasets.storage import delete_quietly
 from apps.engine.errors import EngineError
 from apps.engine.loss import EntropyMetric, entropy_percent

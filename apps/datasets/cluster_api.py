@@ -23,8 +23,8 @@ from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.core import fields as strict
 from apps.datasets.api import DatasetSerializer
-from apps.datasets.cluster import (
-    cluster_dataset_register,
+from apps.datasets.cluster import cluster_dataset_register
+from apps.datasets.cluster_connection import (
     spark_connection_clear,
     spark_connection_set,
     spark_connection_status,

@@ -12,8 +12,8 @@ from django.shortcuts import redirect, render
 from apps.accounts.decorators import membership_of, org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
-from apps.datasets.cluster import (
-    cluster_dataset_register,
+from apps.datasets.cluster import cluster_dataset_register
+from apps.datasets.cluster_connection import (
     spark_connection_clear,
     spark_connection_set,
     spark_connection_status,

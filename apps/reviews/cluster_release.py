@@ -18,7 +18,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
-from apps.datasets.cluster import cluster_engine
+from apps.datasets.cluster_connection import cluster_engine
 from apps.engine.errors import EngineError
 from apps.engine.rows import ReleaseManifest
 from apps.reviews.release import approving_decision

@@ -10,7 +10,8 @@ import polars as pl
 
 from apps.assessments.services import assessment_create
 from apps.classification.services import variables_accept_suggestions
-from apps.datasets.cluster import cluster_dataset_register, spark_connection_set
+from apps.datasets.cluster import cluster_dataset_register
+from apps.datasets.cluster_connection import spark_connection_set
 from apps.datasets.storage import local_path
 from apps.jobs.services import job_execute
 from apps.reviews import services as reviews

@@ -17,13 +17,13 @@ from apps.assessments.services import assessment_create
 from apps.audit.models import AuditEvent
 from apps.core import crypto
 from apps.core.errors import ApplicationError
-from apps.datasets.cluster import (
+from apps.datasets.cluster_connection import spark_connection_set
+from apps.datasets.cluster_models import SparkConnection, spark_remote_purpose
+from apps.datasets.cluster_paths import (
     cluster_source_check,
     release_path_check,
     release_prefix_check,
-    spark_connection_set,
 )
-from apps.datasets.cluster_models import SparkConnection, spark_remote_purpose
 from apps.datasets.models import Dataset
 from apps.engine.rows import ReleaseManifest
 from apps.jobs.services import job_execute
