@@ -4,9 +4,10 @@
   come back (as Arrow), and `apps.engine.frame.encode_distinct` encodes them as the
   polars engine does (values turned into text by polars, not by Spark, so a date or an
   integer reads the same on both).
-* Release: random pseudonyms first (their linking table is drawn here and joined on the
-  cluster, refused past `MAX_MAPPED_VALUES` as on one machine); then ``mapInArrow``
-  runs `apps.engine.rows.batches` on every batch (keyed pseudonyms, AES-SIV tokens,
+* Release (its cluster-side steps in `apps.engine.rows.spark.release_steps`): random
+  pseudonyms first (their linking table is drawn here and joined on the cluster,
+  refused past `MAX_MAPPED_VALUES` as on one machine); then ``mapInArrow`` runs
+  `apps.engine.rows.batches` on every batch (keyed pseudonyms, AES-SIV tokens,
   character masking, scrubbing, recoding, row-local techniques), with the keys inside
   the job, never written to the cluster; classes smaller than the release size (and
   those failing a privacy model) are removed by a null-safe semi-join against the
@@ -20,18 +21,13 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
-import os
 import secrets
-import tempfile
-import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
@@ -43,7 +39,6 @@ from apps.engine.frame import encode_distinct
 from apps.engine.masking import (
     MaskingSecrets,
     MaskSpec,
-    mapped_values_refusal,
     mask_direct_identifiers,
     new_key,
 )
@@ -64,8 +59,16 @@ from apps.engine.rows.release import (
     check_l_diversity_columns,
     l_diversity_from_histogram,
 )
+from apps.engine.rows.spark.archive import engine_archive
 from apps.engine.rows.spark.reading import column, read_source
-from apps.engine.rows.spark.session import Runner, connect, first_line
+from apps.engine.rows.spark.release_steps import (
+    _COUNT,
+    _arrow_schema,
+    _spark_schema,
+    random_pseudonyms,
+    release_size_suppression,
+)
+from apps.engine.rows.spark.session import Runner, connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,7 +77,6 @@ if TYPE_CHECKING:
 ROWS_PER_FILE = 4_000_000
 #: Rows per Arrow batch handed to the executors' Python code.
 BATCH_ROWS = 131_072
-_COUNT = "__deidweb_count"
 _RANDOM = "__deidweb_random"
 
 
@@ -251,7 +253,9 @@ class SparkRows:
         assert isinstance(empty, pl.DataFrame)
         mask_direct_identifiers(empty, specs)  # checks methods and lengths before any pass
         random = [c for c, s in specs.items() if s.method == "random"]
-        frame, linking = self._random_pseudonyms(frame, {c: specs[c] for c in random}, progress)
+        frame, linking = random_pseudonyms(
+            self.session, self._runner, frame, {c: specs[c] for c in random}, progress
+        )
         keys = {
             c: plan.keys.get(c) or new_key()
             for c, s in specs.items()
@@ -273,7 +277,7 @@ class SparkRows:
         recipe = replace(recipe, schema=schema)
         self._ship_engine()
         released = frame.mapInArrow(partial(release_batches, recipe=recipe), _spark_schema(schema))
-        kept = self._suppressed(frame, released, plan, recodings, quasi)
+        kept = release_size_suppression(self.session, frame, released, plan, recodings, quasi)
         seed = plan.seed if plan.seed is not None else secrets.randbits(63)
         parts = max(1, min(math.ceil(plan.rows / ROWS_PER_FILE), 10_000))
         from pyspark.sql import functions as F
@@ -297,101 +301,6 @@ class SparkRows:
             manifest=manifest,
             secrets=MaskingSecrets(keys=keys, linking_tables=linking),
             engine=self.name,
-        )
-
-    def _random_pseudonyms(
-        self, frame: DataFrame, specs: dict[str, MaskSpec], progress: Progress | None
-    ) -> tuple[DataFrame, dict[str, pl.DataFrame]]:
-        """Random pseudonyms through a linking table drawn here (one per distinct value)
-        and joined on the cluster by the stored value."""
-        if not specs:
-            return frame, {}
-        from pyspark.sql import functions as F
-
-        estimates = self._runner.run(
-            lambda: frame.agg(
-                *(F.approx_count_distinct(column(c)).alias(c) for c in specs)
-            ).collect()[0],
-            message="Estimating distinct values of the random pseudonyms",
-            progress=progress,
-        )
-        for c, spec in specs.items():
-            refusal = mapped_values_refusal(c, spec.method, int(estimates[c] or 0))
-            if refusal:
-                raise EngineInputError(refusal)
-        linking: dict[str, pl.DataFrame] = {}
-        for i, (c, spec) in enumerate(specs.items()):
-            values_query = frame.select(column(c).alias("value")).where(F.col("value").isNotNull())
-            values = pl.from_arrow(
-                self._runner.run(
-                    values_query.distinct().toArrow,
-                    message=f"Collecting the distinct values of {c}",
-                    progress=progress,
-                )
-            )
-            assert isinstance(values, pl.DataFrame)
-            text = values.select(pl.col("value").cast(pl.String).alias(c))
-            drawn = mask_direct_identifiers(text, {c: spec})
-            table = drawn.secrets.linking_tables[c]
-            linking[c] = table
-            pairs = pl.DataFrame(
-                {
-                    f"__deidweb_value{i}": values.get_column("value"),
-                    f"__deidweb_pseudonym{i}": drawn.data.get_column(c),
-                }
-            )
-            mapping = self.session.createDataFrame(pairs.to_arrow())
-            joined = frame.join(
-                F.broadcast(mapping),
-                column(c) == F.col(f"__deidweb_value{i}"),
-                "left",
-            )
-            frame = joined.select(
-                *(
-                    F.col(f"__deidweb_pseudonym{i}").alias(name) if name == c else column(name)
-                    for name in frame.columns
-                )
-            )
-        return frame, linking
-
-    def _suppressed(
-        self,
-        source: DataFrame,
-        released: DataFrame,
-        plan: ReleasePlan,
-        recodings: tuple[Recoding, ...],
-        quasi: list[str],
-    ) -> DataFrame:
-        """The released rows of classes of at least the release size, not failing."""
-        from pyspark.sql import functions as F
-
-        failing = plan.suppressed_classes
-        if not quasi:
-            return released if plan.release_size <= 1 else released.limit(0)
-        if plan.release_size <= 1 and (failing is None or failing.height == 0):
-            return released
-        labels_recipe = BatchRecipe(direct={}, keys={}, recodings=recodings, techniques=())
-        qi_only = source.select(*(column(q) for q in quasi))
-        schema = spark_arrow_schema(pa.schema([pa.field(q, pa.string()) for q in quasi]))
-        labels_recipe = replace(labels_recipe, schema=schema)
-        classes = (
-            qi_only.mapInArrow(
-                partial(release_batches, recipe=labels_recipe), _spark_schema(schema)
-            )
-            .groupBy(*(column(q) for q in quasi))
-            .agg(F.count(F.lit(1)).alias(_COUNT))
-            .where(F.col(_COUNT) >= plan.release_size)
-            .drop(_COUNT)
-        )
-        if failing is not None and failing.height:
-            bad = self.session.createDataFrame(
-                failing.select(pl.col(q).cast(pl.String) for q in quasi).to_arrow()
-            )
-            classes = classes.alias("k").join(
-                bad.alias("f"), _null_safe("k", "f", quasi), "left_anti"
-            )
-        return released.alias("r").join(
-            classes.alias("c"), _null_safe("r", "c", quasi), "left_semi"
         )
 
     def _files(self, location: str) -> list[str]:
@@ -448,58 +357,3 @@ class SparkRows:
             files = []  # the release's folder is gone: every file is missing
         current = build_manifest(manifest.location, manifest.columns, self._hash(files, None))
         return compare(manifest, current)
-
-
-def engine_archive() -> Path:
-    """A zip of the ``apps.engine`` package (its Python files and the data files it reads
-    through importlib.resources), named by its content."""
-    root = Path(__file__).resolve().parents[4]
-    package = root / "apps" / "engine"
-    files = sorted(
-        [
-            root / "apps" / "__init__.py",
-            *package.rglob("*.py"),
-            *(
-                p
-                for p in package.rglob("data/**/*")
-                if p.is_file() and "__pycache__" not in p.parts
-            ),
-        ],
-        key=lambda p: p.relative_to(root).as_posix(),
-    )
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
-    archive = Path(tempfile.gettempdir()) / f"deidweb-engine-{digest.hexdigest()[:16]}.zip"
-    if not archive.exists():
-        partial_path = archive.with_suffix(f".{os.getpid()}.part")
-        with zipfile.ZipFile(partial_path, "w", zipfile.ZIP_DEFLATED) as zipped:
-            for file in files:
-                info = zipfile.ZipInfo(file.relative_to(root).as_posix(), (1980, 1, 1, 0, 0, 0))
-                zipped.writestr(info, file.read_bytes(), zipfile.ZIP_DEFLATED)
-        partial_path.replace(archive)
-    return archive
-
-
-def _null_safe(left: str, right: str, names: Sequence[str]) -> list[Any]:
-    from pyspark.sql import functions as F
-
-    def quoted(alias: str, name: str) -> Any:
-        return F.col(f"{alias}.`{name.replace('`', '``')}`")
-
-    return [quoted(left, n).eqNullSafe(quoted(right, n)) for n in names]
-
-
-def _arrow_schema(frame: DataFrame) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    try:
-        return to_arrow_schema(frame.schema)
-    except Exception as exc:
-        raise EngineInputError(f"a column type is not supported: {first_line(exc)}") from None
-
-
-def _spark_schema(schema: pa.Schema) -> Any:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
