@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from django.contrib.humanize.templatetags.humanize import intcomma
+
 #: Marker stored with a person-level search node and a release's ``suppressed`` summary.
 Counting = Literal["events_counted_once", "legacy"]
 COUNTED_ONCE: Counting = "events_counted_once"
@@ -30,7 +32,8 @@ LEGACY_NOTE = (
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    """``n`` as the pages print it (``intcomma``) and the word, plural unless 1."""
+    return f"{intcomma(n)} {word}{'' if n == 1 else 's'}"
 
 
 def counting_of(stored: Mapping[str, Any]) -> Counting:
@@ -93,7 +96,7 @@ def _view(
             events_removed_at_most=None,
             persons_text=f"with their {_plural(others, 'event')} not counted above.",
             emptied_text=(
-                f"{emptied:,} of them lost every event to event suppression: a person "
+                f"{intcomma(emptied)} of them lost every event to event suppression: a person "
                 "with no row left is not released."
                 if emptied
                 else ""
@@ -175,7 +178,7 @@ def rows_suppressed_share(applied: Mapping[str, Any] | None) -> float | None:
         return None
     view = release_suppression(applied)
     if view is not None and view.legacy and view.events_removed is not None:
-        events_in = int(applied["longitudinal"]["events_in"])
+        events_in = int(applied.get("longitudinal", applied)["events_in"])
         return view.events_removed / events_in if events_in else 0.0
     value = applied.get("suppressed_share")
     return float(value) if value is not None else None

@@ -255,3 +255,28 @@ def test_a_new_stored_result_keeps_the_new_words(custodian, analyst, client_for)
         client_for(analyst).get(api + "search/").json()["person_suppression"]["counting"]
         == COUNTED_ONCE
     )
+
+
+def test_the_template_filters_leave_a_missing_figure_blank() -> None:
+    from django.template import Context, Template
+
+    template = Template(
+        "{% load humanize deid person_suppression %}"
+        "[{{ a|rows_suppressed|intcomma }}|{{ a|rows_suppressed_share|percent:2 }}]"
+    )
+    assert template.render(Context({"a": {"form": "table"}})) == "[|—]"
+    legacy = {"suppressed_rows": 5, "longitudinal": summary(OLD_SUPPRESSED, 27)}
+    assert template.render(Context({"a": legacy})) == "[4|12.90%]"
+    record = {"suppressed_rows": 1234, "suppressed_share": 0.5}
+    assert template.render(Context({"a": record})) == "[1\xa0234|50.00%]"  # intcomma, as before
+
+
+def test_large_figures_are_printed_as_the_report_prints_them() -> None:
+    big = {
+        **OLD_SUPPRESSED,
+        "events_of_suppressed_persons": 1234,
+        "persons_without_events_left": 1500,
+    }
+    html = render_to_string("reports/_person_release.html", {"lg": summary(big, 27)})
+    # the old template's own numbers, through intcomma
+    assert "with their 1\xa0234 events. 1\xa0500 persons lost every event" in html

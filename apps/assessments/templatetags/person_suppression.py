@@ -26,10 +26,14 @@ def node_suppression(node: Mapping[str, Any] | None) -> reading.PersonSuppressio
 
 
 @register.filter
-def rows_suppressed(applied: Mapping[str, Any] | None) -> int | None:
-    return reading.rows_suppressed(applied)
+def rows_suppressed(applied: Mapping[str, Any] | None) -> int | str:
+    """Records (events) a stored release removed, each once; "" when not stored (as a
+    missing key reads in a template)."""
+    value = reading.rows_suppressed(applied)
+    return "" if value is None else value
 
 
 @register.filter
-def rows_suppressed_share(applied: Mapping[str, Any] | None) -> float | None:
-    return reading.rows_suppressed_share(applied)
+def rows_suppressed_share(applied: Mapping[str, Any] | None) -> float | str:
+    value = reading.rows_suppressed_share(applied)
+    return "" if value is None else value
