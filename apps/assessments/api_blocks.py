@@ -11,6 +11,7 @@ from apps.assessments.configuration import DeidConfig
 from apps.assessments.hierarchies import hierarchy_preview
 from apps.assessments.models import RELEASE_FIELDS, Assessment, HierarchySpec
 from apps.assessments.person_dates import dates_state
+from apps.assessments.person_suppression import node_suppression_data, release_suppression_data
 from apps.assessments.persons import persons_state
 from apps.assessments.selectors import overall_risk
 from apps.assessments.serializers import (
@@ -124,6 +125,9 @@ def search_data(assessment: Assessment) -> dict[str, Any]:
         {
             "result": assessment.search_result,
             "chosen_levels": assessment.chosen_levels,
+            "person_suppression": node_suppression_data(
+                (assessment.search_result or {}).get("solution")
+            ),
             "job": _job(assessment.search_job),
         }
     ).data
@@ -131,7 +135,11 @@ def search_data(assessment: Assessment) -> dict[str, Any]:
 
 def apply_data(assessment: Assessment) -> dict[str, Any]:
     return ApplySerializer(
-        {"result": assessment.apply_result, "job": _job(assessment.apply_job)}
+        {
+            "result": assessment.apply_result,
+            "job": _job(assessment.apply_job),
+            "person_suppression": release_suppression_data(assessment.apply_result),
+        }
     ).data
 
 

@@ -22,6 +22,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments.models import Assessment
+from apps.assessments.person_suppression import rows_suppressed
 from apps.assessments.services import assessment_editable
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
@@ -71,7 +72,7 @@ def altered_variables(applied: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def release_transformations(applied: dict[str, Any] | None) -> list[dict[str, str]]:
     """The transformations of the release as a whole (records removed)."""
-    suppressed = int((applied or {}).get("suppressed_rows") or 0)
+    suppressed = rows_suppressed(applied) or 0
     if not suppressed:
         return []
     return [_transformation("record_suppression", f"{suppressed:,} records removed")]

@@ -57,6 +57,7 @@ from apps.assessments.person_release_measure import (
     measure_released_data,
     risk_before,
 )
+from apps.assessments.person_suppression import COUNTED_ONCE
 from apps.assessments.release_apply import _apply_summary, suppression_share
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
@@ -202,6 +203,7 @@ def person_release_result(
             "events": chosen.events_suppressed,
             # among "persons": event suppression left them no event (so no row)
             "persons_every_event_suppressed": chosen.persons_emptied,
+            "counting": COUNTED_ONCE,  # read by person_suppression
         },
         "event_counts": {
             "top_code": top,

@@ -34,6 +34,7 @@ from apps.assessments.person_dates import (
     event_count_spec,
     person_dates,
 )
+from apps.assessments.person_suppression import COUNTED_ONCE
 from apps.assessments.person_tables import longitudinal_data, row_tables
 from apps.assessments.persons import (
     check_person_level,
@@ -175,6 +176,8 @@ def node_data(node: NodeResult, budgets: Budgets | None) -> dict[str, Any]:
     return {
         **node.to_dict(),
         "suppressed_rows": node.suppressed_events + node.events_of_suppressed_persons,
+        # each removed event counted once (person_suppression tells older nodes apart)
+        "counting": COUNTED_ONCE,
         "budgets": budgets.to_dict() if budgets is not None else None,
     }
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from apps.assessments.person_suppression import rows_suppressed
 from apps.assessments.population import fraction_label
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.core.charts import (
@@ -331,7 +332,7 @@ def applied_solution(record: Any) -> dict[str, Any]:
         "loss_headline": loss_headline(applied, search) if applied else {},
         "missingness": missingness_figures(applied) if applied else [],
         "metric": search.get("metric", ""),
-        "suppressed_rows": applied.get("suppressed_rows"),
+        "suppressed_rows": rows_suppressed(applied),
         "rows_in": applied.get("rows_in"),
         "masking": applied.get("masking") or {},
     }

@@ -114,10 +114,25 @@ class SearchSerializer(JobBlockSerializer):
     chosen_levels = serializers.DictField(
         child=strict.IntegerField(), read_only=True, allow_null=True
     )
+    person_suppression = serializers.DictField(
+        read_only=True,
+        allow_null=True,
+        help_text="Person-level results: what was suppressed, read from the stored figures "
+        "with the words of their counting ('events_counted_once', or 'legacy' for results "
+        "stored before each removed event was counted once); null at record level.",
+    )
 
 
 class ApplySerializer(JobBlockSerializer):
     """Step 7: the applied de-identification (figures Step 8 measures)."""
+
+    person_suppression = serializers.DictField(
+        read_only=True,
+        allow_null=True,
+        help_text="Person-level results: what was suppressed, read from the stored figures "
+        "with the words of their counting ('events_counted_once', or 'legacy' for results "
+        "stored before each removed event was counted once); null at record level.",
+    )
 
 
 class ChooseSerializer(serializers.Serializer[Any]):

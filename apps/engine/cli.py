@@ -20,11 +20,12 @@ import importlib.util
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from apps.engine import cli_longitudinal, cli_longitudinal_args
 from apps.engine.attribute import l_diversity
+from apps.engine.cli_args import names
 from apps.engine.cli_engine import (
     add_engine_arguments,
     cluster_histogram,
@@ -73,15 +74,6 @@ class _Parser(argparse.ArgumentParser):
     # argparse prints the usage and exits; we want one line and a return code.
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
-
-
-def _columns(groups: Sequence[Sequence[str] | str] | None) -> list[str]:
-    """Flatten repeated options and comma-separated lists into column names."""
-    names: list[str] = []
-    for group in groups or []:
-        for item in [group] if isinstance(group, str) else group:
-            names.extend(part.strip() for part in item.split(",") if part.strip())
-    return names
 
 
 # --------------------------------------------------------------------------- measure
@@ -148,7 +140,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Compute the measure report as a JSON-ready dict."""
     if args.cap not in ALLOWED_STRICT_AVERAGE_CAPS:
         raise EngineInputError(f"--cap must be 0.33 or 0.5, not {args.cap}")
-    quasi, sensitive = _columns(args.quasi), _columns(args.sensitive)
+    quasi = names(args.quasi, "--quasi")
+    sensitive = names([g for given in args.sensitive or [] for g in given], "--sensitive")
     started = time.perf_counter()
     frame = None if on_cluster(args) else read_table(args.file, sep=args.sep, null_values=args.na)
     encoded = cluster_histogram(args, quasi) if frame is None else encode(frame, quasi)

@@ -21,7 +21,8 @@ import argparse
 import time
 from typing import Any
 
-from apps.engine.cli_longitudinal_args import levels_option, problem_from_args
+from apps.engine.cli_args import levels_option
+from apps.engine.cli_longitudinal_args import problem_from_args
 from apps.engine.criteria import DEFAULT_SUPPRESSION_LIMIT, Criterion
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal import (

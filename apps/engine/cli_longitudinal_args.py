@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from apps.engine.cli_args import names, pairs
 from apps.engine.errors import EngineInputError
 from apps.engine.hierarchies import Hierarchy
 from apps.engine.hierarchy_files import check_covered, read_hierarchy_file
@@ -50,30 +51,6 @@ _PERSON_ONLY = (
     "event_suppression_limit",
     "target",
 )
-
-
-def _names(groups: Sequence[str] | None) -> list[str]:
-    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
-
-
-def _pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in _names(groups):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def levels_option(groups: Sequence[str] | None, option: str) -> dict[str, int]:
-    out = {}
-    for name, value in _pairs(groups, option).items():
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
-    return out
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -196,7 +173,7 @@ def _hierarchies(args: argparse.Namespace) -> tuple[dict[str, HierarchySource], 
     """The hierarchies given (built-in names or files read), and the files by column."""
     out: dict[str, HierarchySource] = {}
     files: dict[str, str] = {}
-    for column, spec in _pairs(args.hierarchy, "--hierarchy").items():
+    for column, spec in pairs(args.hierarchy, "--hierarchy").items():
         if spec.lower() in BUILT_INS:
             out[column] = spec.lower()
         else:
@@ -242,9 +219,9 @@ def problem_from_args(args: argparse.Namespace, *, search: bool) -> Longitudinal
     if getattr(args, "engine", "polars") != "polars":
         # the per-person count needs every person's events together: one machine's polars
         raise EngineInputError("--person runs on this machine's engine only (--engine polars)")
-    person_quasi = _names(args.quasi)
-    event_quasi = _names(args.event_quasi)
-    dates = _names(args.dates)
+    person_quasi = names(args.quasi, "--quasi")
+    event_quasi = names(args.event_quasi, "--event-quasi")
+    dates = names(args.dates, "--dates")
     event_quasi += [d for d in dates if d not in event_quasi]
     na = getattr(args, "na", None)  # missing-value texts of every file given
     events = read_table(args.file, sep=args.sep, null_values=na).collect()

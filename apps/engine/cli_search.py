@@ -30,6 +30,7 @@ from typing import Any
 
 from apps.engine import cli_longitudinal, cli_longitudinal_args
 from apps.engine.apply import apply_solution
+from apps.engine.cli_args import levels_option
 from apps.engine.cli_engine import (
     add_manifest_argument,
     apply_on_cluster,
@@ -41,7 +42,6 @@ from apps.engine.cli_search_args import (
     add_common_arguments,
     criterion_from_args,
     direct_methods,
-    levels_option,
     positive,
     read_inputs,
 )

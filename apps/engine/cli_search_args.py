@@ -2,8 +2,9 @@
 clock starts: the options both commands share (data file, quasi-identifiers and their
 hierarchy files, the target as k, a maximum risk or a release model, suppression limit,
 metric, sensitive column and its privacy models, the engine), each parsed into what the
-engine takes (``COL=VALUE`` pairs, levels, masking methods, the criterion, the sensitive
-models) with a one-line ``EngineInputError`` when it is wrong; then the files they name
+engine takes (masking methods, the criterion, the sensitive models; names, ``COL=VALUE``
+pairs and levels by ``cli_args``, as every command reads them) with a one-line
+``EngineInputError`` when it is wrong; then the files they name
 read, hierarchies parsed and compiled and checked against the data (``Inputs``). The
 commands themselves and the reports they print or write as JSON are ``cli_search``."""
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from apps.engine.cli_args import names, pairs
 from apps.engine.cli_engine import add_engine_arguments, on_cluster
 from apps.engine.criteria import (
     DEFAULT_CAP,
@@ -33,30 +35,6 @@ from apps.engine.reading import read_table
 from apps.engine.search.preload import load_compiled_code, load_sensitive_code
 from apps.engine.search.protocol import SensitiveSpec
 from apps.engine.sensitive import SensitiveModel, parse_model
-
-
-def names(groups: Sequence[str] | None) -> list[str]:
-    return [p.strip() for g in groups or [] for p in g.split(",") if p.strip()]
-
-
-def pairs(groups: Sequence[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in names(groups):
-        name, sep, value = item.partition("=")
-        if not sep or not name or not value:
-            raise EngineInputError(f"{option} expects COL=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def levels_option(groups: Sequence[str] | None, option: str) -> dict[str, int]:
-    out = {}
-    for name, value in pairs(groups, option).items():
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise EngineInputError(f"{option}: level of {name!r} must be an integer") from None
-    return out
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -141,7 +119,7 @@ def sensitive_models(args: argparse.Namespace) -> list[SensitiveModel]:
         return []
     if not specs:
         raise EngineInputError(f"--sensitive {args.sensitive}: give at least one --criterion")
-    if args.sensitive in names(args.quasi):
+    if args.sensitive in names(args.quasi, "--quasi"):
         raise EngineInputError(
             f"{args.sensitive!r} is a quasi-identifier; a sensitive column must not be one"
         )
@@ -164,7 +142,7 @@ class Inputs:
 
 def read_inputs(args: argparse.Namespace) -> Inputs:
     """Read the file and the hierarchies (not timed) and load the compiled code."""
-    quasi = names(args.quasi)
+    quasi = names(args.quasi, "--quasi")
     if not quasi:
         raise EngineInputError("--quasi names no column")
     paths = pairs(args.hierarchy, "--hierarchy")
@@ -208,8 +186,10 @@ def read_inputs(args: argparse.Namespace) -> Inputs:
 
 def direct_methods(groups: Sequence[str] | None) -> dict[str, MaskMethod]:
     out: dict[str, MaskMethod] = {}
-    for item in names(groups):
-        name, _, method = item.partition("=")
+    for item in names(groups, "--direct"):
+        name, _, method = (p.strip() for p in item.partition("="))
+        if not name:
+            raise EngineInputError(f"--direct: blank column name in {item!r}")
         method = method or "remove"
         if method not in MASK_METHODS:
             raise EngineInputError(f"--direct {name}: unknown method {method!r}")

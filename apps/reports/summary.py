@@ -30,6 +30,7 @@ from django.template.loader import render_to_string
 from apps.assessments.attack_tests import attack_rows, known_facts
 from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
+from apps.assessments.person_suppression import rows_suppressed
 from apps.audit.models import canonical_dumps
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for
@@ -182,7 +183,7 @@ def summary_data(*, assessment: Assessment, decision: ReviewDecision) -> dict[st
             and overall is not None
             and threshold.get("value") is not None
             and overall <= float(threshold["value"]) + 1e-12,
-            "records_suppressed": applied.get("suppressed_rows"),
+            "records_suppressed": rows_suppressed(applied),
         },
         "attack_tests": [
             {

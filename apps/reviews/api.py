@@ -21,6 +21,7 @@ from apps.accounts.api_permissions import OrganizationMember
 from apps.accounts.decorators import user_of
 from apps.accounts.selectors import membership_get
 from apps.assessments.models import Assessment
+from apps.assessments.person_suppression import release_suppression_data
 from apps.assessments.withheld import hierarchy_for_role
 from apps.core import fields as strict
 from apps.reviews import services
@@ -143,6 +144,12 @@ class RecordSerializer(serializers.Serializer[Any]):
     hierarchies = RecordHierarchySerializer(many=True)
     files = serializers.DictField()
     applied = serializers.DictField(allow_null=True)
+    person_suppression = serializers.DictField(
+        allow_null=True,
+        help_text="Person-level release: what was suppressed, read from the stored figures "
+        "with the words of their counting ('events_counted_once', or 'legacy'); null at "
+        "record level.",
+    )
 
 
 class ReviewerRecordSerializer(RecordSerializer):
@@ -256,6 +263,7 @@ class ReviewActions:
                     ],
                     "files": record.files,
                     "applied": record.assessment.apply_result,
+                    "person_suppression": release_suppression_data(record.assessment.apply_result),
                 }
             ).data
         )

@@ -22,6 +22,7 @@ from apps.assessments import steps
 from apps.assessments.freetext import identifier_blockers
 from apps.assessments.justifications import justification_blockers
 from apps.assessments.models import Assessment, AssessmentStatus, HierarchySpec
+from apps.assessments.person_suppression import rows_suppressed
 from apps.assessments.release_columns import column_blockers
 from apps.assessments.services import forget_search
 from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
@@ -176,7 +177,7 @@ def decision_figures(record: AssessmentRecord) -> dict[str, Any]:
         else None,
         "passes": applied.get("passes"),
         "rows_in": applied.get("rows_in"),
-        "suppressed_rows": applied.get("suppressed_rows"),
+        "suppressed_rows": rows_suppressed(applied),
         "entropy_percent": (applied.get("utility") or {}).get("entropy_percent"),
         "levels": applied.get("levels"),
         "quasi_identifiers": applied.get("quasi_identifiers"),

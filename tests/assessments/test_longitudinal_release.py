@@ -106,6 +106,7 @@ def test_event_suppression_first_then_the_pseudonyms(custodian, analyst):
         "events_of_suppressed_persons": 0,
         "events": 1,
         "persons_every_event_suppressed": 0,
+        "counting": "events_counted_once",
     }
     assert (result["rows_in"], result["rows_out"], result["suppressed_rows"]) == (31, 30, 1)
     # Re-measured at p = 1: P1–P10 and P20 hold {A} (11 persons), P11–P19 {B} (9):
@@ -198,6 +199,7 @@ def test_a_person_whose_every_event_is_suppressed_is_a_suppressed_person(custodi
         "events_of_suppressed_persons": 0,
         "events": 2,
         "persons_every_event_suppressed": 1,
+        "counting": "events_counted_once",
     }
     assert (result["rows_out"], result["suppressed_rows"]) == (29, 2)
     # the release measured again has the search's figures

@@ -1,4 +1,5 @@
-"""Spark Connect servers for the tests: Sail in this process, Apache Spark as a child.
+"""Spark Connect servers for the tests, each a child process working in a temporary folder
+(where their managed tables go): Sail, and Apache Spark in local mode.
 
 Neither is skipped quietly in CI: under DEIDWEB_REQUIRE_SERVICES a server that cannot
 start fails the tests that need it (`unavailable`).
@@ -7,8 +8,15 @@ start fails the tests that need it (`unavailable`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -25,21 +33,40 @@ def unavailable(message: str) -> None:
 
 @contextlib.contextmanager
 def sail_server() -> Iterator[str]:
-    """Sail's Spark Connect server (Rust, no JVM) in this process: its ``sc://`` URL."""
+    """Sail's Spark Connect server (Rust, no JVM) as a child process working in a folder
+    of its own, removed afterwards: its ``sc://`` URL. Sail puts a managed table (``CREATE
+    TABLE``, ``saveAsTable``) under ``spark-warehouse`` of its working directory, resolved
+    when the table is written; run in this process, that was the checkout's root."""
+    if importlib.util.find_spec("pysail") is None:
+        unavailable("pysail (Sail, a dev dependency) is not installed")
+    from apps.engine.rows.spark.local import free_port, wait_for_port
+
+    folder = Path(tempfile.mkdtemp(prefix="deidweb-sail-"))
+    port = free_port()
+    log_path = folder / "sail.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pysail", "spark", "server", "--port", str(port)],
+            cwd=folder,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
-        from pysail.spark import SparkConnectServer
-    except ImportError as exc:
-        unavailable(f"pysail (Sail, a dev dependency) is not installed: {exc}")
-    try:
-        server = SparkConnectServer("127.0.0.1", 0)
-        server.start(background=True)
-        _, port = server.listening_address
-    except Exception as exc:  # noqa: BLE001 - any failure to start is the message
-        unavailable(f"the Sail Spark Connect server did not start: {exc}")
-    try:
+        if not wait_for_port(port, 120.0, process):
+            tail = log_path.read_text(errors="replace")[-2000:]
+            unavailable(f"the Sail Spark Connect server did not start:\n{tail}")
         yield f"sc://127.0.0.1:{port}"
     finally:
-        server.stop()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -49,7 +49,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes]) -> bool:
+def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes]) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -116,7 +116,7 @@ def local_spark_server(
             start_new_session=True,
         )
         try:
-            if not _wait_for_port(port, timeout, process):
+            if not wait_for_port(port, timeout, process):
                 tail = log_path.read_text(errors="replace")[-2000:]
                 raise EngineError(f"Apache Spark's Spark Connect server did not start:\n{tail}")
             yield LocalSpark(f"sc://127.0.0.1:{port}", process.pid, log_path)
