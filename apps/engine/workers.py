@@ -29,15 +29,22 @@ def encoding_threads() -> ThreadPoolExecutor:
 os.register_at_fork(after_in_child=_POOL.clear)
 
 
-def start_encoding_threads(timeout: float = 10.0) -> int:
+def start_encoding_threads(run: Callable[[], object] | None = None, timeout: float = 60.0) -> int:
     """Start every thread of :func:`encoding_threads` now (a process's loading, before
     any search is timed): the pool starts a thread only when none is idle, so quick work
     handed to it may leave one to start in a user's first search. Each thread waits for
-    the others here, so all have started on return; their number."""
+    the others here, so all have started on return, then runs ``run`` (each thread
+    once: the load's warm-up); their number."""
     pool = encoding_threads()
     workers = pool._max_workers
     meet = threading.Barrier(workers + 1, timeout=timeout)
-    waits = [pool.submit(meet.wait) for _ in range(workers)]
+
+    def started() -> None:
+        meet.wait()
+        if run is not None:
+            run()
+
+    waits = [pool.submit(started) for _ in range(workers)]
     meet.wait()
     for wait in waits:
         wait.result()

@@ -21,18 +21,22 @@ A first search pays more than loading code: the threads that encode columns star
 first handed work, and memory of a real table's size is new to the process (a search's
 arena, about 26 MB on a table of 10,000 rows and 8 quasi-identifiers: the C allocator
 maps it afresh, and the kernel faults its pages in, for huge pages after compacting
-memory). Measured on ARX's fars_subset (10,093 rows, 8 quasi-identifiers) in a fresh
-process, the first run's search took 3.3 ms of thread time against 0.5 ms in the second
-run, with 190 page faults against none, and the second encoding thread started during
-the run. So the load also starts every encoding thread
-(:func:`~apps.engine.workers.start_encoding_threads`) and searches a generated table of
-that size twice (:func:`real_size_table`, seeded: nothing of a user's data): the process
-keeps the allocator's grown heap, holding no data (as a JVM keeps its heap), and a first
-search of a table up to that size reuses it.
+memory), in the calling thread and in the encoding threads. Measured on ARX's
+fars_subset (10,093 rows, 8 quasi-identifiers) in a fresh process, the first run's
+search took 3.3 ms of thread time against 0.5 ms in the second run, with 190 page faults
+against none, and the second encoding thread started during the run. So the load also
+has the allocator keep freed memory (:func:`keep_freed_memory`), starts every encoding
+thread (:func:`~apps.engine.workers.start_encoding_threads`) and searches a generated
+table of that size (:func:`real_size_table`, seeded: nothing of a user's data) in this
+thread and in each encoding thread (:func:`real_size_searches`). What the process keeps
+is the allocator's heap, holding no data (as a JVM keeps its heap); a first search of a
+table up to that size reuses it. This costs the load about 100 ms (930 -> 1,050 ms) and
+24 MB of memory.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib
 from types import ModuleType
@@ -132,7 +136,7 @@ REAL_ROWS, REAL_VALUES = 10_000, (100, 10, 12, 31, 2, 3, 51, 5)
 def real_size_table(seed: int = 0) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     """A generated table of the size of a real one (:data:`REAL_ROWS`; columns of
     :data:`REAL_VALUES` values, skewed as real columns are) with a four-level hierarchy
-    per column; seeded."""
+    per column, compiled (as read: ``Hierarchy.compiled``); seeded."""
     rng = np.random.default_rng(seed)
     columns, hierarchies = {}, {}
     for j, n in enumerate(REAL_VALUES):
@@ -142,15 +146,45 @@ def real_size_table(seed: int = 0) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
         columns[name] = pl.Series(name, values).gather(picked)
         rows = [[v, f"group {i // 4}", f"set {i // 16}", "*"] for i, v in enumerate(values)]
         hierarchies[name] = hierarchy_from_rows(name, rows)
+        hierarchies[name].compiled  # noqa: B018 (compiled when read, as `deid search` does)
     return pl.DataFrame(columns), hierarchies
 
 
-def _real_size_searches() -> None:
-    """Two searches of :func:`real_size_table` (the first grows the allocator's heap to
-    a search's size and faults its pages in; the second finds it as a user's search
-    will), then dropped."""
+#: glibc's ``mallopt`` parameters (malloc.h) and the values :func:`keep_freed_memory` sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+KEPT_BYTES, MAPPED_FROM_BYTES = 64 << 20, 32 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Have the C allocator keep up to :data:`KEPT_BYTES` of freed memory for the next
+    allocations instead of handing it back to the system, serve blocks below
+    :data:`MAPPED_FROM_BYTES` from it instead of mapping each afresh (glibc's default
+    moves both thresholds with the blocks freed, so whether a search's memory was kept
+    for the next depended on where it lay), and from one heap for all threads (work
+    handed to the encoding threads allocates there too). Holds no data: memory a search
+    freed, reused by the next without faulting its pages in again. False where the C
+    library is not glibc."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return False
+    return bool(
+        mallopt(_M_TRIM_THRESHOLD, KEPT_BYTES)
+        and mallopt(_M_MMAP_THRESHOLD, MAPPED_FROM_BYTES)
+        and mallopt(_M_ARENA_MAX, 1)
+    )
+
+
+#: The searches of :func:`real_size_searches`: (metric, suppression limit).
+REAL_SEARCHES = (("precision", 0.0), ("loss", 0.05))
+
+
+def real_size_searches(searches: int = len(REAL_SEARCHES)) -> None:
+    """The first ``searches`` of :data:`REAL_SEARCHES` on :func:`real_size_table` (k = 5;
+    the first grows the allocator's heap to a search's size and faults its pages in,
+    the next find it as a user's search will), then dropped."""
     frame, hierarchies = real_size_table()
-    for metric, limit in (("precision", 0.0), ("loss", 0.05)):
+    for metric, limit in REAL_SEARCHES[:searches]:
         built = build_from(functools.partial(encode, frame), list(hierarchies), hierarchies)
         optimal_search(built.problem, KAnonymity(5), metric=metric, suppression_limit=limit)
 
@@ -183,10 +217,15 @@ def _sensitive_of_width(values: int) -> None:
 @functools.cache
 def load_compiled_code() -> None:
     """Load (or compile) every compiled kernel a search uses; once per process."""
+    keep_freed_memory()  # (before the encoding threads start: they share its heap)
     _encode_and_search()
     for values in _WIDTHS:
         _searches_of_width(values)
-    _real_size_searches()
+    real_size_searches()
+    # (and on each encoding thread, the search without suppression (9 ms; with, 40 ms): a
+    # search hands them work, which a thread doing it for the first time paid for, 30-440
+    # page faults of its own)
+    start_encoding_threads(functools.partial(real_size_searches, 1))
 
 
 @functools.cache
