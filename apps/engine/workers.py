@@ -10,6 +10,7 @@ machine the threads run it meanwhile, as before.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
@@ -26,6 +27,29 @@ def encoding_threads() -> ThreadPoolExecutor:
 
 
 os.register_at_fork(after_in_child=_POOL.clear)
+
+
+def start_encoding_threads(run: Callable[[], object] | None = None, timeout: float = 60.0) -> int:
+    """Start every thread of :func:`encoding_threads` now (a process's loading, before
+    any search is timed): the pool starts a thread only when none is idle, so quick work
+    handed to it may leave one to start in a user's first search. Each thread waits for
+    the others here, so all have started on return, then runs ``run`` (each thread
+    once: the load's warm-up); their number."""
+    pool = encoding_threads()
+    workers = pool._max_workers
+    meet = threading.Barrier(workers + 1, timeout=timeout)
+
+    def started() -> None:
+        meet.wait()
+        if run is not None:
+            run()
+
+    waits = [pool.submit(started) for _ in range(workers)]
+    meet.wait()
+    for wait in waits:
+        wait.result()
+    return workers
+
 
 _T = TypeVar("_T")
 
@@ -66,4 +90,4 @@ def share_work(tasks: int, run: Callable[[int], None]) -> None:
         helper.result()
 
 
-__all__ = ["Deferred", "encoding_threads", "share_work"]
+__all__ = ["Deferred", "encoding_threads", "share_work", "start_encoding_threads"]

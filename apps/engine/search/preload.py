@@ -16,16 +16,35 @@ compiled bound: the calls have exactly the argument types of real searches, so e
 specialization a search uses is loaded (or, in the first process after an install,
 compiled and written to the cache). ``tests/engine/test_preload.py`` checks that a
 search afterwards adds no compiled signature.
+
+A first search pays more than loading code: the threads that encode columns start when
+first handed work, and memory of a real table's size is new to the process (a search's
+arena, about 26 MB on a table of 10,000 rows and 8 quasi-identifiers: the C allocator
+maps it afresh, and the kernel faults its pages in, for huge pages after compacting
+memory), in the calling thread and in the encoding threads. Measured on ARX's
+fars_subset (10,093 rows, 8 quasi-identifiers) in a fresh process, the first run's
+search took 3.3 ms of thread time against 0.5 ms in the second run, with 190 page faults
+against none, and the second encoding thread started during the run. So the load also
+has the allocator keep freed memory (:func:`keep_freed_memory`), starts every encoding
+thread (:func:`~apps.engine.workers.start_encoding_threads`) and searches a generated
+table of that size (:func:`real_size_table`, seeded: nothing of a user's data) in this
+thread and in each encoding thread (:func:`real_size_searches`). What the process keeps
+is the allocator's heap, holding no data (as a JVM keeps its heap); a first search of a
+table up to that size reuses it. This costs the load about 100 ms (930 -> 1,050 ms) and
+24 MB of memory.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import polars as pl
+from numba.core.registry import CPUDispatcher
 
 from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
@@ -45,7 +64,7 @@ from apps.engine.search.protocol import build_problem as build_from
 from apps.engine.search.sensitive import sensitive_table
 from apps.engine.sensitive import kernels as sensitive_kernels
 from apps.engine.sensitive import parse_model, sensitive_column
-from apps.engine.workers import encoding_threads
+from apps.engine.workers import start_encoding_threads
 
 #: Values per quasi-identifier that give each code width (uint8, uint16, uint32).
 _WIDTHS = (4, 300, 70_000)
@@ -104,12 +123,72 @@ def _encode_and_search() -> None:
     up and search it: the compiled code of encoding and look-ups, and the first calls of
     polars' functions they use."""
     frame, hierarchies = _tiny_table()
-    threads = encoding_threads()  # (the threads that code columns side by side, started now)
-    list(threads.map(abs, range(threads._max_workers)))
+    start_encoding_threads()  # (the threads that code columns side by side, all started now)
     for data in (frame, frame.rechunk(), frame.lazy()):
         # (as a protocol run does: the dictionaries' views kept by the encoding in memory)
         built = build_from(functools.partial(encode, data), ["s", "l"], hierarchies)
         optimal_search(built.problem, KAnonymity(2), suppression_limit=0.5)
+
+
+#: The generated table of :func:`real_size_table`: rows, and each column's values (the
+#: shape of ARX's fars_subset: 8 columns, about 8,600 distinct tuples).
+REAL_ROWS, REAL_VALUES = 10_000, (100, 10, 12, 31, 2, 3, 51, 5)
+
+
+def real_size_table(seed: int = 0) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    """A generated table of the size of a real one (:data:`REAL_ROWS`; columns of
+    :data:`REAL_VALUES` values, skewed as real columns are) with a four-level hierarchy
+    per column, compiled (as read: ``Hierarchy.compiled``); seeded."""
+    rng = np.random.default_rng(seed)
+    columns, hierarchies = {}, {}
+    for j, n in enumerate(REAL_VALUES):
+        name = f"q{j}"
+        values = [f"{name} value {i}" for i in range(n)]
+        picked = np.minimum((rng.pareto(1.5, REAL_ROWS) * n / 8).astype(np.int64), n - 1)
+        columns[name] = pl.Series(name, values).gather(picked)
+        rows = [[v, f"group {i // 4}", f"set {i // 16}", "*"] for i, v in enumerate(values)]
+        hierarchies[name] = hierarchy_from_rows(name, rows)
+        hierarchies[name].compiled  # noqa: B018 (compiled when read, as `deid search` does)
+    return pl.DataFrame(columns), hierarchies
+
+
+#: glibc's ``mallopt`` parameters (malloc.h) and the values :func:`keep_freed_memory` sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+KEPT_BYTES, MAPPED_FROM_BYTES = 64 << 20, 32 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Have the C allocator keep up to :data:`KEPT_BYTES` of freed memory for the next
+    allocations instead of handing it back to the system, serve blocks below
+    :data:`MAPPED_FROM_BYTES` from it instead of mapping each afresh (glibc's default
+    moves both thresholds with the blocks freed, so whether a search's memory was kept
+    for the next depended on where it lay), and from one heap for all threads (work
+    handed to the encoding threads allocates there too). Holds no data: memory a search
+    freed, reused by the next without faulting its pages in again. False where the C
+    library is not glibc."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return False
+    return bool(
+        mallopt(_M_TRIM_THRESHOLD, KEPT_BYTES)
+        and mallopt(_M_MMAP_THRESHOLD, MAPPED_FROM_BYTES)
+        and mallopt(_M_ARENA_MAX, 1)
+    )
+
+
+#: The searches of :func:`real_size_searches`: (metric, suppression limit).
+REAL_SEARCHES = (("precision", 0.0), ("loss", 0.05))
+
+
+def real_size_searches(searches: int = len(REAL_SEARCHES)) -> None:
+    """The first ``searches`` of :data:`REAL_SEARCHES` on :func:`real_size_table` (k = 5;
+    the first grows the allocator's heap to a search's size and faults its pages in,
+    the next find it as a user's search will), then dropped."""
+    frame, hierarchies = real_size_table()
+    for metric, limit in REAL_SEARCHES[:searches]:
+        built = build_from(functools.partial(encode, frame), list(hierarchies), hierarchies)
+        optimal_search(built.problem, KAnonymity(5), metric=metric, suppression_limit=limit)
 
 
 def _searches_of_width(values: int) -> None:
@@ -140,9 +219,15 @@ def _sensitive_of_width(values: int) -> None:
 @functools.cache
 def load_compiled_code() -> None:
     """Load (or compile) every compiled kernel a search uses; once per process."""
+    keep_freed_memory()  # (before the encoding threads start: they share its heap)
     _encode_and_search()
     for values in _WIDTHS:
         _searches_of_width(values)
+    real_size_searches()
+    # (and on each encoding thread, the search without suppression (9 ms; with, 40 ms): a
+    # search hands them work, which a thread doing it for the first time paid for, 30-440
+    # page faults of its own)
+    start_encoding_threads(functools.partial(real_size_searches, 1))
 
 
 @functools.cache
@@ -150,11 +235,46 @@ def load_kernels() -> None:
     """Load the search's compiled kernels (every code width and metric, and the judging by
     sensitive-attribute models) on generated arrays, without a polars computation or a
     thread: what a process that forks others may load (``apps/jobs/isolation.py``: a
-    forked process cannot use a thread pool its parent started). Encoding and look-ups are
-    loaded by the process that first uses them."""
+    forked process cannot use a thread pool its parent started). Encoding and look-ups,
+    which need polars to be called, are loaded from numba's cache without a call
+    (:func:`load_cached_code`)."""
     for values in _WIDTHS:
         _searches_of_width(values)
     load_sensitive_code()
+    load_cached_code(_encoding_modules())
+
+
+def _encoding_modules() -> list[ModuleType]:
+    """The modules of encoding's and look-ups' compiled functions."""
+    return [
+        *(importlib.import_module(f"apps.engine.textcodes.{name}") for name in textcodes.MODULES),
+        compiled,
+    ]
+
+
+def load_cached_code(modules: list[ModuleType]) -> int:
+    """Load every specialization numba's on-disk cache holds for the kernels of
+    ``modules`` without calling them, so without polars or a thread: a Celery
+    worker process loads encoding's and look-ups' code this way, and each job it forks
+    has it (measured: a job's first search of a 10,000-row table, forked from a worker,
+    took 100 ms, encoding 80 ms and look-ups 9.5 ms; with this 52 ms, 41 ms and 0.8 ms; the
+    rest is polars starting its threads in the job's process). The number of
+    specializations in the cache (numba's cache index, an internal of numba: none read
+    when it differs)."""
+    found = 0
+    for module in modules:
+        for kernel in vars(module).values():
+            if not isinstance(kernel, CPUDispatcher):
+                continue
+            cache: Any = getattr(kernel, "_cache", None)
+            try:
+                index = cache._cache_file._load_index()
+            except AttributeError:  # (another numba's internals, or not cached)
+                continue
+            for key in index:
+                kernel.compile(key[0])  # (the signature: loaded from the cache)
+                found += 1
+    return found
 
 
 @functools.cache
