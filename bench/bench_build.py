@@ -67,9 +67,9 @@ def main() -> None:
     load_compiled_code()
     if args.serial:
         frame.PARALLEL_ROWS = 1 << 62
-        # (the search modules read the constant as imported)
+        # (the search modules read the bounds' constant as imported)
         for searching in (zero_limit, best_first):
-            vars(searching)["PARALLEL_ROWS"] = frame.PARALLEL_ROWS
+            vars(searching)["PARALLEL_TUPLES"] = 1 << 62
     spent: dict[str, int] = collections.defaultdict(int)
 
     def timed(module: ModuleType | type, name: str, label: str) -> None:

@@ -23,7 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.criteria import Criterion
-from apps.engine.frame import PARALLEL_ROWS
 from apps.engine.lattice import Lattice
 from apps.engine.loss import MetricName, prepare_metric
 from apps.engine.progress import (
@@ -34,7 +33,7 @@ from apps.engine.progress import (
     is_cancelled,
 )
 from apps.engine.search import kernels
-from apps.engine.search.bounds import suppression_lower_bounds
+from apps.engine.search.bounds import PARALLEL_TUPLES, suppression_lower_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import Evaluator, NodeFacts, better, exceeds
 from apps.engine.search.problem import SearchProblem
@@ -72,7 +71,7 @@ class BestFirst:
         # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
         # Compiled code that lets go of the interpreter: on a large problem it runs in a
         # thread while the table cache and the tie order are made.
-        if len(problem.counts) >= PARALLEL_ROWS:
+        if len(problem.counts) >= PARALLEL_TUPLES:
             pending = Deferred(suppression_lower_bounds, problem, self.lattice, k, most_allowed)
         else:
             pending = None

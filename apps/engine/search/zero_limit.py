@@ -29,7 +29,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.criteria import Criterion, average_risk
-from apps.engine.frame import PARALLEL_ROWS
 from apps.engine.lattice import lattice_shape
 from apps.engine.loss import Metric, prepare_metric
 from apps.engine.progress import (
@@ -39,7 +38,7 @@ from apps.engine.progress import (
     SearchProgress,
     is_cancelled,
 )
-from apps.engine.search.bounds import lattice_suppression_bounds
+from apps.engine.search.bounds import PARALLEL_TUPLES, lattice_suppression_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.kernels import frontier, solve
@@ -115,7 +114,7 @@ def zero_limit_search(
     size, strides = lattice_shape(tops)
     k = criterion.release_size
     # (as BestFirst: the pair bounds in a thread while the metric and the cache are made)
-    if len(problem.counts) >= PARALLEL_ROWS:
+    if len(problem.counts) >= PARALLEL_TUPLES:
         pending: Deferred[NDArray[np.int64]] | None = Deferred(
             lattice_suppression_bounds, problem, tops, size, k, 0
         )
