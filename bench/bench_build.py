@@ -1,9 +1,14 @@
-"""Where the fixed cost of a protocol run goes before the search (issue #26): the stages of
-``apps.engine.search.protocol.build_problem`` on ARX's adult data, loaded as
-``bench/bench_grid.py``'s worker loads it (the table parsed as strings, the hierarchies
-parsed and compiled), then built ``--runs`` times.
+"""Where the fixed cost of a protocol run goes (issue #26): the stages of
+``apps.engine.search.protocol.build_problem`` on ARX's adult data (or, with ``--benchmark
+DIR --data NAME``, a data set of ARX's benchmark laid out as ``bench/bench_grid.py``'s
+``--benchmark`` reads it, every column a quasi-identifier), loaded as that script's worker
+loads it (the table parsed as strings, the hierarchies parsed and compiled), then built
+``--runs`` times; with ``--search METRIC,K,LIMIT`` each run is a whole protocol run
+(``timed_search``: the build, then the search and the solution's figures), and the stages
+of the search without suppression (``zero_limit.py``) are timed too.
 
     .venv/bin/python bench/bench_build.py [--runs 300] [--serial]
+    .venv/bin/python bench/bench_build.py --benchmark DIR --data fars_subset --search loss,11,0
 
 Per stage the median over the runs of the calling thread's CPU time (``thread_time_ns``:
 on a busy machine a stage's wall time measures the other processes too), the compiled
@@ -36,24 +41,37 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--serial", action="store_true")
     parser.add_argument("--arx-data", type=Path, default=ARX)
+    parser.add_argument(
+        "--benchmark", type=Path, help="ARX's benchmark folder (data/, hierarchies/)"
+    )
+    parser.add_argument("--data", default="adult", help="a data set of --benchmark")
+    parser.add_argument("--search", help="METRIC,K,LIMIT: time whole protocol runs")
     args = parser.parse_args()
 
     import apps.engine.frame as frame
     import apps.engine.hierarchies.model as model
+    import apps.engine.search.best_first as best_first
+    import apps.engine.search.classes as classes
     import apps.engine.search.problem as problem
     import apps.engine.search.protocol as protocol
+    import apps.engine.search.zero_limit as zero_limit
     import apps.engine.textcodes.dictionary as dictionary
     import apps.engine.textcodes.index as index
+    from apps.engine.criteria import KAnonymity
     from apps.engine.hierarchies import read_arx_csv
+    from apps.engine.search.kernels import frontier, solve
     from apps.engine.search.preload import load_compiled_code
     from bench.grid.data import ADULT_QUASI
 
     load_compiled_code()
     if args.serial:
         frame.PARALLEL_ROWS = 1 << 62
+        # (the search modules read the bounds' constant as imported)
+        for searching in (zero_limit, best_first):
+            vars(searching)["PARALLEL_TUPLES"] = 1 << 62
     spent: dict[str, int] = collections.defaultdict(int)
 
-    def timed(module: ModuleType, name: str, label: str) -> None:
+    def timed(module: ModuleType | type, name: str, label: str) -> None:
         fn: Callable[..., Any] = getattr(module, name)
 
         def wrapper(*a: Any, **k: Any) -> Any:
@@ -65,7 +83,7 @@ def main() -> None:
 
         setattr(module, name, wrapper)
 
-    stages = [
+    stages: list[tuple[ModuleType | type, str, str]] = [
         (protocol, "encode", "encode"),
         (frame, "code_column", "  a column's codes and dictionary"),
         (dictionary, "text_views", "    its string views"),
@@ -81,14 +99,35 @@ def main() -> None:
         (problem, "_lookup_arrays", "  the lookups' arrays"),
         (problem, "problem_arrays", "  K frequencies, maps"),
     ]
+    if args.search:
+        stages += [
+            (protocol, "optimal_search", "search"),
+            (zero_limit, "lattice_suppression_bounds", "  K pair bounds"),
+            (zero_limit, "prepare_metric", "  the metric's arrays"),
+            (zero_limit, "TableCache", "  the table cache (bottom node)"),
+            (solve, "layout", "  K the lattice's arrays"),
+            (frontier, "queue", "  K the queue"),
+            (classes.TableCache, "solve_zero_limit", "  K the search loop"),
+        ]
     for module, name, label in stages:
         timed(module, name, label)
-    hierarchies = {
-        q: read_arx_csv(args.arx_data / f"adult_hierarchy_{q}.csv", q) for q in ADULT_QUASI
-    }
+    if args.benchmark is None:
+        path, prefix, quasi = (
+            args.arx_data / "adult.csv",
+            args.arx_data / "adult_hierarchy_",
+            ADULT_QUASI,
+        )
+    else:
+        path = args.benchmark / "data" / f"{args.data}.csv"
+        base = args.data.removesuffix("_subset")
+        prefix = args.benchmark / "hierarchies" / f"{base}_hierarchy_"
+        quasi = path.read_text(encoding="utf-8").split("\n", 1)[0].strip().split(";")
+    hierarchies = {q: read_arx_csv(f"{prefix}{q}.csv", q) for q in quasi}
     for hierarchy in hierarchies.values():
         hierarchy.compiled  # noqa: B018 (parsing ends with the hierarchy's arrays)
-    data = pl.read_csv(args.arx_data / "adult.csv", separator=";", infer_schema=False).rechunk()
+    data = pl.read_csv(path, separator=";", infer_schema=False).rechunk()
+    search = args.search.split(",") if args.search else None
+    unit = "build" if search is None else "run"
     runs: dict[str, list[float]] = collections.defaultdict(list)
     for run in range(1 + args.runs):
         spent.clear()
@@ -97,15 +136,26 @@ def main() -> None:
             time.process_time_ns(),
             time.thread_time_ns(),
         )
-        protocol.build_problem(protocol.table_encoder(data), ADULT_QUASI, hierarchies)
-        spent["whole build (thread CPU)"] = time.thread_time_ns() - thread
-        spent["whole build (process CPU)"] = time.process_time_ns() - process
-        spent["whole build (wall)"] = time.perf_counter_ns() - wall
+        if search is None:
+            protocol.build_problem(protocol.table_encoder(data), quasi, hierarchies)
+        else:
+            protocol.timed_search(
+                data,
+                quasi,
+                hierarchies,
+                KAnonymity(int(search[1])),
+                metric=search[0],
+                suppression_limit=float(search[2]),
+            )
+        spent[f"whole {unit} (thread CPU)"] = time.thread_time_ns() - thread
+        spent[f"whole {unit} (process CPU)"] = time.process_time_ns() - process
+        spent[f"whole {unit} (wall)"] = time.perf_counter_ns() - wall
         if run:  # (the first is the warm-up)
             for label, ns in spent.items():
                 runs[label].append(ns / 1e6)
     mode = "serial" if args.serial else "two threads"
-    print(f"adult, {args.runs} builds ({mode}), medians in ms:")
+    what = "builds" if search is None else f"protocol runs of {args.search}"
+    print(f"{args.data}, {args.runs} {what} ({mode}), medians in ms:")
     for label in [label for _, _, label in stages] + [k for k in runs if k.startswith("whole")]:
         print(f"{label:36s} {statistics.median(runs[label] or [0.0]):7.3f}")
 

@@ -237,3 +237,33 @@ def test_packed_encoding_equals_encoding_as_text(
     texts = encode(typed.select(pl.all().cast(pl.String)), ["n", "c", "b"])
     assert _canonical(packed) == _canonical(texts)
     assert packed.rows == len(rows)
+
+
+def test_columns_coded_by_two_threads_as_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table below ``PARALLEL_ROWS`` (50,000) is coded in the calling thread; with the
+    threshold lowered the same table's columns are shared with a thread and the rows
+    grouped in it: the same dictionaries, codes and counts."""
+    import numpy as np
+
+    import apps.engine.frame as frame_module
+
+    assert frame_module.PARALLEL_ROWS == 50_000
+    rng = np.random.default_rng(11)
+    n = 6_000
+    table = pl.DataFrame(
+        {
+            "short": [f"v{x}" for x in rng.integers(0, 40, n)],
+            "long": [f"a long value number {x:03d}" for x in rng.integers(0, 25, n)],
+            "gaps": [None if x == 0 else f"g{x}" for x in rng.integers(0, 5, n)],
+        }
+    )
+    columns = ["short", "long", "gaps"]
+    alone = encode(table, columns)
+    monkeypatch.setattr(frame_module, "PARALLEL_ROWS", 1)
+    shared = encode(table, columns)
+    assert [d.to_list() for d in shared.dictionaries] == [d.to_list() for d in alone.dictionaries]
+    assert alone.arrays is not None and shared.arrays is not None
+    for got, want in zip(shared.arrays, alone.arrays, strict=True):
+        assert np.array_equal(got, want)
+    assert int(alone.arrays[1].sum()) == n
+    assert alone.dictionaries[2].to_list()[-1] is None  # (missing last)

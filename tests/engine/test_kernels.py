@@ -585,3 +585,38 @@ def test_fewer_tuples_hand_computed() -> None:
     got_codes, got_counts = rare._fewer_tuples(codes, counts, np.array([2, 3], dtype=np.int64))
     assert got_codes.tolist() == [[1, 0, 1], [2, 2, 0]]
     assert got_counts.tolist() == [7, 1, 2]
+
+
+def test_tuples_merged_only_when_their_key_range_is_small() -> None:
+    """``rare._merges_enough``: the key range (the product of the radices above 1) at
+    most ``FEWER_RANGE`` (500) times the tuples; a range past 62 bits never."""
+    assert rare.FEWER_RANGE == 500
+    merges = rare._merges_enough
+    assert merges(np.array([20, 1, 14], dtype=np.int64), 1)  # 280 <= 500
+    assert merges(np.array([500, 10], dtype=np.int64), 10)  # 5,000 <= 5,000
+    assert not merges(np.array([500, 10], dtype=np.int64), 9)  # 5,000 > 4,500
+    assert not merges(np.array([1 << 31, 1 << 31, 4], dtype=np.int64), 1 << 40)  # (overflow)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(), raw_problems()), st.integers(2, 5), st.integers(0, 4))
+def test_rare_rows_the_same_with_tuples_merged_or_not(problem: Any, k: int, cap: int) -> None:
+    """The pair bounds do not depend on whether the tuples are merged at the pairs' first
+    levels (``_fewer_tuples``, chosen by ``_merges_enough``): the kernel's own Python,
+    with the choice forced either way, gives the compiled kernel's result."""
+    heights = np.asarray(problem.heights, dtype=np.int64)
+    frequencies = np.concatenate([f for per_qi in problem.frequencies for f in per_qi])
+    args = (
+        problem.codes, problem.counts, heights, frequencies.astype(np.int64), problem.maps,
+        problem.consistent, k, cap, 1 << 40, 1 << 60,
+    )  # fmt: skip
+    compiled = rare.rare_rows(*args)
+    for merge in (True, False):
+        saved = rare._merges_enough
+        rare._merges_enough = lambda radix, n, merge=merge: merge  # type: ignore[assignment]
+        try:
+            forced = rare.rare_rows.py_func(*args)
+        finally:
+            rare._merges_enough = saved
+        for got, want in zip(forced, compiled, strict=True):
+            assert np.array_equal(got, want)

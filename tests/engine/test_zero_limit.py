@@ -24,7 +24,7 @@ from apps.engine.progress import SearchCancelled, SearchProgress
 from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search, zero_limit
 from apps.engine.search.classes import TableCache
 from apps.engine.search.exhaustive import exhaustive_search
-from apps.engine.search.kernels import solve
+from apps.engine.search.kernels import frontier, solve
 from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
 from tests.engine.test_search_properties import problems
@@ -170,11 +170,11 @@ def test_heap_pops_in_key_then_rank_order() -> None:
     # (key, total level, node): ties on key go to the lower total, then the lower node
     entries = [(2.0, 3, 7), (1.0, 5, 4), (2.0, 1, 9), (1.0, 5, 2), (0.5, 9, 1), (2.0, 1, 8)]
     for key, total, node in entries:
-        size = solve._push(keys, totals, nodes, size, key, total, node)
+        size = frontier.push(keys, totals, nodes, size, key, total, node)
     popped = []
     while size:
         popped.append(int(nodes[0]))
-        size = solve._pop(keys, totals, nodes, size)
+        size = frontier.pop(keys, totals, nodes, size)
     assert popped == [1, 2, 4, 8, 9, 7]
 
 

@@ -42,6 +42,10 @@ MAX_PAIR_CELLS = 2_000_000
 #: Pairs past the budget keep their singles' rare rows.
 PAIR_WORK_SHARE = 1 / 8
 PAIR_WORK_FLOOR = 250_000
+#: From this many distinct tuples a search computes the bounds in a thread while the
+#: metric's arrays and the table cache are made (``workers.Deferred``: done by the caller
+#: when no thread has started them).
+PARALLEL_TUPLES = 5_000
 
 
 def _rare_rows(cell_counts: NDArray[np.float64] | NDArray[np.int64], k: int) -> int:

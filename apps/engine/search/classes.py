@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.search import kernels
-from apps.engine.search.kernels import solve
+from apps.engine.search.kernels import frontier, solve
 from apps.engine.search.problem import I64, SearchProblem
 from apps.engine.search.problem import Codes as Codes
 
@@ -246,7 +246,7 @@ class TableCache:
         self,
         state: solve.State,
         metric: solve.Metric,
-        queue: solve.Queue,
+        queue: frontier.Queue,
         shortcut: bool,
         budget: int,
         stop: bool = False,

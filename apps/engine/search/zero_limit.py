@@ -1,13 +1,13 @@
 """The optimal search when nothing may be suppressed, compiled.
 
 Without suppression and with a monotone criterion (k-anonymity, maximum risk) on
-consistent hierarchies, a search is ``optimal.py``'s best-first search with nothing in it
+consistent hierarchies, a search is ``best_first.py``'s best-first search with nothing in it
 that needs Python per node: whether a node passes and what it is worth come from the
 summary of its classes (``kernels.fetch``). :func:`zero_limit_search` prepares what that
 search prepares (the rows every node certainly suppresses, the metric's static bounds and
 keys of the nodes that may pass, the table cache) and hands the rest to
 :func:`kernels.solve.solve_zero_limit`, which takes the same nodes in the same order and
-chooses the same node as ``_Search.solve`` (``tests/engine/test_zero_limit.py`` checks it
+chooses the same node as ``BestFirst.solve`` (``tests/engine/test_zero_limit.py`` checks it
 node for node). Nothing is built per lattice node but flat arrays: no :class:`Lattice`,
 no tie-order array (a node's tie rank is its total level and index), no Python object
 per evaluated node.
@@ -15,7 +15,7 @@ per evaluated node.
 ``optimal_search`` takes this path when it can (:func:`applies`, no sensitive models).
 The compiled search runs in slices of a few milliseconds (:data:`SLICE_SECONDS`); between
 them the progress listener hears where it stands, the cancel signal is checked and the
-deadline too, as ``_Search.solve`` does between nodes: slices of any size take the same
+deadline too, as ``BestFirst.solve`` does between nodes: slices of any size take the same
 nodes in the same order as one call.
 """
 
@@ -29,7 +29,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.criteria import Criterion, average_risk
-from apps.engine.frame import PARALLEL_ROWS
 from apps.engine.lattice import lattice_shape
 from apps.engine.loss import Metric, prepare_metric
 from apps.engine.progress import (
@@ -39,10 +38,10 @@ from apps.engine.progress import (
     SearchProgress,
     is_cancelled,
 )
-from apps.engine.search.bounds import lattice_suppression_bounds
+from apps.engine.search.bounds import PARALLEL_TUPLES, lattice_suppression_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import NodeResult
-from apps.engine.search.kernels import solve
+from apps.engine.search.kernels import frontier, solve
 from apps.engine.search.problem import SearchProblem
 from apps.engine.workers import Deferred
 
@@ -73,7 +72,7 @@ class ZeroLimitFound(NamedTuple):
 
 
 def applies(problem: SearchProblem, criterion: Criterion, allowed: int) -> bool:
-    """Whether :func:`zero_limit_search` finds what ``_Search.solve`` would: nothing may be
+    """Whether :func:`zero_limit_search` finds what ``BestFirst.solve`` would: nothing may be
     suppressed, the criterion is monotone, the hierarchies consistent, and there are
     quasi-identifiers and rows."""
     return (
@@ -110,12 +109,12 @@ def zero_limit_search(
     """The optimum when nothing may be suppressed (module docstring). ``progress`` hears
     after each slice and at the end, ``cancel`` is checked before each slice (raises
     :class:`SearchCancelled`); past ``deadline`` (``time.perf_counter``) the best node
-    so far is returned, not optimal, as ``_Search.solve`` does."""
+    so far is returned, not optimal, as ``BestFirst.solve`` does."""
     started = _now()
     size, strides = lattice_shape(tops)
     k = criterion.release_size
-    # (as _Search: the pair bounds in a thread while the metric and the cache are made)
-    if len(problem.counts) >= PARALLEL_ROWS:
+    # (as BestFirst: the pair bounds in a thread while the metric and the cache are made)
+    if len(problem.counts) >= PARALLEL_TUPLES:
         pending: Deferred[NDArray[np.int64]] | None = Deferred(
             lattice_suppression_bounds, problem, tops, size, k, 0
         )
@@ -165,7 +164,9 @@ def zero_limit_search(
             least_cost=min(max(k, 1), max(rows, 1)),
         )
         # Static order: by key, then tie rank (total level, then index).
-        queue = solve.queue(state, may[np.lexsort((may, totals, keys[may]))])
+        queue = frontier.queue(
+            may[np.lexsort((may, totals, keys[may]))], state.keys, state.tops, state.strides
+        )
         shortcut = bool(metric.exact_bound)
         # (with nothing to hear between slices, one slice)
         heard = progress is not None or cancel is not None or deadline is not None
@@ -174,10 +175,10 @@ def zero_limit_search(
             if cancel is not None and is_cancelled(cancel):
                 raise SearchCancelled("the search was cancelled")
             now = _now()
-            # (past the deadline a search that has begun stops here, where _Search.solve
+            # (past the deadline a search that has begun stops here, where BestFirst.solve
             # would: a node taken from the queue; one not begun first evaluates the top)
             expired = deadline is not None and now > deadline
-            if expired and queue.ints[solve.Q_PHASE] != solve.STARTING:
+            if expired and queue.ints[frontier.Q_PHASE] != frontier.STARTING:
                 break
             before = int(state.counters[0])
             if cache.solve_zero_limit(state, spec, queue, shortcut, 0 if expired else budget):
@@ -187,7 +188,7 @@ def zero_limit_search(
             budget = _next_slice(budget, int(state.counters[0]) - before, _now() - now)
             if progress is not None:
                 progress(_progress(state, queue, size, tops, strides, _now() - started))
-        optimal = bool(queue.ints[solve.Q_PHASE] == solve.FINISHED)
+        optimal = bool(queue.ints[frontier.Q_PHASE] == frontier.FINISHED)
         if not optimal:  # (the best so far, evaluated if it was not)
             cache.solve_zero_limit(state, spec, queue, shortcut, 0, stop=True)
         if progress is not None:
@@ -195,7 +196,7 @@ def zero_limit_search(
     finally:
         cache.release()
     evaluations = int(state.counters[0])
-    best = int(queue.ints[solve.Q_BEST])
+    best = int(queue.ints[frontier.Q_BEST])
     if best < 0:
         return ZeroLimitFound(None, evaluations, size, metric, optimal)
     row = int(state.slot[best])
@@ -230,14 +231,14 @@ def _next_slice(budget: int, evaluated: int, seconds: float) -> int:
 
 def _progress(
     state: solve.State,
-    queue: solve.Queue,
+    queue: frontier.Queue,
     size: int,
     tops: Sequence[int],
     strides: Sequence[int],
     seconds: float,
 ) -> SearchProgress:
-    """Where the compiled search stands (as ``_Search._report``: the best node so far)."""
-    best = int(queue.ints[solve.Q_BEST])
+    """Where the compiled search stands (as ``BestFirst._report``: the best node so far)."""
+    best = int(queue.ints[frontier.Q_BEST])
     found = best >= 0
     return SearchProgress(
         nodes_evaluated=int(state.counters[0]),
@@ -245,6 +246,6 @@ def _progress(
         best_levels=(
             tuple(int(v) for v in _levels(np.array([best]), tops, strides)[0]) if found else None
         ),
-        best_loss=float(queue.floats[solve.QF_BEST_VALUE]) if found else None,
+        best_loss=float(queue.floats[frontier.QF_BEST_VALUE]) if found else None,
         seconds=seconds,
     )

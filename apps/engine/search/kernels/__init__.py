@@ -5,7 +5,10 @@
 * :mod:`.arena`: the class tables of evaluated nodes cached in one arena, and the
   look-up / roll-up / store of a node in one call (:func:`fetch`);
 * :mod:`.rare`: the rows every node certainly suppresses, from single QIs and pairs;
-* :mod:`.lattice`: up-sets, down-sets and chains of the lattice, walked as boxes.
+* :mod:`.lattice`: up-sets, down-sets and chains of the lattice, walked as boxes, and
+  every node raised to its rare rows;
+* :mod:`.frontier` and :mod:`.solve`: the search without suppression, its queue and its
+  loop.
 
 Arrays that travel together are bundled: a problem's inter-level maps
 (:class:`LevelMaps`) and the arena's arrays (:class:`Arena`). Every function is checked
@@ -44,11 +47,11 @@ from apps.engine.search.kernels.grouping import (
     scratch_size,
     summarize,
 )
-from apps.engine.search.kernels.lattice import climb_chain, raise_down, raise_up
-from apps.engine.search.kernels.rare import raise_by_rare, rare_rows
+from apps.engine.search.kernels.lattice import climb_chain, raise_by_rare, raise_down, raise_up
+from apps.engine.search.kernels.rare import rare_rows
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rare", "lattice", "solve")
+MODULES = ("grouping", "arena", "rare", "lattice", "frontier", "solve")
 
 __all__ = [
     "CLASSES",

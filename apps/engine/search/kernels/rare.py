@@ -3,7 +3,7 @@
 For a QI ``j`` at level ``L`` (a *single*) or a pair ``(i, j)`` at levels ``(a, b)``, the
 *rare rows* are the rows in cells of fewer than ``k`` rows. :func:`rare_rows` computes
 them for one ``k``, in segments: single ``j`` covers one segment per level, pair ``(i, j)``
-one per level pair, ``a * (heights[j] + 1) + b`` from its base. :func:`raise_by_rare`
+one per level pair, ``a * (heights[j] + 1) + b`` from its base. :func:`lattice.raise_by_rare`
 then gives every node the most rare rows of its singles and pairs.
 
 Only what can matter is grouped. A pair's rare rows are at least its singles' (a cell of
@@ -112,6 +112,21 @@ def _fewer_tuples(
         for g in range(count):
             out[j, g] = codes[j, first[g]]
     return out, sums[:count].copy()
+
+
+#: :func:`_fewer_tuples` runs when the tuples' key range at the pairs' first levels is at
+#: most this many times the tuples (measured on ARX's benchmark at 0 %: adult k = 10-100,
+#: range 0.03-181 times its tuples, merges 52-98 % of them and saves up to 0.2 ms per
+#: search; adult k = 5 (844 times, 35 % merged) gains nothing, fars_subset k = 5 and 11
+#: (1,150-51,500 times, 20 % merged) lose 60-70 us to the merging pass).
+FEWER_RANGE = 500
+
+
+@njit(cache=True, nogil=True)
+def _merges_enough(radix: NDArray[np.int64], n: int) -> bool:
+    """Whether :func:`_fewer_tuples` is worth its pass (:data:`FEWER_RANGE`)."""
+    span = _span(radix)
+    return bool(0 <= span <= np.int64(FEWER_RANGE) * np.int64(n))
 
 
 @njit(cache=True, nogil=True)
@@ -338,12 +353,15 @@ def rare_rows(
                     mapped[j, t] = maps.flat[off + np.int64(codes[j, t])]
         if raised and k > 1:
             # (tuples that agree at those levels are one: on adult 0 %, a third to
-            # two thirds fewer tuples for every pair to count)
+            # two thirds fewer tuples for every pair to count; merged only when the
+            # levels' key range is small for the tuples, else few merge: the pass
+            # costs more than it saves, _merges_enough)
             radix = np.empty(d, dtype=np.int64)
             for j in range(d):
                 radix[j] = values[j, start[j]]
-            mapped, counts = _fewer_tuples(mapped, counts, radix)
-            n = len(counts)
+            if _merges_enough(radix, n):
+                mapped, counts = _fewer_tuples(mapped, counts, radix)
+                n = len(counts)
     # Scratch for the largest grouping of any pair: its tuples when its cells are hashed,
     # else at most its key range (the dense count of _pair_cells).
     need = 1
@@ -376,86 +394,3 @@ def rare_rows(
         base[:p].copy(),
         width[:p].copy(),
     )
-
-
-@njit(cache=True, nogil=True)
-def raise_by_rare(
-    tops: NDArray[np.int64],
-    first_qi: NDArray[np.int64],
-    second_qi: NDArray[np.int64],
-    base: NDArray[np.int64],
-    width: NDArray[np.int64],
-    rare: NDArray[np.int64],
-    cap: int,
-    bound: NDArray[np.int64],
-) -> None:
-    """Raise ``bound[node]`` over the lattice of ``tops`` (nodes in index order) to the
-    rare rows of each profile ``p`` at the node's levels: segment ``base[p] + l_i
-    width[p] + l_j`` (``i = first_qi[p] < j = second_qi[p]``; a single QI ``i`` when
-    ``j < 0``).
-
-    Nodes are visited in index order, as an odometer over the levels; the maximum over
-    the profiles within the first ``t`` QIs is kept per prefix, so that a node costs
-    only the profiles whose last QI is the digit that changed and those after it (on
-    adult about 13 profiles per node instead of 45). Once a prefix's maximum exceeds
-    ``cap`` (``cap >= 0``), every node under it gets that maximum (more than ``cap``,
-    not necessarily the node's whole bound) and is skipped."""
-    d = len(tops)
-    profiles = len(base)
-    # Profiles grouped by their last QI.
-    by_last = np.zeros(d + 1, dtype=np.int64)
-    for p in range(profiles):
-        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
-        by_last[last + 1] += 1
-    for t in range(d):
-        by_last[t + 1] += by_last[t]
-    order = np.empty(profiles, dtype=np.int64)
-    filled = by_last[:d].copy()
-    for p in range(profiles):
-        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
-        order[filled[last]] = p
-        filled[last] += 1
-    # Nodes under a prefix of t QIs: a block of block[t] consecutive indices.
-    block = np.ones(d + 1, dtype=np.int64)
-    for t in range(d - 1, -1, -1):
-        block[t] = block[t + 1] * (tops[t] + 1)
-    counter = np.zeros(d, dtype=np.int64)
-    partial = np.zeros(d + 1, dtype=np.int64)  # partial[t]: max within QIs < t
-    changed = 0
-    idx = 0
-    size = block[0]
-    while idx < size:
-        t = changed
-        while t < d:
-            best = partial[t]
-            for q in range(by_last[t], by_last[t + 1]):
-                p = order[q]
-                s = base[p] + counter[first_qi[p]] * width[p]
-                if second_qi[p] >= 0:
-                    s += counter[t]
-                r = rare[s]
-                if r > best:
-                    best = r
-            partial[t + 1] = best
-            t += 1
-            if cap >= 0 and best > cap:
-                break
-        # t QIs fixed: the block of nodes under that prefix gets partial[t].
-        end = idx + block[t]
-        for i in range(idx, end):
-            if bound[i] < partial[t]:
-                bound[i] = partial[t]
-        idx = end
-        # Next prefix of t QIs: carry from digit t - 1.
-        j = t - 1
-        while j >= 0:
-            if counter[j] < tops[j]:
-                counter[j] += 1
-                break
-            counter[j] = 0
-            j -= 1
-        if j < 0:
-            return
-        for u in range(j + 1, d):
-            counter[u] = 0
-        changed = j

@@ -2,7 +2,7 @@
 
 When nothing may be suppressed, the criterion is monotone (k-anonymity, maximum risk) and
 the hierarchies are consistent, :func:`solve_zero_limit` runs the whole best-first search
-of ``optimal.py`` (``_Search.solve`` with its ``_by_bound``, ``_probe``, ``_climb`` and
+of ``best_first.py`` (``BestFirst.solve`` with its ``_by_bound``, ``_probe``, ``_climb`` and
 ``_evaluate``) step for step over integer arrays: the same nodes are taken in the same
 order, the same are evaluated, and the same node is chosen; the Python search does it
 with a few Python objects per node, this with none.
@@ -12,9 +12,10 @@ mixed radix, ``lattice.py``): the status (unknown, within the limit, too many su
 the rows it certainly suppresses, its key and static bound, the numbers lifted from its
 evaluated specializations (discernibility, AECS) and, for evaluated nodes, a row of facts.
 A node's tie rank (lowest total level, then index) is the pair (total level, index),
-computed from the index. The queue merges the static order (sorted by the caller) with a
-binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``; the loop's place
-is kept in a :class:`Queue` between calls, each of which evaluates about a budget of nodes.
+computed from the index. The queue (``frontier.py``) merges the static order (sorted by
+the caller) with a binary heap of re-queued nodes, as ``_by_bound`` does with ``heapq``;
+the loop's place is kept in a ``Queue`` between calls, each of which evaluates about a
+budget of nodes.
 
 Without suppression a node that is not known to fail never has rows known suppressed (a
 node evaluated with suppressed rows tags its whole down-set as failing: every node whose
@@ -31,6 +32,25 @@ from numba import njit
 from numpy.typing import NDArray
 
 from apps.engine.search.kernels.arena import Arena, fetch
+from apps.engine.search.kernels.frontier import (
+    FINISHED,
+    Q_AT,
+    Q_BEST,
+    Q_BEST_TOTAL,
+    Q_HEAP,
+    Q_NEXT,
+    Q_NEXT_TOTAL,
+    Q_PHASE,
+    QF_BEST_VALUE,
+    QF_NEXT_KEY,
+    SEARCHING,
+    STARTING,
+    Queue,
+    before,
+    pop,
+    push,
+    total_level,
+)
 from apps.engine.search.kernels.grouping import (
     CLASSES,
     MIN_RELEASED,
@@ -41,7 +61,7 @@ from apps.engine.search.kernels.grouping import (
 )
 from apps.engine.search.kernels.lattice import raise_down, raise_up
 
-#: Node status (as ``optimal.py``).
+#: Node status (as ``best_first.py``).
 UNKNOWN, WITHIN, TOO_MANY = 0, 1, 2
 #: Metric kinds: a metric whose value without suppression is its static bound (loss,
 #: entropy, precision), discernibility, AECS.
@@ -136,24 +156,6 @@ def _decode(
     return total
 
 
-@njit(cache=True, nogil=True)
-def _total(idx: int, tops: NDArray[np.int64], strides: NDArray[np.int64]) -> int:
-    total = 0
-    for j in range(len(tops)):
-        total += (idx // strides[j]) % (tops[j] + 1)
-    return total
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _before(key_a: float, tot_a: int, a: int, key_b: float, tot_b: int, b: int) -> bool:
-    """(key, tie rank) of ``a`` below that of ``b``."""
-    if key_a != key_b:
-        return key_a < key_b
-    if tot_a != tot_b:
-        return tot_a < tot_b
-    return a < b
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _exceeds(bound: float, best: float) -> bool:
     """``evaluate.exceeds``: a lower bound certainly above ``best``."""
@@ -178,7 +180,7 @@ def _lifted_bound(s: State, m: Metric, idx: int, least: int) -> float:
 
 @njit(cache=True, nogil=True)
 def _current_bound(s: State, m: Metric, idx: int) -> float:
-    """``_Search._current_bound`` (known suppression is 0 off the failing nodes)."""
+    """``BestFirst._current_bound`` (known suppression is 0 off the failing nodes)."""
     bound = s.keys[idx]
     if s.lifted.shape[0]:
         lifted = _lifted_bound(s, m, idx, s.at_least[idx])
@@ -188,7 +190,7 @@ def _current_bound(s: State, m: Metric, idx: int) -> float:
 
 @njit(cache=True, nogil=True)
 def _order_key(s: State, m: Metric, idx: int) -> float:
-    """``_Search._order_key``."""
+    """``BestFirst._order_key``."""
     if not s.lifted.shape[0]:
         return _current_bound(s, m, idx)
     lifted = _lifted_bound(s, m, idx, 0)
@@ -255,7 +257,7 @@ def _evaluate(
     base_summary: NDArray[np.int64],
     maps: LevelMaps,
 ) -> int:
-    """``_Search._evaluate``: the node's facts (memoized), then its up-set tagged within
+    """``BestFirst._evaluate``: the node's facts (memoized), then its up-set tagged within
     the limit and lifted, or its down-set tagged failing with its suppressed rows;
     returns its suppressed rows."""
     row = s.slot[idx]
@@ -323,7 +325,7 @@ def _climb(
     base_summary: NDArray[np.int64],
     maps: LevelMaps,
 ) -> None:
-    """``_Search._climb``: from a failing node through failing successors (each round
+    """``BestFirst._climb``: from a failing node through failing successors (each round
     tries the unknown successors not bounded above ``best_value``, by key then tie rank,
     listed before the round) to a maximal failing node."""
     tops, strides = s.tops, s.strides
@@ -337,9 +339,9 @@ def _climb(
                 nxt = failing + strides[j]
                 if s.status[nxt] == UNKNOWN and not _exceeds(s.keys[nxt], best_value):
                     # insertion in (key, tie rank) order
-                    tot = _total(nxt, tops, strides)
+                    tot = total_level(nxt, tops, strides)
                     at = count
-                    while at > 0 and _before(
+                    while at > 0 and before(
                         s.keys[nxt], tot, nxt, s.keys[candidates[at - 1]], totals[at - 1],
                         candidates[at - 1],
                     ):  # fmt: skip
@@ -371,7 +373,7 @@ def _probe(
     base_summary: NDArray[np.int64],
     maps: LevelMaps,
 ) -> None:
-    """``_Search._probe`` without suppression: a binary search on the chain above
+    """``BestFirst._probe`` without suppression: a binary search on the chain above
     ``idx``, then a climb from the highest failing node of the chain."""
     chain = _chain(s, idx)
     lo, hi = 0, len(chain) - 1
@@ -383,103 +385,6 @@ def _probe(
             lo = mid + 1
     if lo > 0:
         _climb(s, m, chain[lo - 1], best_value, arena, base, base_summary, maps)
-
-
-@njit(cache=True, nogil=True)
-def _push(
-    keys: NDArray[np.float64],
-    totals: NDArray[np.int64],
-    nodes: NDArray[np.int64],
-    size: int,
-    key: float,
-    total: int,
-    node: int,
-) -> int:
-    at = size
-    while at > 0:
-        up = (at - 1) >> 1
-        if not _before(key, total, node, keys[up], totals[up], nodes[up]):
-            break
-        keys[at], totals[at], nodes[at] = keys[up], totals[up], nodes[up]
-        at = up
-    keys[at], totals[at], nodes[at] = key, total, node
-    return size + 1
-
-
-@njit(cache=True, nogil=True)
-def _pop(
-    keys: NDArray[np.float64], totals: NDArray[np.int64], nodes: NDArray[np.int64], size: int
-) -> int:
-    """Remove the least entry (the caller read it at 0); returns the new size."""
-    size -= 1
-    key, total, node = keys[size], totals[size], nodes[size]
-    at = 0
-    while True:
-        child = 2 * at + 1
-        if child >= size:
-            break
-        if child + 1 < size and _before(
-            keys[child + 1], totals[child + 1], nodes[child + 1], keys[child], totals[child],
-            nodes[child],
-        ):  # fmt: skip
-            child += 1
-        if not _before(keys[child], totals[child], nodes[child], key, total, node):
-            break
-        keys[at], totals[at], nodes[at] = keys[child], totals[child], nodes[child]
-        at = child
-    if size > 0:
-        keys[at], totals[at], nodes[at] = key, total, node
-    return size
-
-
-class Queue(NamedTuple):
-    """Where a search stands between calls of :func:`solve_zero_limit`: the static order
-    with its keys and total levels, the heap of re-queued nodes, and the scalars of the
-    loop (``ints``: ``Q_*``; ``floats``: ``QF_*``)."""
-
-    order: NDArray[np.int64]
-    order_keys: NDArray[np.float64]
-    order_totals: NDArray[np.int64]
-    heap_keys: NDArray[np.float64]
-    heap_totals: NDArray[np.int64]
-    heap_nodes: NDArray[np.int64]
-    ints: NDArray[np.int64]
-    floats: NDArray[np.float64]
-
-
-#: ``Queue.ints``: the phase; the next place in the static order; the heap's size; the
-#: best node so far (-1: none) and its total level; the node taken from the queue but
-#: not yet handled when a call stopped (-1: none) and its total level.
-Q_PHASE, Q_AT, Q_HEAP, Q_BEST, Q_BEST_TOTAL, Q_NEXT, Q_NEXT_TOTAL = range(7)
-#: ``Queue.floats``: the best value so far; the key of the node not yet handled.
-QF_BEST_VALUE, QF_NEXT_KEY = 0, 1
-#: Phases: the top node not evaluated yet, searching, finished (the optimum is known).
-STARTING, SEARCHING, FINISHED = 0, 1, 2
-
-
-@njit(cache=True, nogil=True)
-def queue(s: State, order: NDArray[np.int64]) -> Queue:
-    """A search not started, over ``order`` (the nodes not known to fail, by static key
-    then tie rank: ``_by_bound``'s static order)."""
-    end = len(order)
-    order_keys = np.empty(end, dtype=np.float64)
-    order_totals = np.empty(end, dtype=np.int64)
-    for i in range(end):
-        order_keys[i] = s.keys[order[i]]
-        order_totals[i] = _total(order[i], s.tops, s.strides)
-    ints = np.zeros(7, dtype=np.int64)  # (STARTING, at 0, an empty heap)
-    ints[Q_BEST], ints[Q_BEST_TOTAL], ints[Q_NEXT] = -1, np.int64(1) << np.int64(62), -1
-    floats = np.array([math.inf, 0.0])
-    return Queue(
-        order,
-        order_keys,
-        order_totals,
-        np.empty(max(end, 1), dtype=np.float64),
-        np.empty(max(end, 1), dtype=np.int64),
-        np.empty(max(end, 1), dtype=np.int64),
-        ints,
-        floats,
-    )
 
 
 @njit(cache=True, nogil=True)
@@ -500,7 +405,7 @@ def solve_zero_limit(
     its facts (evaluated if it was not) in its ``s.slot`` row; the evaluations are in
     ``s.counters[0]``.
 
-    A call stops where ``_Search.solve`` checks its deadline (a node taken from the queue,
+    A call stops where ``BestFirst.solve`` checks its deadline (a node taken from the queue,
     the search not over) once it has evaluated ``budget`` nodes, and the next call goes on
     from there: calls of any budgets take the same nodes in the same order as one call.
     With ``budget`` 0 a call stops at the first such place. ``stop``: give up (the
@@ -535,13 +440,13 @@ def solve_zero_limit(
                 break
             if heap and (
                 at == end
-                or _before(
+                or before(
                     heap_keys[0], heap_totals[0], heap_nodes[0], order_keys[at],
                     order_totals[at], order[at],
                 )
             ):  # fmt: skip
                 key, total, idx = heap_keys[0], heap_totals[0], heap_nodes[0]
-                heap = _pop(heap_keys, heap_totals, heap_nodes, heap)
+                heap = pop(heap_keys, heap_totals, heap_nodes, heap)
             else:
                 key, total, idx = order_keys[at], order_totals[at], order[at]
                 at += 1
@@ -549,7 +454,7 @@ def solve_zero_limit(
                 continue
             current = _order_key(s, m, idx)
             if current > key:
-                heap = _push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
+                heap = push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
                 continue
             # (the body of solve's loop over _by_bound)
             if best >= 0 and _exceeds(key, best_value):
