@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from apps.engine.search.kernels.arena import Arena, fetch
+from apps.engine.search.kernels.arena import Arena
 from apps.engine.search.kernels.frontier import (
     FINISHED,
     Q_AT,
@@ -60,6 +60,7 @@ from apps.engine.search.kernels.grouping import (
     LevelMaps,
 )
 from apps.engine.search.kernels.lattice import raise_down, raise_up
+from apps.engine.search.kernels.rollup import fetch
 
 #: Node status (as ``best_first.py``).
 UNKNOWN, WITHIN, TOO_MANY = 0, 1, 2
