@@ -51,7 +51,7 @@ from apps.engine.search.kernels.rare import rare_rows
 from apps.engine.search.kernels.rollup import fetch
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rollup", "rare", "lattice", "frontier", "solve")
+MODULES = ("grouping", "arena", "rollup", "rare", "lattice", "frontier", "search_state", "solve")
 
 __all__ = [
     "CLASSES",
