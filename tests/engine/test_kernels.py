@@ -22,8 +22,7 @@ from apps.engine.loss import prepare_metric
 from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
 from apps.engine.search.classes import Scratch, TableCache, _arena, base_table, roll_up
-from apps.engine.search.kernels import arena as store
-from apps.engine.search.kernels import grouping, rare
+from apps.engine.search.kernels import grouping, rare, rollup
 from tests.engine.test_search_properties import problems, raw_problems
 
 
@@ -520,9 +519,9 @@ def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
 @given(problems(), st.integers(1, 4), st.data())
 def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, data: Any) -> None:
     """A node whose QIs are at level 0 or 1 or have one value (a hub) is grouped from
-    the bottom on the level-1 codes (``arena._bottom_into_stage``): the same classes in
+    the bottom on the level-1 codes (``rollup._bottom_into_stage``): the same classes in
     the same order, with the same codes, sizes and summary, as the roll-up that maps
-    each code (``arena._roll_into_stage``)."""
+    each code (``rollup._roll_into_stage``)."""
     base = base_table(problem, k)
     heights = problem.heights
     maps = problem.maps
@@ -539,11 +538,11 @@ def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, 
             ],
             dtype=np.int16,
         )
-        assert store._from_level_one(hub, maps)
+        assert rollup._from_level_one(hub, maps)
         fast_summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
         slow_summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
-        fast = store._bottom_into_stage(fast_arena, m, hub, maps, k, fast_summary)
-        slow = store._roll_into_stage(
+        fast = rollup._bottom_into_stage(fast_arena, m, hub, maps, k, fast_summary)
+        slow = rollup._roll_into_stage(
             slow_arena, 0, m, np.zeros(len(hub), dtype=np.int64), hub, maps, k, slow_summary
         )
         assert fast == slow
@@ -556,7 +555,7 @@ def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, 
     if above:
         node = np.zeros(len(heights), dtype=np.int16)
         node[above[0]] = 2
-        assert not store._from_level_one(node, maps)
+        assert not rollup._from_level_one(node, maps)
 
 
 @settings(max_examples=60, deadline=None)

@@ -24,7 +24,7 @@ from apps.engine.progress import SearchCancelled, SearchProgress
 from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search, zero_limit
 from apps.engine.search.classes import TableCache
 from apps.engine.search.exhaustive import exhaustive_search
-from apps.engine.search.kernels import frontier, solve
+from apps.engine.search.kernels import frontier, search_state, solve
 from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
 from tests.engine.test_search_properties import problems
@@ -180,10 +180,10 @@ def test_heap_pops_in_key_then_rank_order() -> None:
 
 def _state(
     tops: list[int], at_least: list[int], keys: list[float], lifted: list[list[float]] | None = None
-) -> solve.State:
+) -> search_state.State:
     size = int(np.prod(np.asarray(tops) + 1))
     strides = [int(np.prod(np.asarray(tops[j + 1 :]) + 1)) for j in range(len(tops))]
-    return solve.State(
+    return search_state.State(
         tops=np.asarray(tops, dtype=np.int64),
         strides=np.asarray(strides, dtype=np.int64),
         status=np.zeros(size, dtype=np.int8),
@@ -208,31 +208,31 @@ def test_chain_climbs_to_most_suppressed_then_least_key() -> None:
     assert solve._chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
     state.at_least[1] = 5  # (0,1) is known to suppress more: it goes first
     assert solve._chain(state, 0).tolist() == [0, 1, 3]
-    state.status[3] = solve.TOO_MANY  # only unknown nodes: the chain stops below
+    state.status[3] = search_state.TOO_MANY  # only unknown nodes: the chain stops below
     assert solve._chain(state, 0).tolist() == [0, 1]
 
 
 def test_lifted_bounds_by_hand() -> None:
     # Discernibility, 100 rows, k = 5 (least cost 5): lifted + (100 - 5) x suppressed.
     state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, [[10.0, 20.0, 30.0, 40.0]])
-    disc = solve.Metric(kind=solve.DISCERNIBILITY, rows=100, k=5, least_cost=5)
-    assert solve._lifted_bound(state, disc, 1, 0) == 20.0
-    assert solve._lifted_bound(state, disc, 1, 2) == 20.0 + 95.0 * 2
+    disc = search_state.Metric(kind=search_state.DISCERNIBILITY, rows=100, k=5, least_cost=5)
+    assert search_state._lifted_bound(state, disc, 1, 0) == 20.0
+    assert search_state._lifted_bound(state, disc, 1, 2) == 20.0 + 95.0 * 2
     # AECS, 100 rows, k = 5; lifted (-classes, -(k released + suppressed)) of node 1:
     # (-30, -67): at most min(30, 67 // 5, 100 // 5) = 13 released classes: 100 / 13;
     # knowing 10 rows suppressed: min(30, 57 // 5, 90 // 5) = 11: 100 / 11.
     lifted = [[-1.0, -30.0, -1.0, -1.0], [-3.0, -67.0, -1.0, -1.0]]
     state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, lifted)
-    aecs = solve.Metric(kind=solve.AECS, rows=100, k=5, least_cost=5)
-    assert solve._lifted_bound(state, aecs, 1, 0) == 100 / 13
-    assert solve._lifted_bound(state, aecs, 1, 10) == 100 / 11
+    aecs = search_state.Metric(kind=search_state.AECS, rows=100, k=5, least_cost=5)
+    assert search_state._lifted_bound(state, aecs, 1, 0) == 100 / 13
+    assert search_state._lifted_bound(state, aecs, 1, 10) == 100 / 11
     # node 0: 3 // 5 = 0 classes can be released: no finite bound
-    assert solve._lifted_bound(state, aecs, 0, 0) == math.inf
+    assert search_state._lifted_bound(state, aecs, 0, 0) == math.inf
     # the key is the larger of the static key and the lifted bound without suppression
     state.keys[1] = 9.0
-    assert solve._order_key(state, aecs, 1) == 9.0
+    assert search_state._order_key(state, aecs, 1) == 9.0
     state.keys[1] = 1.0
-    assert solve._order_key(state, aecs, 1) == 100 / 13
+    assert search_state._order_key(state, aecs, 1) == 100 / 13
 
 
 @pytest.fixture(scope="module")
@@ -252,11 +252,16 @@ def test_layout_by_hand() -> None:
     # Lattice (1, 1): node 0 = (0,0) is known to suppress 3 rows, the others nothing.
     least = np.array([3, 0, 0, 0], dtype=np.int64)
     tops, strides = np.array([1, 1], dtype=np.int64), np.array([2, 1], dtype=np.int64)
-    may, levels, totals, status, bounds, keys, slot = solve.layout(least, tops, strides)
+    may, levels, totals, status, bounds, keys, slot = search_state.layout(least, tops, strides)
     assert may.tolist() == [1, 2, 3]
     assert levels.tolist() == [[0, 1], [1, 0], [1, 1]]
     assert totals.tolist() == [1, 1, 2]
-    assert status.tolist() == [solve.TOO_MANY, solve.UNKNOWN, solve.UNKNOWN, solve.UNKNOWN]
+    assert status.tolist() == [
+        search_state.TOO_MANY,
+        search_state.UNKNOWN,
+        search_state.UNKNOWN,
+        search_state.UNKNOWN,
+    ]
     assert np.isnan(bounds).all() and np.isinf(keys).all() and (slot == -1).all()
 
 
@@ -271,12 +276,12 @@ def slices(budget: int) -> Iterator[list[np.ndarray]]:
     """Every slice of ``budget`` evaluations (no sizing by time); yields the evaluation
     order of each search made meanwhile (``State.slot``: a node's row is its rank among
     the nodes evaluated, -1 for those not evaluated), read when the search is over."""
-    states: list[solve.State] = []
+    states: list[search_state.State] = []
     orders: list[np.ndarray] = []
     saved = (zero_limit.FIRST_SLICE, zero_limit._next_slice, TableCache.solve_zero_limit)
     original = TableCache.solve_zero_limit
 
-    def recording(self: TableCache, state: solve.State, *args: Any, **kw: Any) -> bool:
+    def recording(self: TableCache, state: search_state.State, *args: Any, **kw: Any) -> bool:
         if not states or states[-1] is not state:
             states.append(state)
         return original(self, state, *args, **kw)

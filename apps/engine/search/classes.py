@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.search import kernels
-from apps.engine.search.kernels import frontier, solve
+from apps.engine.search.kernels import frontier, search_state, solve
 from apps.engine.search.problem import I64, SearchProblem
 from apps.engine.search.problem import Codes as Codes
 
@@ -244,8 +244,8 @@ class TableCache:
 
     def solve_zero_limit(
         self,
-        state: solve.State,
-        metric: solve.Metric,
+        state: search_state.State,
+        metric: search_state.Metric,
         queue: frontier.Queue,
         shortcut: bool,
         budget: int,

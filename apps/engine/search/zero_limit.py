@@ -41,12 +41,12 @@ from apps.engine.progress import (
 from apps.engine.search.bounds import PARALLEL_TUPLES, lattice_suppression_bounds
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import NodeResult
-from apps.engine.search.kernels import frontier, solve
+from apps.engine.search.kernels import frontier, search_state
 from apps.engine.search.problem import SearchProblem
 from apps.engine.workers import Deferred
 
 #: Metric kinds of the compiled search (``kernels/solve.py``).
-_KINDS = {"discernibility": solve.DISCERNIBILITY, "aecs": solve.AECS}
+_KINDS = {"discernibility": search_state.DISCERNIBILITY, "aecs": search_state.AECS}
 #: The time a slice of the search aims at (seconds): long enough that what is done
 #: between slices (a report, the cancel signal, the clock) costs nothing measurable,
 #: short enough that a report, a cancel or a deadline is heard at once.
@@ -129,7 +129,9 @@ def zero_limit_search(
         # The nodes that may pass: those not known to suppress rows.
         tops_ = np.asarray(tops, dtype=np.int64)
         strides_ = np.asarray(strides, dtype=np.int64)
-        may, levels, totals, status, bounds, keys, slot = solve.layout(least, tops_, strides_)
+        may, levels, totals, status, bounds, keys, slot = search_state.layout(
+            least, tops_, strides_
+        )
         bounds[may] = static = metric.lower_bounds(levels)
         keys[may] = metric.suppression_keys(levels, static, least[may], k)
         width = metric.lift_width
@@ -139,7 +141,7 @@ def zero_limit_search(
             else np.zeros((0, size), dtype=np.float64)
         )
         d = len(tops)
-        state = solve.State(
+        state = search_state.State(
             tops=tops_,
             strides=strides_,
             status=status,
@@ -157,8 +159,8 @@ def zero_limit_search(
             lift=np.zeros(max(width, 1), dtype=np.float64),
         )
         rows = problem.rows
-        spec = solve.Metric(
-            kind=_KINDS.get(metric.name, solve.EXACT),
+        spec = search_state.Metric(
+            kind=_KINDS.get(metric.name, search_state.EXACT),
             rows=rows,
             k=k,
             least_cost=min(max(k, 1), max(rows, 1)),
@@ -230,7 +232,7 @@ def _next_slice(budget: int, evaluated: int, seconds: float) -> int:
 
 
 def _progress(
-    state: solve.State,
+    state: search_state.State,
     queue: frontier.Queue,
     size: int,
     tops: Sequence[int],

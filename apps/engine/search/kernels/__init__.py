@@ -31,7 +31,6 @@ from apps.engine.search.kernels.arena import (
     START,
     STATE,
     Arena,
-    fetch,
     find_slot,
 )
 from apps.engine.search.kernels.grouping import (
@@ -49,9 +48,10 @@ from apps.engine.search.kernels.grouping import (
 )
 from apps.engine.search.kernels.lattice import climb_chain, raise_by_rare, raise_down, raise_up
 from apps.engine.search.kernels.rare import rare_rows
+from apps.engine.search.kernels.rollup import fetch
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rare", "lattice", "frontier", "solve")
+MODULES = ("grouping", "arena", "rollup", "rare", "lattice", "frontier", "search_state", "solve")
 
 __all__ = [
     "CLASSES",

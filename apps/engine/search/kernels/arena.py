@@ -9,7 +9,8 @@ tables it overlaps (oldest first out). ``meta`` has one row per slot: the node's
 ``summaries`` the slot's summary. ``state`` holds the ring's HEAD, the slots in use
 (HIGH: slots from HIGH on are free, whatever they hold), the next SEQ, the scratch EPOCH
 and the MOVES of used tables to the head. Nothing is allocated per call: classes are
-grouped into ``stage`` / ``grouped`` and copied into the ring.
+grouped into ``stage`` / ``grouped`` and copied into the ring (the grouping, and the
+entry point :func:`~apps.engine.search.kernels.rollup.fetch`, are in ``rollup.py``).
 """
 
 from __future__ import annotations
@@ -20,17 +21,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from apps.engine.search.kernels.grouping import (
-    Codes,
-    LevelMaps,
-    _groups_by_key,
-    _span,
-    _table_size,
-    gather,
-    group,
-    level_offsets,
-    summarize_into,
-)
+from apps.engine.search.kernels.grouping import Codes
 
 #: Columns of ``meta`` after the levels, and slots of ``state``.
 START, COUNT, SEQ = range(3)
@@ -47,12 +38,12 @@ class Arena(NamedTuple):
     ``scratch`` need not be zeroed when made: ``state[READY_DIRECT]`` and
     ``state[READY_HASH]`` say how much of its rows 0 and 1 holds no garbage (zeros or
     stamps of past epochs), and each grouping zeroes what it will use beyond that first
-    (:func:`_ready`); a search without suppression on adult uses a fraction of the
+    (:func:`~apps.engine.search.kernels.rollup._ready`); a search without suppression on adult uses a fraction of the
     rows, whose zeroing took as long as its first few roll-ups.
 
     ``level_one`` holds the bottom node's codes mapped to level 1 (``[d x base]``, made
     by the first roll-up from the bottom that reads it: ``state[LEVEL_ONE]``), so that
-    the roll-ups from the bottom to a hub (:func:`fetch`) read codes instead of looking
+    the roll-ups from the bottom to a hub (:func:`~apps.engine.search.kernels.rollup.fetch`) read codes instead of looking
     each up in the maps."""
 
     codes: Codes
@@ -91,144 +82,6 @@ def find_slot(meta: NDArray[np.int64], high: int, target: NDArray[Any]) -> tuple
             if best < 0 or meta[s, d + COUNT] < meta[best, d + COUNT]:
                 best = s
     return -1, best
-
-
-@njit(cache=True, nogil=True)
-def _ready(arena: Arena, radix: NDArray[np.int64], m: int) -> None:
-    """Zero the part of ``scratch`` that grouping ``m`` rows on values ``radix`` will use
-    (``grouping.group``: row 0 up to the key range for direct addressing or up to the
-    hash table of code tuples, row 1 up to the hash table of keys) beyond what is
-    ready already."""
-    span = _span(radix)
-    if span >= 0 and span > max(np.int64(1024), np.int64(4) * m):
-        row, need = 1, 2 * _table_size(m)
-    elif span >= 0:
-        row, need = 0, int(span)
-    else:
-        row, need = 0, _table_size(m)
-    slot = READY_HASH if row == 1 else READY_DIRECT
-    need = min(need, arena.scratch.shape[1])
-    ready = arena.state[slot]
-    if need > ready:
-        arena.scratch[row, ready:need] = 0
-        arena.state[slot] = need
-
-
-@njit(cache=True, nogil=True)
-def _from_level_one(target: NDArray[Any], maps: LevelMaps) -> bool:
-    """Whether every QI of ``target`` is at level 0 or 1 or has a single value there (a
-    hub, :func:`fetch`): its roll-up from the bottom reads the level-1 codes."""
-    for j in range(len(target)):  # noqa: SIM110 (compiled: a loop, not all() of a generator)
-        if target[j] > 1 and maps.values[j, target[j]] != 1:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _level_one(arena: Arena, base: int, maps: LevelMaps) -> None:
-    """The bottom node's codes at level 1 into ``level_one`` (QIs of one level: none)."""
-    d = arena.level_one.shape[0]
-    for j in range(d):
-        off = maps.offsets[j, 0, 1] if maps.offsets.shape[1] > 1 else np.int64(-2)
-        if off < 0:
-            continue
-        row = arena.codes[j * base : (j + 1) * base]
-        out = arena.level_one[j]
-        for i in range(base):
-            out[i] = maps.flat[off + np.int64(row[i])]
-    arena.state[LEVEL_ONE] = 1
-
-
-@njit(cache=True, nogil=True)
-def _next_epoch(arena: Arena) -> None:
-    """A new epoch for the grouping scratch (its slots of older epochs read as empty);
-    before the counter would overflow, the scratch is zeroed and every slot made ready
-    again."""
-    state = arena.state
-    state[EPOCH] += 1
-    if state[EPOCH] >= np.int64(1) << np.int64(31):
-        arena.scratch[:] = 0
-        state[EPOCH] = 1
-        state[READY_DIRECT] = state[READY_HASH] = arena.scratch.shape[1]
-
-
-@njit(cache=True, nogil=True)
-def _bottom_into_stage(
-    arena: Arena,
-    base: int,
-    target: NDArray[Any],
-    maps: LevelMaps,
-    k: int,
-    summary: NDArray[np.int64],
-) -> int:
-    """:func:`_roll_into_stage` from the bottom node to a node every QI of which is at
-    level 0 or 1 or has a single value (:func:`_from_level_one`): the same keys, classes
-    and codes, each QI's column read at its level (``level_one``) instead of mapped code
-    by code (a QI of one value plays no part in the key; its code, 0, is mapped)."""
-    d = len(target)
-    zero = np.zeros(d, dtype=np.int64)
-    offsets, radix = level_offsets(zero, target, maps)
-    span = _span(radix)
-    if span < 0:
-        return _roll_into_stage(arena, 0, base, zero, target, maps, k, summary)
-    if arena.state[LEVEL_ONE] == 0:
-        _level_one(arena, base, maps)
-    state = arena.state
-    _next_epoch(arena)
-    _ready(arena, radix, base)
-    bottom = arena.codes[: d * base].reshape((d, base))
-    keys = np.zeros(base, dtype=np.int64)
-    for j in range(d):
-        r = radix[j]
-        if r > 1:
-            row = bottom[j] if target[j] == 0 else arena.level_one[j]
-            for i in range(base):
-                keys[i] = keys[i] * r + np.int64(row[i])
-    count = _groups_by_key(
-        keys, arena.sizes[:base], span, arena.first, arena.grouped, arena.scratch, state[EPOCH]
-    )
-    first, stage = arena.first, arena.stage
-    for j in range(d):
-        if target[j] == 0 or (target[j] == 1 and radix[j] > 1):
-            row = bottom[j] if target[j] == 0 else arena.level_one[j]
-            for g in range(count):
-                stage[j, g] = row[first[g]]
-        else:  # (one value at its level)
-            off = offsets[j]
-            for g in range(count):
-                stage[j, g] = maps.flat[off + np.int64(bottom[j, first[g]])]
-    summarize_into(arena.grouped, count, k, summary)
-    return count
-
-
-@njit(cache=True, nogil=True)
-def _roll_into_stage(
-    arena: Arena,
-    start: int,
-    m: int,
-    source: NDArray[np.int64],
-    target: NDArray[Any],
-    maps: LevelMaps,
-    k: int,
-    summary: NDArray[np.int64],
-) -> int:
-    """Group columns [start, start + m) of the arena (node ``source``) into node
-    ``target``: codes into ``stage``, sizes into ``grouped``, ``summary`` filled; returns
-    the number of classes."""
-    d = len(target)
-    offsets, radix = level_offsets(source, target, maps)
-    state = arena.state
-    _next_epoch(arena)
-    _ready(arena, radix, m)
-    src = arena.codes[d * start : d * (start + m)].reshape((d, m))
-    src_sizes = arena.sizes[start : start + m]
-    count = group(
-        src, src_sizes, maps.flat, offsets, radix, arena.first, arena.grouped, arena.scratch,
-        state[EPOCH],
-    )  # fmt: skip
-    gather(src, arena.first, maps.flat, offsets, count, arena.stage)
-    summarize_into(arena.grouped, count, k, summary)
-    return count
 
 
 @njit(cache=True, nogil=True)
@@ -306,114 +159,3 @@ def _refresh(arena: Arena, base: int, slot: int) -> int:
     meta[slot, 0] = -1
     state[MOVES] += 1
     return _store(arena, base, levels, count, summary)
-
-
-@njit(cache=True, nogil=True)
-def _one_class(target: NDArray[Any], maps: LevelMaps) -> bool:
-    """Whether every QI has a single value at the node's levels (the top node, and nodes
-    whose other levels are at the top of QIs of one value): all rows in one class."""
-    for j in range(len(target)):  # noqa: SIM110 (compiled: a loop, not all() of a generator)
-        if maps.values[j, target[j]] != 1:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _all_in_one(arena: Arena, base: int, d: int, k: int, summary: NDArray[np.int64]) -> int:
-    """Stage the one class of every row (code 0 of each QI: its single value) without
-    grouping the bottom node's classes; returns 1 (the classes)."""
-    rows = np.int64(0)
-    for g in range(base):
-        rows += arena.sizes[g]
-    for j in range(d):
-        arena.stage[j, 0] = 0
-    arena.grouped[0] = rows
-    summarize_into(arena.grouped, 1, k, summary)
-    return 1
-
-
-@njit(cache=True, nogil=True)
-def fetch(
-    target: NDArray[np.int16],
-    arena: Arena,
-    base: int,
-    base_summary: NDArray[np.int64],
-    cache: bool,
-    maps: LevelMaps,
-    k: int,
-    summary: NDArray[np.int64],
-) -> tuple[int, int]:
-    """Classes of node ``target`` (levels): from the store, or rolled up from the cached
-    node below it with the fewest classes (or the bottom) and stored.
-
-    Returns ``(where, count)``: ``where >= 0`` is the first arena column of the table,
-    -1 means it is in ``stage`` / ``grouped`` (not cached); ``summary`` gets its
-    summary. Nodes first met from the bottom roll up through their "hub" (each non-zero
-    level capped at 1; cached), which has far fewer classes than the bottom's; when at
-    least half the QIs of the node have a single value at its levels (high nodes, as
-    searches without suppression visit), those stay at the node's level in the hub,
-    whose classes are then fewer still (on adult, 0 % suppression: 35 % less time in
-    this function over ARX's grid). ``cache`` False (inconsistent hierarchies): nothing
-    is cached, every node comes from the bottom.
-    """
-    d = len(target)
-    zero = np.zeros(d, dtype=np.int64)
-    bottom = True
-    for j in range(d):
-        if target[j] != 0:
-            bottom = False
-    if bottom:
-        summary[:] = base_summary
-        return 0, base
-    if not cache:
-        count = _roll_into_stage(arena, 0, base, zero, target, maps, k, summary)
-        return -1, count
-    meta, state = arena.meta, arena.state
-    exact, best = find_slot(meta, state[HIGH], target)
-    if exact >= 0:
-        summary[:] = arena.summaries[exact]
-        return meta[exact, d + START], meta[exact, d + COUNT]
-    if base > 0 and _one_class(target, maps):
-        count = _all_in_one(arena, base, d, k, summary)
-        slot = _store(arena, base, target, count, summary)
-        return (-1, count) if slot < 0 else (meta[slot, d + START], count)
-    if best >= 0 and meta[best, d + COUNT] >= base:
-        best = -1
-    if best < 0:
-        hub = np.minimum(target, 1)
-        single = 0
-        for j in range(d):
-            if maps.values[j, target[j]] == 1:
-                single += 1
-        if 2 * single >= d:
-            for j in range(d):
-                if maps.values[j, target[j]] == 1:  # one value: the QI plays no part
-                    hub[j] = target[j]
-        if not np.array_equal(hub, target):
-            h_exact, h_best = find_slot(meta, state[HIGH], hub)
-            if h_exact >= 0:
-                best = _refresh(arena, base, h_exact)
-            else:
-                if h_best >= 0 and meta[h_best, d + COUNT] < base:
-                    src = meta[h_best, :d].copy()
-                    start, m = meta[h_best, d + START], meta[h_best, d + COUNT]
-                    count = _roll_into_stage(arena, start, m, src, hub, maps, k, summary)
-                elif _from_level_one(hub, maps):
-                    count = _bottom_into_stage(arena, base, hub, maps, k, summary)
-                else:
-                    count = _roll_into_stage(arena, 0, base, zero, hub, maps, k, summary)
-                best = _store(arena, base, hub, count, summary)
-    if best >= 0:
-        best = _refresh(arena, base, best)
-    if best >= 0:
-        src = meta[best, :d].copy()
-        start, m = meta[best, d + START], meta[best, d + COUNT]
-        count = _roll_into_stage(arena, start, m, src, target, maps, k, summary)
-    elif _from_level_one(target, maps):
-        count = _bottom_into_stage(arena, base, target, maps, k, summary)
-    else:
-        count = _roll_into_stage(arena, 0, base, zero, target, maps, k, summary)
-    slot = _store(arena, base, target, count, summary)
-    if slot < 0:
-        return -1, count
-    return meta[slot, d + START], count

@@ -6,7 +6,7 @@ mixed-radix key range is small, an open-addressing hash of the key otherwise, an
 of the code tuple itself when the key would not fit in 62 bits. Classes come out in the
 order of their first source row, with their summary under ``k`` (classes, released
 classes, suppressed rows, smallest released class, sum of squared released sizes). The
-arena (``arena.py``) and the rare rows of QI pairs (``rare.py``) group with the same
+arena's roll-ups (``rollup.py``) and the rare rows of QI pairs (``rare.py``) group with the same
 functions.
 
 Working memory: a ``[2 x scratch_size(rows)]`` array whose entries are stamped with an

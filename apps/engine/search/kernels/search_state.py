@@ -1,0 +1,155 @@
+"""The state of the compiled search without suppression (``solve.py``) and a node's bounds.
+
+:class:`State` holds what the Python search (``best_first.py``) keeps per node, as arrays
+over the lattice numbered in mixed radix (``lattice.py``): status (unknown, within the
+limit, too many suppressed), the rows a node certainly suppresses, its key and static
+bound, the numbers lifted from its evaluated specializations (discernibility, AECS), and
+for evaluated nodes a row of facts. :func:`layout` makes the start of a search from the
+rows every node certainly suppresses; :func:`_lifted_bound`, :func:`_current_bound` and
+:func:`_order_key` are the Python search's bounds and queue key of a node, on these arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+#: Node status (as ``best_first.py``).
+UNKNOWN, WITHIN, TOO_MANY = 0, 1, 2
+#: Metric kinds: a metric whose value without suppression is its static bound (loss,
+#: entropy, precision), discernibility, AECS.
+EXACT, DISCERNIBILITY, AECS = 0, 1, 2
+#: Facts of an evaluated node (columns of ``State.facts``).
+F_SUPPRESSED, F_RELEASED, F_MIN_RELEASED = 0, 1, 2
+
+
+class State(NamedTuple):
+    """The arrays of one search (module docstring); ``counters`` holds the evaluations
+    and the facts rows in use."""
+
+    tops: NDArray[np.int64]
+    strides: NDArray[np.int64]
+    status: NDArray[np.int8]
+    at_least: NDArray[np.int64]
+    keys: NDArray[np.float64]
+    bounds: NDArray[np.float64]
+    lifted: NDArray[np.float64]
+    no_lift: NDArray[np.float64]
+    slot: NDArray[np.int64]
+    facts: NDArray[np.int64]
+    values: NDArray[np.float64]
+    counters: NDArray[np.int64]
+    node: NDArray[np.int16]
+    summary: NDArray[np.int64]
+    lift: NDArray[np.float64]
+
+
+class Metric(NamedTuple):
+    """What the search needs of the metric: its kind, the rows, ``k`` and the least
+    cost of a row in a class under ``k`` (discernibility)."""
+
+    kind: int
+    rows: int
+    k: int
+    least_cost: int
+
+
+@njit(cache=True, nogil=True)
+def layout(
+    least: NDArray[np.int64], tops: NDArray[np.int64], strides: NDArray[np.int64]
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int16],
+    NDArray[np.int64],
+    NDArray[np.int8],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.int64],
+]:
+    """What a search without suppression starts from, given the rows every node certainly
+    suppresses (``least``): the nodes that may pass (none known suppressed, in index
+    order), their levels and total levels, every node's status (too many suppressed
+    where rows are known suppressed), static bounds (NaN), keys (infinite) and facts
+    rows (none)."""
+    size = len(least)
+    d = len(tops)
+    status = np.empty(size, dtype=np.int8)
+    count = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            status[idx] = UNKNOWN
+            count += 1
+        else:
+            status[idx] = TOO_MANY
+    may = np.empty(count, dtype=np.int64)
+    levels = np.empty((count, d), dtype=np.int16)
+    totals = np.empty(count, dtype=np.int64)
+    at = 0
+    for idx in range(size):
+        if least[idx] <= 0:
+            may[at] = idx
+            totals[at] = _decode(idx, tops, strides, levels[at])
+            at += 1
+    bounds = np.full(size, np.nan, dtype=np.float64)
+    keys = np.full(size, np.inf, dtype=np.float64)
+    slot = np.full(size, -1, dtype=np.int64)
+    return may, levels, totals, status, bounds, keys, slot
+
+
+@njit(cache=True, nogil=True)
+def _decode(
+    idx: int, tops: NDArray[np.int64], strides: NDArray[np.int64], out: NDArray[np.int16]
+) -> int:
+    """The levels of node ``idx`` into ``out``; returns its total level."""
+    total = 0
+    for j in range(len(tops)):
+        v = (idx // strides[j]) % (tops[j] + 1)
+        out[j] = v
+        total += v
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exceeds(bound: float, best: float) -> bool:
+    """``evaluate.exceeds``: a lower bound certainly above ``best``."""
+    return bound > best + 1e-9 * max(1.0, abs(best))
+
+
+@njit(cache=True, nogil=True)
+def _lifted_bound(s: State, m: Metric, idx: int, least: int) -> float:
+    """``Metric.lifted_bound`` of discernibility and AECS from node ``idx``'s lifted
+    numbers, knowing it suppresses ``least`` rows."""
+    if m.kind == DISCERNIBILITY:
+        if least == 0:
+            return float(s.lifted[0, idx])
+        return float(s.lifted[0, idx]) + float(m.rows - m.least_cost) * least
+    n = m.rows
+    if n == 0:
+        return 0.0
+    k = max(m.k, 1)
+    most = min(-s.lifted[0, idx], (-s.lifted[1, idx] - least) // k, float((n - least) // k))
+    return n / most if most > 0 else math.inf
+
+
+@njit(cache=True, nogil=True)
+def _current_bound(s: State, m: Metric, idx: int) -> float:
+    """``BestFirst._current_bound`` (known suppression is 0 off the failing nodes)."""
+    bound = s.keys[idx]
+    if s.lifted.shape[0]:
+        lifted = _lifted_bound(s, m, idx, s.at_least[idx])
+        return lifted if lifted > bound else bound
+    return float(bound)
+
+
+@njit(cache=True, nogil=True)
+def _order_key(s: State, m: Metric, idx: int) -> float:
+    """``BestFirst._order_key``."""
+    if not s.lifted.shape[0]:
+        return _current_bound(s, m, idx)
+    lifted = _lifted_bound(s, m, idx, 0)
+    key = s.keys[idx]
+    return lifted if lifted > key else key
