@@ -186,12 +186,12 @@ class EntropyMetric(Metric):
             # Every QI's counts sum to the suppressed rows (exact: integers in floats),
             # so one division and one log2 over all of them give each QI's terms as
             # suppression_entropy's expression on its own segment; each QI's sum is
-            # still its segment's own (numpy's pairwise summation, bit for bit).
+            # still its segment's own, numpy's pairwise summation (kernels.segment_sums).
             rows = counts[bounds[0] : bounds[1]].sum()
             used = counts[: bounds[-1]]
             terms = used * np.log2(used / rows)
-            for j in range(len(node.levels)):
-                total += float(-terms[bounds[j] : bounds[j + 1]].sum()) + 0.0
+            for term in kernels.segment_sums(terms, starts).tolist():
+                total += -term + 0.0
             return total
         if node.suppressed.any():
             supp_sizes = node.sizes[node.suppressed].astype(np.float64)
