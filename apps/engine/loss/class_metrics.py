@@ -73,7 +73,16 @@ class DiscernibilityMetric(Metric):
     def lifted_bound(self, lifted: Sequence[float], suppressed: int, k: int) -> float:
         if not suppressed:  # (called for every node the search takes from its queue)
             return float(lifted[0])
-        return float(lifted[0]) + float(self.problem.rows - self._least_cost(k)) * suppressed
+        extra = self._extra.get(k)
+        if extra is None:
+            extra = self._extra[k] = float(self.problem.rows - self._least_cost(k))
+        return float(lifted[0]) + extra * suppressed
+
+    @cached_property
+    def _extra(self) -> dict[int, float]:
+        """Per ``k``, ``float(n - min(k, n))`` of :meth:`lifted_bound` (read for many of
+        the nodes the search takes from its queue)."""
+        return {}
 
     def suppression_bounds(
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int

@@ -150,6 +150,13 @@ class EntropyMetric(Metric):
             length,
         )
 
+    @cached_property
+    def _values_at(self) -> list[list[int]]:
+        """Per QI and level, the number of generalized values (``values_at``)."""
+        return [
+            [lk.values_at(level) for level in range(len(lk.leaves))] for lk in self.problem.lookups
+        ]
+
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
         total = np.zeros(len(levels), dtype=np.float64)
         for j, e in enumerate(self.by_level):
@@ -166,22 +173,25 @@ class EntropyMetric(Metric):
         if isinstance(columns, np.ndarray) and columns.ndim == 2:
             # Rows per suppressed value counted in one compiled pass; each QI's term is
             # then suppression_entropy's own expression on the same floats.
-            lookups = self.problem.lookups
+            values = self._values_at
             counts, starts = kernels.suppressed_value_counts(
                 np.ascontiguousarray(columns),
                 np.ascontiguousarray(node.sizes, dtype=np.int64),
                 np.ascontiguousarray(node.suppressed),
-                np.array(
-                    [lk.values_at(level) for lk, level in zip(lookups, node.levels, strict=True)],
-                    dtype=np.int64,
-                ),
+                np.array([values[j][level] for j, level in enumerate(node.levels)], dtype=np.int64),
             )
             bounds = starts.tolist()
-            for j in range(len(node.levels)):
-                c = counts[bounds[j] : bounds[j + 1]]
-                rows = c.sum()
-                if rows != 0:
-                    total += float(-(c * np.log2(c / rows)).sum()) + 0.0
+            if not bounds[-1]:
+                return total
+            # Every QI's counts sum to the suppressed rows (exact: integers in floats),
+            # so one division and one log2 over all of them give each QI's terms as
+            # suppression_entropy's expression on its own segment; each QI's sum is
+            # still its segment's own, numpy's pairwise summation (kernels.segment_sums).
+            rows = counts[bounds[0] : bounds[1]].sum()
+            used = counts[: bounds[-1]]
+            terms = used * np.log2(used / rows)
+            for term in kernels.segment_sums(terms, starts).tolist():
+                total += -term + 0.0
             return total
         if node.suppressed.any():
             supp_sizes = node.sizes[node.suppressed].astype(np.float64)

@@ -142,6 +142,52 @@ def suppressed_value_counts(
 
 
 @njit(cache=True, nogil=True)
+def _pairwise_sum(a: NDArray[np.float64], lo: int, n: int) -> float:
+    """numpy's pairwise summation of ``a[lo : lo + n]`` (``DOUBLE_pairwise_sum``: under
+    8 terms in order, up to 128 in 8 running sums, beyond split at a multiple of 8),
+    the same additions in the same order."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        whole = n - n % 8
+        while i < whole:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return float(res)
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(a, lo, half) + _pairwise_sum(a, lo + half, n - half)
+
+
+@njit(cache=True, nogil=True)
+def segment_sums(values: NDArray[np.float64], starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``values[starts[j] : starts[j + 1]].sum()`` for every segment ``j``, bit for bit as
+    numpy sums a contiguous array (its reduction starts from 0.0, then adds the
+    pairwise sum: the sign of a zero sum aside)."""
+    out = np.empty(len(starts) - 1, dtype=np.float64)
+    for j in range(len(starts) - 1):
+        out[j] = 0.0 + _pairwise_sum(values, starts[j], starts[j + 1] - starts[j])
+    return out
+
+
+@njit(cache=True, nogil=True)
 def loss_tables(
     frequencies: NDArray[np.int64],
     leaves: NDArray[np.int64],

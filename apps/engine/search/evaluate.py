@@ -169,6 +169,10 @@ class Evaluator:
         if hit is not None:
             return hit
         self.evaluations += 1
+        if self.sensitive is None:
+            facts = self._plain_facts(index)
+            self.facts[index] = facts
+            return facts
         node, smallest, small = self._classes(index)
         suppressed = node.suppressed_rows
         facts = NodeFacts(
@@ -190,6 +194,57 @@ class Evaluator:
         )
         self.facts[index] = facts
         return facts
+
+    def _plain_facts(self, index: int) -> NodeFacts:
+        """:meth:`facts_of` without sensitive models, read from the summary of the
+        fetched classes; the classes are handed to the metric (:meth:`_classes`) only
+        when it values the node or lifts from it (per evaluated node, most of which
+        suppress too many rows to be valued: no per-node objects for those)."""
+        cache = self.cache
+        where, count = cache.fetch(self.lattice.levels[index])
+        summary = cache.summary.tolist()
+        suppressed = summary[kernels.SUPPRESSED_ROWS]
+        released = summary[kernels.RELEASED]
+        metric = self.metric
+        node: NodeClasses | None = None
+        if self.value_limit is not None and suppressed > self.value_limit:
+            value = math.inf
+        elif (
+            self.static is not None and suppressed == 0 and self.static[index] == self.static[index]
+        ):
+            value = float(self.static[index])
+        else:
+            node = self._node(index, where, count, summary)
+            value = metric.value(node)
+        lift: tuple[float, ...] = ()
+        if metric.lift_width:
+            node = node if node is not None else self._node(index, where, count, summary)
+            lift = metric.lift(node, self.k)
+        return NodeFacts(
+            suppressed_rows=suppressed,
+            released_classes=released,
+            min_class_size=summary[kernels.MIN_RELEASED],
+            released_rows=self.problem.rows - suppressed,
+            value=value,
+            lift=lift,
+            small_rows=suppressed,
+        )
+
+    def _node(self, index: int, where: int, count: int, summary: list[int]) -> NodeClasses:
+        """The fetched classes (:meth:`_plain_facts`) as the metric sees them: as
+        :meth:`_classes` makes them (views, valid until the next fetch)."""
+        metric = self.metric
+        if metric.reads_codes or metric.reads_sizes:
+            codes, sizes = self.cache.view(where, count)
+        else:
+            codes, sizes = _NO_CODES, _NO_SIZES
+        mask = sizes < self.k if metric.reads_codes else _NO_MASK
+        counts = (
+            summary[kernels.SUPPRESSED_ROWS],
+            summary[kernels.RELEASED],
+            summary[kernels.RELEASED_SQUARES],
+        )
+        return NodeClasses(self.lattice.node(index), codes, sizes, mask, counts)
 
     def passes(self, facts: NodeFacts, limit: float) -> bool:
         if facts.suppressed_rows > allowed_suppression(self.problem.rows, limit):
