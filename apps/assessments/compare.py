@@ -13,8 +13,8 @@ from apps.assessments.deidentify import deid_config, search_target
 from apps.assessments.longitudinal_search import person_inputs
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.person_nodes import node_distributions
-from apps.assessments.presenters import alternatives_rows
 from apps.assessments.privacy_models import encode_for_search
+from apps.assessments.solution_words import alternatives_rows
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import criterion_for_release

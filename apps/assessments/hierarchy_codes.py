@@ -28,7 +28,7 @@ from apps.engine.longitudinal import codes
 
 Kind = HierarchySpec.Kind
 CODE_KINDS = frozenset({Kind.ICD10, Kind.ICD9CM})
-# Level 0 is "original code": the pages say it as "kept as is" (presenters.level_in_words).
+# Level 0 is "original code": the pages say it as "kept as is" (solution_words.level_in_words).
 # Offending values named in a message.
 SHOWN = 5
 LEVEL_NAMES = {

@@ -21,7 +21,6 @@ from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
-    alternatives_rows,
     class_size_before_after,
     distribution_charts,
     pareto_chart,
@@ -31,6 +30,7 @@ from apps.assessments.presenters import (
     risk_charts,
 )
 from apps.assessments.release_columns import column_findings, masked_columns
+from apps.assessments.solution_words import alternatives_rows
 from apps.assessments.steps import BY_SLUG, STEPS
 from apps.assessments.verdicts import loss_headline, missingness_figures, search_verdict
 from apps.audit.services import audit_key_is_public

@@ -16,7 +16,6 @@ from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
 from apps.assessments.presenters import (
-    applied_solution,
     class_size_before_after,
     distribution_charts,
     pareto_chart,
@@ -24,6 +23,7 @@ from apps.assessments.presenters import (
 )
 from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
+from apps.assessments.solution_words import applied_solution
 from apps.core.errors import ApplicationError
 from apps.reviews import hooks, services
 from apps.reviews.selectors import comments_of_versions, intruder_test_status, review_queue_for

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments.compare import alternatives_compare
-from apps.assessments.presenters import alternatives_rows
+from apps.assessments.solution_words import alternatives_rows
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import trade_off_people
 

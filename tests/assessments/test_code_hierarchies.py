@@ -17,7 +17,7 @@ from apps.assessments.hierarchies import hierarchies_proposed, hierarchy_set
 from apps.assessments.hierarchy_builders import build_hierarchy
 from apps.assessments.hierarchy_codes import looks_like_icd10
 from apps.assessments.models import HierarchySpec
-from apps.assessments.presenters import level_in_words
+from apps.assessments.solution_words import level_in_words
 from apps.core.errors import ApplicationError
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.assessments.persons_factory import (
