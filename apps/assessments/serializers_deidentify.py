@@ -108,31 +108,30 @@ class DeidConfigSerializer(serializers.Serializer[Any]):
         return parse(data, base=base)
 
 
+def _person_suppression_field() -> serializers.DictField:
+    """Step 7's person-level suppression figures (search and apply blocks)."""
+    return serializers.DictField(
+        read_only=True,
+        allow_null=True,
+        help_text="Person-level results: what was suppressed, read from the stored figures "
+        "with the words of their counting ('events_counted_once', or 'legacy' for results "
+        "stored before each removed event was counted once); null at record level.",
+    )
+
+
 class SearchSerializer(JobBlockSerializer):
     """Step 7: the optimal search's result (optimum and alternatives) and the chosen levels."""
 
     chosen_levels = serializers.DictField(
         child=strict.IntegerField(), read_only=True, allow_null=True
     )
-    person_suppression = serializers.DictField(
-        read_only=True,
-        allow_null=True,
-        help_text="Person-level results: what was suppressed, read from the stored figures "
-        "with the words of their counting ('events_counted_once', or 'legacy' for results "
-        "stored before each removed event was counted once); null at record level.",
-    )
+    person_suppression = _person_suppression_field()
 
 
 class ApplySerializer(JobBlockSerializer):
     """Step 7: the applied de-identification (figures Step 8 measures)."""
 
-    person_suppression = serializers.DictField(
-        read_only=True,
-        allow_null=True,
-        help_text="Person-level results: what was suppressed, read from the stored figures "
-        "with the words of their counting ('events_counted_once', or 'legacy' for results "
-        "stored before each removed event was counted once); null at record level.",
-    )
+    person_suppression = _person_suppression_field()
 
 
 class ChooseSerializer(serializers.Serializer[Any]):

@@ -11,7 +11,6 @@ import contextlib
 import importlib.util
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ def sail_server() -> Iterator[str]:
     when the table is written; run in this process, that was the checkout's root."""
     if importlib.util.find_spec("pysail") is None:
         unavailable("pysail (Sail, a dev dependency) is not installed")
-    from apps.engine.rows.spark.local import free_port, wait_for_port
+    from apps.engine.rows.spark.local import free_port, stop_server, wait_for_port
 
     folder = Path(tempfile.mkdtemp(prefix="deidweb-sail-"))
     port = free_port()
@@ -58,14 +57,7 @@ def sail_server() -> Iterator[str]:
             unavailable(f"the Sail Spark Connect server did not start:\n{tail}")
         yield f"sc://127.0.0.1:{port}"
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+        stop_server(process)
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -60,6 +60,19 @@ def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes]) -
     return False
 
 
+def stop_server(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """Stop a server started in a session of its own: SIGTERM to its process group, then
+    SIGKILL if it has not ended within ``grace`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def local_spark_server(
     *,
@@ -121,13 +134,6 @@ def local_spark_server(
                 raise EngineError(f"Apache Spark's Spark Connect server did not start:\n{tail}")
             yield LocalSpark(f"sc://127.0.0.1:{port}", process.pid, log_path)
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
+            stop_server(process)
             if scratch is None:
                 shutil.rmtree(folder, ignore_errors=True)
