@@ -109,7 +109,7 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     from apps.reports.jobs import report_again, report_request
     from apps.reviews import hooks as reviews_hooks
     from apps.reviews.release import release_file_open
-    from apps.reviews.services import submission_blockers
+    from apps.reviews.submissions import submission_blockers
 
     assert recording.audit_record.function is audit_record
     assert jobs_services.job_message_send.function is run_job_send

@@ -24,10 +24,11 @@ from apps.assessments.models import Assessment
 from apps.assessments.person_suppression import release_suppression_data
 from apps.assessments.withheld import hierarchy_for_role
 from apps.core import fields as strict
-from apps.reviews import services
+from apps.reviews.decisions import assessment_revise, review_decide, step_comment_add
 from apps.reviews.models import Decision, ReviewDecision, StepComment
 from apps.reviews.selectors import comments_of_versions
 from apps.reviews.snapshot import assessment_record
+from apps.reviews.submissions import assessment_submit
 
 ERRORS = {
     400: OpenApiResponse(description="Bad input: the message names the field."),
@@ -172,7 +173,7 @@ class ReviewActions:
         assessment = self.get_object()
         payload = SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        services.assessment_submit(
+        assessment_submit(
             assessment=assessment,
             user=user_of(request),
             note=payload.validated_data["note"],
@@ -201,7 +202,7 @@ class ReviewActions:
             return Response(CommentSerializer(comments_of_versions(assessment), many=True).data)
         payload = CommentCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        comment = services.step_comment_add(
+        comment = step_comment_add(
             assessment=assessment, author=user_of(request), **payload.validated_data
         )
         return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
@@ -214,7 +215,7 @@ class ReviewActions:
         assessment = self.get_object()
         payload = DecideSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        decision = services.review_decide(
+        decision = review_decide(
             assessment=assessment, reviewer=user_of(request), **payload.validated_data
         )
         return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
@@ -223,7 +224,7 @@ class ReviewActions:
     @action(detail=True, methods=["post"], permission_classes=[OrganizationMember])
     def revise(self, request: Request, pk: str | None = None) -> Response:
         """Start a new draft version of a decided one; the decided version stays as it was."""
-        new = services.assessment_revise(assessment=self.get_object(), user=user_of(request))
+        new = assessment_revise(assessment=self.get_object(), user=user_of(request))
         return Response(VersionSerializer(new).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: DecisionSerializer(many=True), 404: ERRORS[404]})

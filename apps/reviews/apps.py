@@ -31,7 +31,7 @@ class ReviewsConfig(AppConfig):
         from apps.assessments import hooks as assessment_hooks
         from apps.audit.services import ANCHOR_PROVIDERS
         from apps.reviews.release import release_file_open
-        from apps.reviews.services import submission_blockers
+        from apps.reviews.submissions import submission_blockers
 
         # The assessments' pages and API: the overview's blockers, the approved download.
         assessment_hooks.submission_blockers.provide(submission_blockers)

@@ -25,7 +25,8 @@ from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.assessments.solution_words import applied_solution
 from apps.core.errors import ApplicationError
-from apps.reviews import hooks, services
+from apps.reviews import decisions as review_decisions  # `decisions` is the page's list
+from apps.reviews import hooks, intruder_tests, submissions
 from apps.reviews.selectors import comments_of_versions, intruder_test_status, review_queue_for
 from apps.reviews.snapshot import assessment_record
 
@@ -56,7 +57,7 @@ def assessment_review(
         action = request.POST.get("action")
         try:
             if action == "comment":
-                services.step_comment_add(
+                review_decisions.step_comment_add(
                     assessment=assessment,
                     author=user_of(request),
                     step=request.POST.get("step", "general"),
@@ -67,7 +68,7 @@ def assessment_review(
                 hooks.report_prepare_again(assessment=assessment, user=user_of(request))
                 messages.success(request, "The signed report is being prepared.")
             elif action == "decide":
-                decision = services.review_decide(
+                decision = review_decisions.review_decide(
                     assessment=assessment,
                     reviewer=user_of(request),
                     decision=request.POST.get("decision", ""),
@@ -150,7 +151,7 @@ def assessment_submit(
 ) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        services.assessment_submit(
+        submissions.assessment_submit(
             assessment=assessment,
             user=user_of(request),
             note=request.POST.get("note", ""),
@@ -169,7 +170,7 @@ def assessment_revise(
 ) -> HttpResponse:
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
-        new = services.assessment_revise(assessment=assessment, user=user_of(request))
+        new = review_decisions.assessment_revise(assessment=assessment, user=user_of(request))
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("assessment-detail", org=organization.slug, assessment_id=assessment.id)
@@ -187,7 +188,7 @@ def intruder_test(
     assessment = assessment_get(organization=organization, assessment_id=assessment_id)
     try:
         tested_on = dt.date.fromisoformat(request.POST.get("tested_on", ""))
-        services.intruder_test_record(
+        intruder_tests.intruder_test_record(
             assessment=assessment,
             user=user_of(request),
             tester=request.POST.get("tester", ""),

@@ -23,7 +23,7 @@ from apps.core.errors import ApplicationError
 from apps.datasets.demo import generate_register
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
-from apps.reviews.services import assessment_submit, submission_blockers
+from apps.reviews.submissions import assessment_submit, submission_blockers
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
 from tests.justify import justify_all
 

@@ -14,8 +14,8 @@ from apps.assessments.justifications import (
 from apps.assessments.models import Assessment
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
-from apps.reviews.services import assessment_submit
 from apps.reviews.snapshot import assessment_record
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import WAIVER
 
 AGE = "Ages above 85 are too few to release; age is not needed for the diagnosis counts."

@@ -27,7 +27,8 @@ from apps.classification.services import RoleDecision, variables_classify
 from apps.engine.masking import hmac_pseudonym
 from apps.reports.content import report_html
 from apps.reports.summary import summary_data
-from apps.reviews.services import assessment_submit, review_decide
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import LOW_ANSWERS, _run
 from tests.assessments.persons_factory import persons_measured
 from tests.datasets.test_table_upload import _uploaded

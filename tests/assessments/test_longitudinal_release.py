@@ -236,7 +236,8 @@ def test_steps_8_and_9_review_and_report_in_persons(custodian, analyst, reviewer
     from django.urls import reverse
 
     from apps.reports.content import report_html
-    from apps.reviews.services import assessment_submit, review_decide
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
 
     assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     searched(assessment, analyst)

@@ -6,7 +6,7 @@ from apps.assessments.forms import ReleaseForm
 from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.serializers_release import ReleaseSerializer, ReleaseStateSerializer
 from apps.assessments.threat_model import STEP1_FIELDS
-from apps.reviews import services as review_services
+from apps.reviews.decisions import _COPIED
 from apps.reviews.snapshot import FROZEN_FIELDS
 
 # What a version's frozen record leaves out on purpose: what identifies the row and the
@@ -41,7 +41,7 @@ def test_every_field_of_an_assessment_is_frozen_or_live_on_purpose():
 
 
 def test_a_revision_copies_the_frozen_fields_but_the_number_with_its_data_and_key():
-    copied = set(review_services._COPIED)
+    copied = set(_COPIED)
     assert copied == (set(FROZEN_FIELDS) - {"version"}) | {"dataset_id", "secrets_wrapped_key"}
 
 

@@ -75,7 +75,8 @@ def test_release_download_locked_until_approval_and_secrets_for_admins(
     preview = reverse("assessment-release-preview", kwargs=kwargs)
     assert client_for(analyst).get(preview).status_code == 200
     assert client_for(reviewer).get(preview).status_code == 403
-    from apps.reviews.services import assessment_submit, review_decide
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
 
     services.assessment_accept_utility(assessment=assessment, note="Enough for the study.")
     justify_all(assessment)

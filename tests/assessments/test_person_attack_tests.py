@@ -52,7 +52,8 @@ def test_the_apply_job_attacks_a_person_release_in_persons(
     from apps.assessments import services
     from apps.reports.content import report_html
     from apps.reports.summary import summary_data
-    from apps.reviews.services import assessment_submit, review_decide
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
     from tests.justify import justify_all
 
     assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")

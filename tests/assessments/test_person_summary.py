@@ -11,7 +11,8 @@ import re
 from apps.assessments import services
 from apps.reports.content import report_html
 from apps.reports.summary import canonical_json, sha256_hex, summary_data, summary_html
-from apps.reviews.services import assessment_submit, review_decide
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.persons_factory import INTERVALS, applied, persons_ready, searched
 from tests.justify import justify_all
 

@@ -158,7 +158,8 @@ def test_an_old_stored_result_on_every_page_and_in_the_api(  # type: ignore[no-u
 
     from apps.reports.content import report_html
     from apps.reports.summary import summary_data
-    from apps.reviews.services import assessment_submit, review_decide
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
 
     assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     searched(assessment, analyst)

@@ -72,7 +72,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     """The register through Steps 1-8 (e-mail and full name pseudonymized, phone
     removed, notes scrubbed) and submitted for review."""
     from apps.datasets.services import dataset_upload
-    from apps.reviews import services as reviews
+    from apps.reviews.submissions import assessment_submit
 
     frame = register()
     dataset = read_now(
@@ -129,7 +129,7 @@ def submitted(custodian, analyst, reviewer):  # type: ignore[no-untyped-def]
     services.assessment_accept_utility(assessment=assessment, note="Fit for the study.")
     justify_all(assessment)
     assessment.refresh_from_db()
-    reviews.assessment_submit(
+    assessment_submit(
         assessment=assessment,
         user=analyst,
         note="Ready",
@@ -322,11 +322,9 @@ def test_a_reviewer_reads_no_raw_value_anywhere_in_the_api(
     assert all(town in city["arx_csv"] for town in RARE_TOWNS)
 
     # Once decided: the decision, its figures, the frozen record — still nothing.
-    from apps.reviews import services as reviews
+    from apps.reviews.decisions import review_decide
 
-    reviews.review_decide(
-        assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine."
-    )
+    review_decide(assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine.")
     assessment.refresh_from_db()
     answers, _ = walk(client_for(reviewer), assessment)
     assert f"/api/v1/assessments/{assessment.id}/decisions/" in answers

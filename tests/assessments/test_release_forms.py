@@ -30,7 +30,8 @@ from apps.assessments.release_forms.config import ReleaseForm, parse
 from apps.audit.models import AuditEvent
 from apps.classification.services import variables_accept_suggestions
 from apps.core.errors import ApplicationError
-from apps.reviews import services as reviews
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
 
 pytestmark = pytest.mark.django_db
@@ -211,12 +212,12 @@ def test_a_table_release_names_its_primary_and_complementary_cells(
     services.assessment_accept_utility(
         assessment=table_assessment, note="Counts by sex and city are what was asked."
     )
-    reviews.assessment_submit(
+    assessment_submit(
         assessment=table_assessment, user=analyst, note="Table release.", intruder_waiver=WAIVER
     )
     submitted = AuditEvent.objects.get(action="assessment.submit")
     assert submitted.details["release_files"]["release_csv"] == result["sha256"]["csv"]
-    reviews.review_decide(
+    review_decide(
         assessment=table_assessment, reviewer=reviewer, decision="approve", reasons="Protected."
     )
     table_assessment.refresh_from_db()
@@ -261,7 +262,7 @@ def test_a_cell_whose_totals_are_too_small_fails_the_table(custodian, analyst) -
         ("M", "Toronto"),
         ("M", "Windsor"),
     }
-    from apps.reviews.services import submission_blockers
+    from apps.reviews.submissions import submission_blockers
 
     assert "The de-identified file does not meet the risk target (Step 7)." in (
         submission_blockers(assessment)

@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from apps.assessments import services
 from apps.reports.content import report_html
-from apps.reviews import services as reviews
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import WAIVER, _run
 from tests.assessments.test_release_forms import at_step_7, pattern_people, table_people
 
@@ -42,10 +43,8 @@ def form_url(assessment) -> str:  # type: ignore[no-untyped-def]
 def approved(assessment, analyst, reviewer):  # type: ignore[no-untyped-def]
     assessment.refresh_from_db()
     services.assessment_accept_utility(assessment=assessment, note="Fit for the purpose.")
-    reviews.assessment_submit(
-        assessment=assessment, user=analyst, note="Ready.", intruder_waiver=WAIVER
-    )
-    decision = reviews.review_decide(
+    assessment_submit(assessment=assessment, user=analyst, note="Ready.", intruder_waiver=WAIVER)
+    decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Protected."
     )
     assessment.refresh_from_db()

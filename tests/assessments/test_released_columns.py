@@ -31,7 +31,8 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
 from apps.jobs.services import job_execute
-from apps.reviews.services import assessment_submit, review_decide, submission_blockers
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit, submission_blockers
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register
 from tests.justify import justify_all
 from tests.streaming_plan import in_memory_fallbacks

@@ -12,7 +12,7 @@ from apps.assessments.threat_model import threat_model_blockers
 from apps.assessments.threat_model_live import current_threat_model
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
-from apps.reviews.services import submission_blockers
+from apps.reviews.submissions import submission_blockers
 
 DSA = {
     "release_model": "non_public",

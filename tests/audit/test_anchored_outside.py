@@ -167,10 +167,11 @@ def test_the_report_footer_says_when_the_key_is_the_development_one(
     complete_assessment, analyst, reviewer, settings
 ):
     from apps.reports.content import report_html
-    from apps.reviews import services
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
 
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    decision = services.review_decide(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    decision = review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="Fine."
     )
     html = report_html(assessment=complete_assessment, decision=decision)

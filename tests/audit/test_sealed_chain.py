@@ -92,10 +92,11 @@ def test_an_append_after_a_truncation_leaves_a_gap_not_a_clean_tail(custodian, a
 
 def test_anchor_from_the_review_flow(complete_assessment, analyst, reviewer, custodian):
     from apps.audit.services import head_seal
-    from apps.reviews import services
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
 
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    decision = services.review_decide(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    decision = review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="Fine."
     )
     decision.refresh_from_db()

@@ -25,7 +25,8 @@ from apps.classification.services import (
     variables_classify,
 )
 from apps.datasets.demo import generate_register
-from apps.reviews.services import assessment_submit, review_decide
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.conftest import wait_for_job
 from tests.justify import justify_all

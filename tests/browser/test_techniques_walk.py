@@ -14,7 +14,8 @@ from pypdf import PdfReader
 
 from apps.assessments import deidentify
 from apps.assessments.models import Assessment
-from apps.reviews.services import assessment_submit, review_decide
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.browser.prepared import reload_when_settled, trade_off_at_step_7
 from tests.browser.test_review_flow import sign_in
 from tests.conftest import wait_for_job

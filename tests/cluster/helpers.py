@@ -14,7 +14,8 @@ from apps.datasets.cluster import cluster_dataset_register
 from apps.datasets.cluster_connection import spark_connection_set
 from apps.datasets.storage import local_path
 from apps.jobs.services import job_execute
-from apps.reviews import services as reviews
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import trade_off_people, uploaded_register
 from tests.reviews.conftest import complete
 
@@ -50,8 +51,8 @@ def assessed(custodian: Any, analyst: Any, dataset: Any) -> Any:
 
 
 def approve(assessment: Any, analyst: Any, reviewer: Any) -> Any:
-    reviews.assessment_submit(assessment=assessment, user=analyst, note="Ready for review.")
-    decision = reviews.review_decide(
+    assessment_submit(assessment=assessment, user=analyst, note="Ready for review.")
+    decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets the target."
     )
     assessment.refresh_from_db()

@@ -24,7 +24,8 @@ from apps.jobs.models import Job
 from apps.jobs.services import job_execute
 from apps.reports.models import Report
 from apps.reports.verification import report_pdf
-from apps.reviews import services as review_services
+from apps.reviews.decisions import review_decide, step_comment_add
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import (
     CONTROLS_ALL_YES,
     LOW_ANSWERS,
@@ -110,11 +111,11 @@ def _walk(analyst, reviewer, custodian):  # type: ignore[no-untyped-def]
     assessment_services.assessment_accept_utility(assessment=assessment, note="Fit for use.")
     justify_all(assessment)
     assessment.refresh_from_db()
-    review_services.assessment_submit(assessment=assessment, user=analyst, note="Ready.")
-    review_services.step_comment_add(
+    assessment_submit(assessment=assessment, user=analyst, note="Ready.")
+    step_comment_add(
         assessment=assessment, author=reviewer, step="data-risk", text="Checked the classes."
     )
-    decision = review_services.review_decide(
+    decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets the target."
     )
     (job,) = Job.objects.filter(kind="report", params__decision_id=str(decision.id))

@@ -21,7 +21,8 @@ from apps.assessments.services import assessment_create
 from apps.classification.services import variables_accept_suggestions
 from apps.datasets.models import Dataset
 from apps.datasets.storage import local_path
-from apps.reviews import services as reviews
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import trade_off_people
 from tests.conftest import read_now
 from tests.reviews.conftest import complete
@@ -93,8 +94,8 @@ def test_upload_to_release_download_round_trips_through_the_bucket(
     assessment = complete(  # risk, search, apply: the job handlers, as a worker runs them
         assessment_create(organization=custodian, dataset=dataset, user=analyst), analyst
     )
-    reviews.assessment_submit(assessment=assessment, user=analyst, note="Ready.")
-    reviews.review_decide(
+    assessment_submit(assessment=assessment, user=analyst, note="Ready.")
+    review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets the target."
     )
     assessment.refresh_from_db()

@@ -60,7 +60,7 @@ def compute(assessment, analyst, *, release_model="non_public"):  # type: ignore
 def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignore[no-untyped-def]
     """Submission and decision rows written directly (the review flow is tested elsewhere),
     with the version frozen as a submission freezes it."""
-    from apps.reviews.services import decision_figures
+    from apps.reviews.decisions import decision_figures
     from apps.reviews.snapshot import assessment_record, snapshot_take
 
     submission = Submission.objects.create(

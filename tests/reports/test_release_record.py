@@ -67,15 +67,14 @@ def test_the_attack_tests_are_printed_with_seed_and_method_version(report, decid
 
 
 def test_a_public_release_without_an_intruder_test_prints_the_reason(assessment, analyst, reviewer):
-    from apps.reviews import services as review_services
+    from apps.reviews.decisions import review_decide
+    from apps.reviews.submissions import assessment_submit
     from tests.reports.helpers import compute
 
     reason = "The release holds only counts by region, already published by the ministry."
     compute(assessment, analyst, release_model="public")
-    review_services.assessment_submit(
-        assessment=assessment, user=analyst, note="Ready.", intruder_waiver=reason
-    )
-    decision = review_services.review_decide(
+    assessment_submit(assessment=assessment, user=analyst, note="Ready.", intruder_waiver=reason)
+    decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Fine."
     )
     text = _html_text(decision)

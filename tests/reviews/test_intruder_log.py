@@ -10,9 +10,10 @@ from django.utils import timezone
 from apps.assessments import services as assessment_services
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
-from apps.reviews import services
+from apps.reviews.intruder_tests import intruder_test_record
 from apps.reviews.models import MotivatedIntruderTest, Submission
 from apps.reviews.selectors import intruder_test_status
+from apps.reviews.submissions import assessment_submit, submission_blockers
 from tests.reviews.conftest import complete
 
 REASON = "The release holds only counts by region, already published by the ministry."
@@ -27,7 +28,7 @@ def entry(assessment, user, **changes):  # type: ignore[no-untyped-def]
         "outcome": "No one re-identified.",
         **changes,
     }
-    return services.intruder_test_record(assessment=assessment, user=user, **fields)
+    return intruder_test_record(assessment=assessment, user=user, **fields)
 
 
 def test_a_semi_public_release_keeps_a_log_with_its_sources(assessment, analyst):
@@ -61,17 +62,15 @@ def public(assessment, analyst):  # type: ignore[no-untyped-def]
 
 
 def test_a_public_release_without_a_test_needs_a_written_reason(public, analyst):
-    assert services.submission_blockers(public) == []
+    assert submission_blockers(public) == []
     with pytest.raises(ApplicationError, match="No motivated-intruder test is recorded"):
-        services.assessment_submit(assessment=public, user=analyst, note="Ready.")
+        assessment_submit(assessment=public, user=analyst, note="Ready.")
     with pytest.raises(ApplicationError, match="at least one full sentence"):
-        services.assessment_submit(
+        assessment_submit(
             assessment=public, user=analyst, note="Ready.", intruder_waiver="Not needed."
         )
     assert not Submission.objects.exists()
-    services.assessment_submit(
-        assessment=public, user=analyst, note="Ready.", intruder_waiver=REASON
-    )
+    assessment_submit(assessment=public, user=analyst, note="Ready.", intruder_waiver=REASON)
     assert Submission.objects.get().intruder_test_waiver == REASON
     event = AuditEvent.objects.filter(action="assessment.submit").latest("sequence")
     assert (event.details["intruder_tests"], event.details["intruder_test_waiver"]) == (0, REASON)
@@ -81,7 +80,7 @@ def test_with_a_test_no_reason_is_asked_and_the_reviewer_sees_it_done(
     public, analyst, reviewer, client_for
 ):
     entry(public, analyst, re_identified=1, outcome="One centenarian found.")
-    services.assessment_submit(assessment=public, user=analyst, note="Ready.")
+    assessment_submit(assessment=public, user=analyst, note="Ready.")
     assert Submission.objects.get().intruder_test_waiver == ""
     page = client_for(reviewer).get(
         reverse(
@@ -95,9 +94,7 @@ def test_with_a_test_no_reason_is_asked_and_the_reviewer_sees_it_done(
 
 
 def test_the_reviewer_sees_a_missing_test_and_the_reason(public, analyst, reviewer, client_for):
-    services.assessment_submit(
-        assessment=public, user=analyst, note="Ready.", intruder_waiver=REASON
-    )
+    assessment_submit(assessment=public, user=analyst, note="Ready.", intruder_waiver=REASON)
     html = (
         client_for(reviewer)
         .get(

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from apps.assessments import services as assessment_services
 from apps.core.errors import ApplicationError
-from apps.reviews import services
+from apps.reviews.intruder_tests import intruder_test_record
 from apps.reviews.models import MotivatedIntruderTest
 
 
@@ -30,7 +30,7 @@ def record(assessment, user, **changes):
         "re_identified": 0,
         **changes,
     }
-    return services.intruder_test_record(assessment=assessment, user=user, **fields)
+    return intruder_test_record(assessment=assessment, user=user, **fields)
 
 
 def form(client, assessment, **changes):

@@ -10,13 +10,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.assessments.models import Assessment
-from apps.reviews import services
+from apps.reviews.decisions import review_decide
+from apps.reviews.submissions import assessment_submit
 
 pytestmark = pytest.mark.django_db
 
 
 def test_the_queue_of_a_reviewer(complete_assessment, analyst, reviewer, admin_user, client_for):
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
     # Submitted three days ago.
     Assessment.objects.filter(id=complete_assessment.id).update(
         submitted_at=timezone.now() - dt.timedelta(days=3, hours=1)
@@ -27,7 +28,7 @@ def test_the_queue_of_a_reviewer(complete_assessment, analyst, reviewer, admin_u
     assert complete_assessment.title in queue and ">3 days<" in queue.replace(" </td>", "</td>")
     assert "You have not decided on any release yet." in page
 
-    services.review_decide(
+    review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="Fine."
     )
     page = client_for(reviewer).get(home).content.decode()

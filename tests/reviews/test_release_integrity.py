@@ -28,8 +28,9 @@ from apps.jobs.services import JobContext, job_create, job_execute
 from apps.reports.content import report_html
 from apps.reports.jobs import report_again
 from apps.reports.models import Report
-from apps.reviews import services
+from apps.reviews.decisions import assessment_revise, review_decide, step_comment_add
 from apps.reviews.models import ReviewDecision
+from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import WAIVER
 from tests.reviews.conftest import run
 
@@ -39,10 +40,10 @@ API = "/api/v1"
 
 
 def approve(assessment, analyst, reviewer) -> ReviewDecision:  # type: ignore[no-untyped-def]
-    services.assessment_submit(
+    assessment_submit(
         assessment=assessment, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
     )
-    decision = services.review_decide(
+    decision = review_decide(
         assessment=assessment, reviewer=reviewer, decision="approve", reasons="Meets the target."
     )
     assessment.refresh_from_db()
@@ -264,7 +265,7 @@ def test_a_release_file_swapped_in_storage_is_refused_and_audited(
 def test_the_reviewer_reads_the_applied_alternative_and_labelled_charts(
     traded, analyst, reviewer, client_for
 ):
-    services.assessment_submit(
+    assessment_submit(
         assessment=traded, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
     )
     page = client_for(reviewer).get(
@@ -286,18 +287,16 @@ def test_the_reviewer_reads_the_applied_alternative_and_labelled_charts(
 
 
 def test_comments_on_version_1_are_shown_on_version_2(traded, analyst, reviewer, client_for):
-    services.assessment_submit(
+    assessment_submit(
         assessment=traded, user=analyst, note="Ready for review.", intruder_waiver=WAIVER
     )
-    services.step_comment_add(
+    step_comment_add(
         assessment=traded, author=reviewer, step="deidentify", text="Keep five-year bands."
     )
-    services.review_decide(
-        assessment=traded, reviewer=reviewer, decision="reject", reasons="Too much loss."
-    )
+    review_decide(assessment=traded, reviewer=reviewer, decision="reject", reasons="Too much loss.")
     with pytest.raises(ApplicationError, match="Comments are made while a version is under review"):
-        services.step_comment_add(assessment=traded, author=reviewer, step="general", text="Late")
-    v2 = services.assessment_revise(assessment=traded, user=analyst)
+        step_comment_add(assessment=traded, author=reviewer, step="general", text="Late")
+    v2 = assessment_revise(assessment=traded, user=analyst)
     body = (
         client_for(analyst)
         .get(
@@ -320,6 +319,6 @@ def test_a_new_version_picks_up_roles_changed_after_the_decision(traded, analyst
         user=analyst,
         decisions=[RoleDecision(variable_id=str(sex.id), role="other", reason="Not knowable.")],
     )
-    v2 = services.assessment_revise(assessment=traded, user=analyst)
+    v2 = assessment_revise(assessment=traded, user=analyst)
     assert v2.step_state["data-risk"]["stale"] is True and v2.search_result is None
     assert traded.snapshot.content["variables"][2]["role"] == "quasi"

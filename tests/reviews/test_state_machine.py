@@ -9,14 +9,17 @@ from apps.assessments import services as assessment_services
 from apps.assessments.models import Assessment
 from apps.core.errors import ApplicationError
 from apps.jobs.models import Job
-from apps.reviews import services
+from apps.reviews.decisions import assessment_revise, review_decide, step_comment_add
+from apps.reviews.intruder_tests import intruder_test_record
 from apps.reviews.models import ReleaseRecord, ReviewDecision
+from apps.reviews.registry import reassessment_reminders, release_overlaps
+from apps.reviews.submissions import assessment_submit, submission_blockers
 from tests.reviews.conftest import complete
 
 
 def test_incomplete_assessment_cannot_be_submitted(assessment, analyst):
     with pytest.raises(ApplicationError, match="Step 1 \\(Release model\\) is not done"):
-        services.assessment_submit(assessment=assessment, user=analyst, note="please")
+        assessment_submit(assessment=assessment, user=analyst, note="please")
 
 
 def test_submit_freezes_and_notifies_reviewers(
@@ -25,7 +28,7 @@ def test_submit_freezes_and_notifies_reviewers(
     reviewer.email = "rev@example.org"
     reviewer.save()
     with django_capture_on_commit_callbacks(execute=True):
-        services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+        assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
     complete_assessment.refresh_from_db()
     assert complete_assessment.status == "submitted"
     assert [m.to for m in mail.outbox] == [["rev@example.org"]]
@@ -35,25 +38,25 @@ def test_submit_freezes_and_notifies_reviewers(
             assessment=complete_assessment, release_model="public"
         )
     with pytest.raises(ApplicationError, match="only a draft can be submitted"):
-        services.assessment_submit(assessment=complete_assessment, user=analyst, note="again")
+        assessment_submit(assessment=complete_assessment, user=analyst, note="again")
 
 
 def test_no_self_approval(complete_assessment, admin_user):
-    services.assessment_submit(assessment=complete_assessment, user=admin_user, note="Ready")
+    assessment_submit(assessment=complete_assessment, user=admin_user, note="Ready")
     with pytest.raises(ApplicationError, match="another reviewer must decide"):
-        services.review_decide(
+        review_decide(
             assessment=complete_assessment, reviewer=admin_user, decision="approve", reasons="fine"
         )
 
 
 def test_analyst_cannot_decide_and_reasons_are_required(complete_assessment, analyst, reviewer):
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
     with pytest.raises(ApplicationError, match="Only reviewers"):
-        services.review_decide(
+        review_decide(
             assessment=complete_assessment, reviewer=analyst, decision="approve", reasons="x"
         )
     with pytest.raises(ApplicationError, match="Give the reasons"):
-        services.review_decide(
+        review_decide(
             assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons=" "
         )
 
@@ -63,15 +66,15 @@ def test_reject_then_revise_then_approve(
 ):
     analyst.email = "ana@example.org"
     analyst.save()
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    services.step_comment_add(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    step_comment_add(
         assessment=complete_assessment,
         author=reviewer,
         step="threshold",
         text="Sensitivity is high for HIV status.",
     )
     with django_capture_on_commit_callbacks(execute=True):
-        decision = services.review_decide(
+        decision = review_decide(
             assessment=complete_assessment,
             reviewer=reviewer,
             decision="reject",
@@ -92,21 +95,21 @@ def test_reject_then_revise_then_approve(
         assessment_services.assessment_set_threshold(
             assessment=v1, profile="ontario_ipc_2016", answers={}
         )
-    v2 = services.assessment_revise(assessment=v1, user=analyst)
+    v2 = assessment_revise(assessment=v1, user=analyst)
     assert (v2.version, v2.status, v2.previous_id) == (2, "draft", v1.id)
     assert v2.hierarchies.count() == v1.hierarchies.count() == 2
     with pytest.raises(ApplicationError, match="already revised"):
-        services.assessment_revise(assessment=v1, user=analyst)
+        assessment_revise(assessment=v1, user=analyst)
     # Fix: a high invasion of privacy; the rest recomputed; v1 stays exactly as decided.
     from tests.assessments.conftest import HIGH_ANSWERS
 
     assessment_services.assessment_set_threshold(
         assessment=v2, profile="ontario_ipc_2016", answers=HIGH_ANSWERS
     )
-    assert services.submission_blockers(v2)  # Step 7 and 8 are stale now
+    assert submission_blockers(v2)  # Step 7 and 8 are stale now
     complete(v2, analyst)
-    services.assessment_submit(assessment=v2, user=analyst, note="Threshold raised to high.")
-    approval = services.review_decide(
+    assessment_submit(assessment=v2, user=analyst, note="Threshold raised to high.")
+    approval = review_decide(
         assessment=v2, reviewer=reviewer, decision="approve", reasons="OK now."
     )
     v2.refresh_from_db()
@@ -126,18 +129,18 @@ def test_two_approvals_setting(
 ):
     custodian.require_two_approvals = True
     custodian.save()
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    first = services.review_decide(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    first = review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="ok"
     )
     complete_assessment.refresh_from_db()
     assert (first.final, complete_assessment.status) == (False, "submitted")
     assert not Job.objects.filter(kind="report").exists()
     with pytest.raises(ApplicationError, match="already decided"):
-        services.review_decide(
+        review_decide(
             assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="again"
         )
-    second = services.review_decide(
+    second = review_decide(
         assessment=complete_assessment, reviewer=admin_user, decision="approve", reasons="ok too"
     )
     complete_assessment.refresh_from_db()
@@ -151,35 +154,35 @@ def test_two_approvals_setting(
 def test_overlapping_release_to_the_same_recipient_is_flagged(
     complete_assessment, analyst, reviewer, custodian, classified
 ):
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    services.review_decide(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="ok"
     )
     second = assessment_services.assessment_create(
         organization=custodian, dataset=classified, user=analyst, title="Second release"
     )
     complete(second, analyst, recipient="university x ")
-    overlaps = services.release_overlaps(second)
+    overlaps = release_overlaps(second)
     assert overlaps and overlaps[0]["shared_quasi_identifiers"] == ["age", "sex"]
 
 
 def test_reassessment_reminder_is_sent_once(complete_assessment, analyst, reviewer):
     analyst.email = "ana@example.org"
     analyst.save()
-    services.assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
-    services.review_decide(
+    assessment_submit(assessment=complete_assessment, user=analyst, note="Ready")
+    review_decide(
         assessment=complete_assessment, reviewer=reviewer, decision="approve", reasons="ok"
     )
     record = ReleaseRecord.objects.get()
-    assert services.reassessment_reminders(today=record.reassess_on - dt.timedelta(days=1)) == []
-    assert services.reassessment_reminders(today=record.reassess_on) == [record]
+    assert reassessment_reminders(today=record.reassess_on - dt.timedelta(days=1)) == []
+    assert reassessment_reminders(today=record.reassess_on) == [record]
     assert "Re-assessment due" in mail.outbox[-1].subject
-    assert services.reassessment_reminders(today=record.reassess_on) == []
+    assert reassessment_reminders(today=record.reassess_on) == []
 
 
 def test_intruder_test_only_for_public_releases(complete_assessment, analyst, assessment):
     with pytest.raises(ApplicationError, match="public releases"):
-        services.intruder_test_record(
+        intruder_test_record(
             assessment=complete_assessment,
             user=analyst,
             tester="T",

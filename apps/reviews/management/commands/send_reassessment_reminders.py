@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from apps.reviews.services import reassessment_reminders
+from apps.reviews.registry import reassessment_reminders
 
 
 class Command(BaseCommand):
