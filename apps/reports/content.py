@@ -13,22 +13,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString, mark_safe
 
 from apps.assessments.attack_tests import attack_rows
 from apps.assessments.freetext import identifier_findings
-from apps.assessments.hierarchies import class_threshold, value_lists
+from apps.assessments.hierarchies import value_lists
 from apps.assessments.justifications import justification_rows, release_transformations
 from apps.assessments.models import Assessment
-from apps.assessments.presenters import (
-    class_size_before_after,
-    distribution_charts,
-    pareto_chart,
-    person_risk_chart,
-    population_chart,
-    record_risk_rows,
-    risk_charts,
-)
+from apps.assessments.presenters import record_risk_rows
 from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.solution_words import alternatives_rows
 from apps.assessments.steps import BY_SLUG, STEPS
@@ -39,6 +30,9 @@ from apps.core.labels import label_for
 from apps.engine import context as engine_context
 from apps.engine.threshold import get_profile
 from apps.reports import signing
+from apps.reports.content_assumptions import justification_items, standing_assumptions
+from apps.reports.content_charts import report_charts, with_ordered_buckets
+from apps.reports.content_deidentification import hierarchy_rows, masking_rows
 from apps.reports.identity import organization_certificate, timestamp_url
 from apps.reviews.models import (
     MotivatedIntruderTest,
@@ -48,7 +42,7 @@ from apps.reviews.models import (
     Submission,
 )
 from apps.reviews.selectors import intruder_test_status, version_chain
-from apps.reviews.snapshot import AssessmentRecord, assessment_record
+from apps.reviews.snapshot import assessment_record
 
 STEP_TITLES = {step.slug: f"Step {step.number}: {step.title}" for step in STEPS}
 STEP_TITLES["general"] = "General"
@@ -58,65 +52,6 @@ def person_name(user: User | None) -> str:
     if user is None:
         return "(a deleted user)"
     return user.get_full_name() or user.get_username()
-
-
-def _alternatives(search: dict[str, Any], levels: Any) -> list[dict[str, Any]]:
-    return alternatives_rows(search or None, levels)
-
-
-def _masking_rows(
-    masking: dict[str, Any], measured: dict[str, dict[str, Any]] | None = None
-) -> list[dict[str, str]]:
-    """How each direct identifier was masked: the method and its public parameters only, and
-    for character masking what was kept of the values (measured on the release). Keys and
-    linking tables never come near the report."""
-    rows = []
-    for column, spec in masking.items():
-        method = str(spec.get("method", ""))
-        detail = label_for("masking_method_detail", method)
-        if method == "mask":
-            lead, trail = int(spec.get("keep_leading") or 0), int(spec.get("keep_trailing") or 0)
-            detail += f": keeps {lead} leading and {trail} trailing characters, never more "
-            detail += "than half of a value"
-            kept = (measured or {}).get(column)
-            if kept and kept.get("kept"):
-                figures = kept["kept"]
-                detail += (
-                    f"; at most {figures['most_kept']} characters of a value were kept, "
-                    f"{100 * float(figures['mean_share']):.0f} % of its characters on average; "
-                    f"{int(kept['values']):,} distinct masked values, "
-                    f"{int(kept['with_column']['uniques']):,} records alone in their class "
-                    "with the quasi-identifiers"
-                )
-        elif method in {"hmac", "random"} and spec.get("length"):
-            detail += f"; pseudonyms of {int(spec['length'])} characters"
-        rows.append({"column": column, "method": method, "detail": detail})
-    return rows
-
-
-def _hierarchy_rows(record: AssessmentRecord) -> list[dict[str, Any]]:
-    """Each frozen hierarchy with its levels, the applied one marked."""
-    applied = record.assessment.apply_result or {}
-    levels = applied.get("levels") or record.assessment.chosen_levels or {}
-    rows = []
-    for spec in record.hierarchies:
-        chosen = levels.get(spec["column"])
-        labels = list(spec.get("level_labels") or [])
-        rows.append(
-            {
-                "column": spec["column"],
-                "kind": label_for("hierarchy_kind", spec["kind"]),
-                "height": spec["height"],
-                "labels": [
-                    {"level": i, "label": label, "chosen": i == chosen}
-                    for i, label in enumerate(labels)
-                ],
-                "chosen_level": chosen,
-                "chosen_label": (applied.get("level_labels") or {}).get(spec["column"])
-                or (labels[chosen] if chosen is not None and chosen < len(labels) else ""),
-            }
-        )
-    return rows
 
 
 def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[str, Any] | None:
@@ -146,118 +81,6 @@ def _insider_table(context_result: dict[str, Any] | None, profile: str) -> dict[
             for controls, row in data.insider_attack.items()
         ],
     }
-
-
-def _assumptions(assessment: Assessment, overall: dict[str, Any] | None) -> list[str]:
-    """The method's standing assumptions, stated so a reader can challenge them."""
-    risk = assessment.risk_result or {}
-    context = assessment.context_result or {}
-    search = assessment.search_result or {}
-    knows = (assessment.threat_model or {}).get("target_in_sample", "known") == "known"
-    items = [
-        "An adversary is assumed to know that the person they look for is in the data set "
-        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope)."
-        if knows
-        else "The threat model records an adversary who cannot tell whether the person they "
-        "look for is in the data set; the data risk is still measured as if they could "
-        "(prosecutor risk), the conservative choice of the guideline (IPC 2016, scope).",
-        "Equivalence classes are formed on the confirmed quasi-identifiers only; a missing value "
-        "counts as a value of its own (IPC 2016, step 4).",
-        "Every quasi-identifier is assumed to be knowable by an adversary from other sources; "
-        "the sensitive and other variables are assumed not to be (IPC 2016, step 2).",
-    ]
-    if risk.get("unit") == "person":
-        items.append(
-            "The data holds several rows per person: risk is counted in persons, never rows. "
-            f"An adversary is assumed to know a person's person-level values and at most "
-            f"{risk.get('power')} of their events; a person's count is the number of persons "
-            "sharing those values and holding every event of the worst such set (El Emam & "
-            "Arbuckle 2013, ch. 6; k^m-anonymity, Terrovitis et al. 2008)."
-        )
-    if risk.get("profile", {}).get("strict_average_cap") is not None and (
-        assessment.effective_release_model == "non_public"
-    ):
-        items.append(
-            "Strict average risk uses the cap of "
-            f"{risk['profile']['strict_average_cap']}: above it the max risk applies "
-            "(IPC 2016, step 4)."
-        )
-    if assessment.effective_release_model == "public":
-        items.append(
-            "A public release is assumed to be attacked: the context risk is 1 (IPC 2016, step 5)."
-        )
-    elif context:
-        acquaintance = context.get("acquaintance") or {}
-        breach = context.get("breach") or {}
-        if acquaintance:
-            items.append(
-                f"Each person is assumed to know {acquaintance.get('acquaintances')} people "
-                f"(effective {acquaintance.get('effective_acquaintances')}); prevalence "
-                f"{acquaintance.get('prevalence')} — source: "
-                f"{context.get('prevalence_source') or 'not given'} (IPC 2016, step 5)."
-            )
-        if breach:
-            items.append(
-                f"The recipient's sector is assumed to suffer a breach with probability "
-                f"{breach.get('rate')} — source: {breach.get('source')} (IPC 2016, step 5)."
-            )
-        if context.get("release_model") != context.get("declared_release_model"):
-            items.append(
-                "The release was declared non-public but no data sharing agreement is recorded, "
-                "so it is handled as semi-public (IPC 2016, step 1)."
-            )
-    if search:
-        items.append(
-            f"At most {float(search.get('suppression_limit', 0)) * 100:.1f}% of the records may be "
-            "suppressed (IPC 2016, step 7.2 and step 8)."
-        )
-    return items
-
-
-def _justifications(
-    assessment: Assessment, variables: list[dict[str, Any]]
-) -> list[dict[str, str]]:
-    items = []
-    threshold = assessment.threshold_result or {}
-    if threshold.get("origin") and threshold.get("origin") != "profile":
-        items.append(
-            {
-                "topic": "Step 3: threshold override",
-                "text": f"{threshold.get('origin', '').capitalize()} threshold {threshold.get('value')} "
-                f"instead of {threshold.get('profile_threshold')} from the questionnaire"
-                + (
-                    f", outside the profile's range {threshold['profile_range'][0]} to "
-                    f"{threshold['profile_range'][1]}"
-                    if threshold.get("outside_profile_range")
-                    else ""
-                )
-                + f". Justification: {threshold.get('justification') or '(none recorded)'}",
-            }
-        )
-    for v in variables:
-        if v["overridden"]:
-            items.append(
-                {
-                    "topic": f"Step 2: {v['name']}",
-                    "text": f"Classified as {v['role_label'].lower()} although the suggestion was "
-                    f"{v['suggested_label'].lower()}. Reason: {v['reason'] or '(none)'}",
-                }
-            )
-        if v["keep_for_analysis"]:
-            items.append(
-                {
-                    "topic": f"Step 2: {v['name']}",
-                    "text": "Kept for the analysis and therefore generalized rather than removed "
-                    f"(IPC 2016, step 2). Reason: {v['reason'] or '(none)'}",
-                }
-            )
-    if assessment.purpose:
-        items.append({"topic": "Step 1: purpose of the release", "text": assessment.purpose})
-    if assessment.utility_note:
-        items.append(
-            {"topic": "Step 8: utility accepted for the purpose", "text": assessment.utility_note}
-        )
-    return items
 
 
 def _decision_row(decision: ReviewDecision, current: ReviewDecision) -> dict[str, Any]:
@@ -311,24 +134,11 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
 
     # JSONB stores object keys sorted by length, so "20+" comes back before "3-4": put the
     # class-size buckets back in order of size before drawing or tabulating them.
-    risk = _with_ordered_buckets(risk)
-    risk_after = _with_ordered_buckets({"profile": risk_after})["profile"] if risk_after else {}
-    charts: dict[str, Any] = {}
-    if risk.get("profile"):
-        charts["risk"] = {k: _for_print(v) for k, v in risk_charts(risk, overall).items()}
-    charts["population"] = _for_print(population_chart(risk.get("population")))
-    charts["persons"] = _for_print(person_risk_chart(risk))
-    if search:
-        charts["pareto"] = _for_print(pareto_chart(search, assessment.chosen_levels))
-    charts["class_sizes"] = _for_print(
-        class_size_before_after(applied.get("risk_before"), applied.get("risk_after"))
+    risk = with_ordered_buckets(risk)
+    risk_after = with_ordered_buckets({"profile": risk_after})["profile"] if risk_after else {}
+    charts = report_charts(
+        assessment=assessment, risk=risk, overall=overall, search=search, applied=applied
     )
-    charts["distributions"] = [
-        _for_print(c)
-        for c in distribution_charts(
-            applied.get("distributions") or [], hide_below=class_threshold(assessment)
-        )
-    ]
 
     # Only what existed when the decision was taken, so the report never changes after it.
     decisions = list(
@@ -400,7 +210,7 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "overall_after": overall_after,
         "passes_after": passes_after,
         "search": search,
-        "alternatives": _alternatives(search, applied.get("levels")),
+        "alternatives": alternatives_rows(search or None, applied.get("levels")),
         "search_metric_label": label_for("metric", search.get("metric", ""), empty=""),
         # what the search may claim (its caps and lattice), the loss headline, and what
         # the missingness counts: the same words as Step 7, Step 8 and the review page
@@ -409,13 +219,13 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "missingness": missingness_figures(applied),
         "applied": applied,
         "utility": utility,
-        "masking": _masking_rows(
+        "masking": masking_rows(
             applied.get("masking") or {},
             {m["column"]: m for m in masked_columns(applied)},
         ),
         "text_findings": identifier_findings(applied, record.deid_config),
         "column_findings": column_findings(applied, record.deid_config),
-        "hierarchies": _hierarchy_rows(record),
+        "hierarchies": hierarchy_rows(record),
         "altered_variables": justification_rows(applied, assessment.variable_justifications),
         "release_transformations": release_transformations(applied),
         "value_lists": value_lists(record.assessment, record.hierarchies),
@@ -432,8 +242,8 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "small_cells_by_column": sorted(small_by_column.items()),
         "attribute_disclosure": risk.get("attribute_disclosure") or [],
         "charts": charts,
-        "assumptions": _assumptions(assessment, overall),
-        "justifications": _justifications(assessment, variables),
+        "assumptions": standing_assumptions(assessment, overall),
+        "justifications": justification_items(assessment, variables),
         "decisions": [_decision_row(d, decision) for d in decisions],
         "submissions": [
             {"by": person_name(s.submitted_by), "at": s.created_at, "note": s.note}
@@ -459,35 +269,6 @@ def report_context(*, assessment: Assessment, decision: ReviewDecision) -> dict[
         "step_title": STEP_TITLES,
         "by_slug": BY_SLUG,
     }
-
-
-# The charts' inline style (max-width with height:auto) makes WeasyPrint draw every chart as
-# a square; without it the print stylesheet scales them by their own aspect ratio.
-_SCREEN_SVG_STYLE = ' style="max-width:100%;height:auto"'
-
-
-def _for_print(chart: SafeString | None) -> SafeString | None:
-    if chart is None:
-        return None
-    return mark_safe(str(chart).replace(_SCREEN_SVG_STYLE, ""))  # noqa: S308  # already escaped
-
-
-def _bucket_low(label: str) -> int:
-    digits = ""
-    for char in label:
-        if not char.isdigit():
-            break
-        digits += char
-    return int(digits) if digits else 0
-
-
-def _with_ordered_buckets(result: dict[str, Any]) -> dict[str, Any]:
-    profile = result.get("profile") or {}
-    histogram = profile.get("class_size_histogram")
-    if not histogram:
-        return result
-    ordered = dict(sorted(histogram.items(), key=lambda item: _bucket_low(item[0])))
-    return {**result, "profile": {**profile, "class_size_histogram": ordered}}
 
 
 # --------------------------------------------------------------------------- render and sign

@@ -5,7 +5,7 @@ from django.template.loader import render_to_string
 
 from apps.assessments import persons
 from apps.assessments.presenters import person_risk_chart
-from apps.reports.content import _assumptions
+from apps.reports.content_assumptions import standing_assumptions
 from tests.assessments.persons_factory import TC1, TC1_ROLES, assessment_of, measured, upload
 
 
@@ -27,5 +27,5 @@ def test_the_report_states_persons_events_power_and_risks(custodian, analyst):
     assert "2 (chosen)" in html and "all events" in html
     assert "max risk 1, average risk over persons 0.6667, 3 persons above 0.2" in html
     assert "Risk against the adversary power" in html
-    assumptions = _assumptions(assessment, None)
+    assumptions = standing_assumptions(assessment, None)
     assert any("counted in persons" in a and "at most 2 of their events" in a for a in assumptions)
