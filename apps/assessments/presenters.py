@@ -1,5 +1,6 @@
-"""Charts and tables for the step pages (and, later, the Step 9 report), built from the
-stored results — never by recomputing anything."""
+"""Charts and tables for the step pages and the Step 9 report, built from the stored
+results — never by recomputing anything. Step 8's per-value charts are in
+``utility_charts``; a solution in words is in ``solution_words``."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ _BUCKET_LOW = {
 }
 
 
-def _html(chart: Chart) -> SafeString:
+def chart_html(chart: Chart) -> SafeString:
     return mark_safe(chart.as_html())  # noqa: S308  # the chart module escapes every label
 
 
@@ -43,7 +44,7 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
     k = (overall or {}).get("target_class_size")
     highlight = [i for i, label in enumerate(labels) if k and _BUCKET_LOW.get(label, 0) < k]
     charts = {
-        "histogram": _html(
+        "histogram": chart_html(
             bar_chart(
                 "Equivalence classes by size",
                 labels,
@@ -58,7 +59,7 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
                 ),
             )
         ),
-        "rows_histogram": _html(
+        "rows_histogram": chart_html(
             bar_chart(
                 "Records by the size of their class",
                 labels,
@@ -73,7 +74,7 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
     drivers = result.get("drivers") or []
     at_risk = (result.get("records_at_risk") or {}).get("rows")
     if drivers and all(d.get("records_at_risk") is not None for d in drivers):
-        charts["drivers"] = _html(
+        charts["drivers"] = chart_html(
             horizontal_bar_chart(
                 "Records at risk with each quasi-identifier left out",
                 [d["left_out"] for d in drivers],
@@ -92,7 +93,7 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
             )
         )
     elif drivers:
-        charts["drivers"] = _html(
+        charts["drivers"] = chart_html(
             horizontal_bar_chart(
                 f"{result['risk_measure'].capitalize()} with each quasi-identifier left out",
                 [d["left_out"] for d in drivers],
@@ -108,7 +109,7 @@ def risk_charts(result: dict[str, Any], overall: dict[str, Any] | None) -> dict[
         )
     if drivers and any(d.get("contribution") for d in drivers):
         ranked = sorted(drivers, key=lambda d: -d.get("contribution", 0.0))
-        charts["contributions"] = _html(
+        charts["contributions"] = chart_html(
             horizontal_bar_chart(
                 "Share of the records' uniqueness each quasi-identifier takes part in",
                 [d["left_out"] for d in ranked],
@@ -148,7 +149,7 @@ def pareto_chart(search: dict[str, Any], chosen: dict[str, int] | None) -> SafeS
         )
         if chosen is not None and levels == chosen:
             highlight = i
-    return _html(
+    return chart_html(
         scatter_chart(
             "Alternatives: information loss against records suppressed",
             points,
@@ -163,120 +164,6 @@ def pareto_chart(search: dict[str, Any], chosen: dict[str, int] | None) -> SafeS
     )
 
 
-# Bars that are not a value of anyone: the top of a hierarchy and the missing value.
-_NOT_A_VALUE = frozenset({"*", "(missing)"})
-
-
-def rare_values_folded(
-    labels: list[Any], series: list[list[int]], hide_below: int | None
-) -> tuple[list[str], list[list[int]]]:
-    """The bars of a per-value chart for someone who may not read the data: a value held by
-    fewer than ``hide_below`` records before de-identification (the threshold's class size)
-    is suppressed with its records, and its name would tell who was there, so such values
-    become one bar that counts them ("3 values held by fewer than 10 records"). ``series``:
-    the before and after counts, the first one deciding. ``None`` keeps every bar."""
-    names = [str(label) for label in labels]
-    if not hide_below or not series:
-        return names, series
-    first = series[0]
-    kept = [i for i, name in enumerate(names) if first[i] >= hide_below or name in _NOT_A_VALUE]
-    rare = [i for i in range(len(names)) if i not in set(kept)]
-    if not rare:
-        return names, series
-    folded = [names[i] for i in kept] + [
-        f"{len(rare)} value{'' if len(rare) == 1 else 's'} held by fewer than {hide_below} records"
-    ]
-    counts = [[values[i] for i in kept] + [sum(values[i] for i in rare)] for values in series]
-    return folded, counts
-
-
-def distribution_charts(
-    distributions: list[dict[str, Any]], *, hide_below: int | None = None
-) -> list[SafeString]:
-    """Per quasi-identifier, records per generalized value before and after; ``hide_below``
-    (the threshold's class size) for readers who may not see the data
-    (`rare_values_folded`)."""
-    charts = []
-    for dist in distributions:
-        labels, (before, after) = rare_values_folded(
-            dist["labels"], [list(dist["before"]), list(dist["after"])], hide_below
-        )
-        charts.append(
-            _html(
-                grouped_bar_chart(
-                    f"{dist['column']}: records per value, before and after",
-                    labels,
-                    [("before", before), ("after", after)],
-                    x_label=f"{dist['column']} (generalized values)",
-                    y_label="records",
-                    description="Before: original values grouped by the generalized value they became. "
-                    "After: records released with that value (suppressed records removed).",
-                )
-            )
-        )
-    return charts
-
-
-STATUS_NOTES = {
-    "kept": "values as in the original; only suppressed records are gone",
-    "suppressed": "fully suppressed (*): every released value counts as missing; the original "
-    "distribution is shown",
-    "removed": "not in the release",
-    "masked": "replaced by pseudonyms: no distribution to compare",
-}
-
-
-def variable_charts(
-    variables: list[dict[str, Any]], *, hide_below: int | None = None
-) -> list[SafeString]:
-    """Step 8: each variable's records per value before and after (apps.engine.utility).
-    ``hide_below``: for readers who may not see the data, the values of a fully suppressed
-    quasi-identifier held by fewer records are counted, not named (`rare_values_folded`);
-    the other columns are released as they are, and numbers are shown as bins."""
-    charts = []
-    for v in variables:
-        if v["status"] in {"removed", "masked"}:
-            continue
-        after_label = "after" if v["status"] == "kept" else "after (missing)"
-        hide = hide_below if v["status"] == "suppressed" and v["kind"] != "numeric" else None
-        labels, (before, after) = rare_values_folded(
-            v["labels"], [list(v["before"]), list(v["after"])], hide
-        )
-        charts.append(
-            _html(
-                grouped_bar_chart(
-                    f"{v['column']}: records per value, before and after",
-                    labels,
-                    [("before", before), (after_label, after)],
-                    x_label=v["column"]
-                    + (" (bins of the original range)" if v["kind"] == "numeric" else ""),
-                    y_label="records",
-                    description=(
-                        f"{STATUS_NOTES.get(v['status'], '')}. Missing: {v['missing_before']:,} "
-                        f"of {v['rows_before']:,} before, {v['missing_after']:,} of "
-                        f"{v['rows_after']:,} released."
-                    ),
-                )
-            )
-        )
-    return charts
-
-
-def utility_charts(result: dict[str, Any], *, hide_below: int | None = None) -> dict[str, Any]:
-    """Step 8's charts; ``hide_below`` for readers who may not see the data."""
-    variables = result.get("variable_distributions") or []
-    suppressed = {v["column"] for v in variables if v["status"] == "suppressed"}
-    return {
-        "distributions": distribution_charts(
-            [d for d in result.get("distributions", []) if d["column"] not in suppressed],
-            hide_below=hide_below,
-        ),
-        "variables": variable_charts(variables, hide_below=hide_below),
-        "not_released": [v["column"] for v in variables if v["status"] in {"removed", "masked"}],
-        "suppressed": sorted(suppressed),
-    }
-
-
 def class_size_before_after(
     before: dict[str, Any] | None, after: dict[str, Any] | None
 ) -> SafeString | None:
@@ -289,7 +176,7 @@ def class_size_before_after(
     if not hist_before and not hist_after:
         return None  # (a release measured in persons has no record-level classes)
     labels = sorted(set(hist_before) | set(hist_after), key=lambda lb: _BUCKET_LOW.get(lb, 0))
-    return _html(
+    return chart_html(
         grouped_bar_chart(
             "Equivalence classes by size: original data and released file",
             labels,
@@ -320,7 +207,7 @@ def person_risk_chart(result: dict[str, Any] | None) -> SafeString | None:
     rows = result["by_power"]
     labels = ["all events" if r["power"] == "all" else f"p = {r['power']}" for r in rows]
     chosen = next((i for i, r in enumerate(rows) if r["power"] == result.get("power")), None)
-    return _html(
+    return chart_html(
         line_chart(
             "Risk against the adversary power",
             labels,
@@ -358,7 +245,7 @@ def population_chart(population: dict[str, Any] | None) -> SafeString | None:
             ("snb", "SNB"),
         )
     ]
-    return _html(
+    return chart_html(
         line_chart(
             "Population uniques against the sampling fraction",
             [fraction_label(p["sampling_fraction"]) for p in curve],

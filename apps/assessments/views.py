@@ -33,15 +33,11 @@ from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.person_dates import assessment_set_dates, dates_state
 from apps.assessments.persons import assessment_set_persons, persons_state
-from apps.assessments.presenters import (
-    person_risk_chart,
-    population_chart,
-    risk_charts,
-    utility_charts,
-)
+from apps.assessments.presenters import person_risk_chart, population_chart, risk_charts
 from apps.assessments.selectors import assessment_get, assessments_listed, overall_risk
 from apps.assessments.threat_model_live import current_threat_model
 from apps.assessments.threshold_profiles import not_offered, offered_profiles
+from apps.assessments.utility_charts import utility_charts
 from apps.assessments.verdicts import loss_headline, missingness_figures
 from apps.classification.models import Variable
 from apps.classification.selectors import classification_status

@@ -15,7 +15,7 @@ from django.shortcuts import render
 from apps.accounts.decorators import org_view
 from apps.accounts.models import Organization
 from apps.assessments.compare import alternatives_compare
-from apps.assessments.presenters import _html
+from apps.assessments.presenters import chart_html
 from apps.assessments.selectors import assessment_get
 from apps.assessments.views import _context
 from apps.core.charts import bar_chart
@@ -70,4 +70,4 @@ def alternatives_compare_view(
 
 
 def _chart_html(chart: Any) -> Any:
-    return _html(chart)
+    return chart_html(chart)

@@ -11,12 +11,12 @@ from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import Assessment
 from apps.assessments.presenters import (
     class_size_before_after,
-    distribution_charts,
     pareto_chart,
     person_risk_chart,
     population_chart,
     risk_charts,
 )
+from apps.assessments.utility_charts import distribution_charts
 
 
 def report_charts(

@@ -15,15 +15,11 @@ from apps.assessments.attack_tests import attack_rows
 from apps.assessments.freetext import identifier_findings
 from apps.assessments.hierarchies import class_threshold, value_lists
 from apps.assessments.models import Assessment, AssessmentStatus
-from apps.assessments.presenters import (
-    class_size_before_after,
-    distribution_charts,
-    pareto_chart,
-    risk_charts,
-)
+from apps.assessments.presenters import class_size_before_after, pareto_chart, risk_charts
 from apps.assessments.release_columns import column_findings, masked_columns
 from apps.assessments.selectors import assessment_get
 from apps.assessments.solution_words import applied_solution
+from apps.assessments.utility_charts import distribution_charts
 from apps.core.errors import ApplicationError
 from apps.reviews import decisions as review_decisions  # `decisions` is the page's list
 from apps.reviews import hooks, intruder_tests, submissions
