@@ -478,3 +478,32 @@ def test_a_spent_time_budget_stops_where_the_python_search_does() -> None:
     assert fast.solution is None and slow.solution is None
     assert fast.nodes_evaluated == slow.nodes_evaluated == 1
     assert fast.pareto == ()
+
+
+def test_bounds_in_a_thread_as_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ``PARALLEL_TUPLES`` (50,000 distinct tuples) the caller computes the pair
+    bounds; with the threshold lowered a thread computes them while the metric and the
+    cache are made: the same nodes evaluated and the same optimum, with and without
+    suppression."""
+    from apps.engine.search import best_first
+    from apps.engine.search.bounds import PARALLEL_TUPLES
+
+    assert PARALLEL_TUPLES == 50_000
+    problem = random_problem(3)
+    assert len(problem.counts) < PARALLEL_TUPLES
+    configurations = [(2, "loss", 0.0), (5, "discernibility", 0.0), (5, "entropy", 0.05)]
+    alone = [
+        optimal_search(problem, KAnonymity(k), metric=m, suppression_limit=s)
+        for k, m, s in configurations
+    ]
+    monkeypatch.setattr(zero_limit, "PARALLEL_TUPLES", 1)
+    monkeypatch.setattr(best_first, "PARALLEL_TUPLES", 1)
+    threaded = [
+        optimal_search(problem, KAnonymity(k), metric=m, suppression_limit=s)
+        for k, m, s in configurations
+    ]
+    for a, b in zip(alone, threaded, strict=True):
+        assert a.solution is not None and b.solution is not None
+        assert b.solution.levels == a.solution.levels
+        assert b.solution.information_loss == a.solution.information_loss
+        assert b.nodes_evaluated == a.nodes_evaluated
