@@ -38,19 +38,18 @@ def python_orders() -> Iterator[list[BestFirst]]:
     """The Python search (the reference), its searches kept to read the nodes they
     evaluated, in order (``Evaluator.facts``, filled as nodes are evaluated)."""
     made: list[BestFirst] = []
-    saved = optimal.BestFirst
 
     class Kept(BestFirst):
         def __init__(self, *args: Any, **kw: Any) -> None:
             super().__init__(*args, **kw)
             made.append(self)
 
-    optimal.BestFirst = Kept  # type: ignore[misc]
+    optimal.BestFirst = Kept  # type: ignore[attr-defined]
     try:
         with python_search():
             yield made
     finally:
-        optimal.BestFirst = saved  # type: ignore[misc]
+        optimal.BestFirst = BestFirst  # type: ignore[attr-defined]
 
 
 def compiled_levels(slot: np.ndarray, tops: list[int]) -> list[tuple[int, ...]]:
