@@ -252,7 +252,7 @@ def test_layout_by_hand() -> None:
     # Lattice (1, 1): node 0 = (0,0) is known to suppress 3 rows, the others nothing.
     least = np.array([3, 0, 0, 0], dtype=np.int64)
     tops, strides = np.array([1, 1], dtype=np.int64), np.array([2, 1], dtype=np.int64)
-    may, levels, totals, status, bounds, keys, slot = search_state.layout(least, tops, strides)
+    may, levels, totals, status, bounds, keys, slot = search_state.layout(least, tops, strides, 0)
     assert may.tolist() == [1, 2, 3]
     assert levels.tolist() == [[0, 1], [1, 0], [1, 1]]
     assert totals.tolist() == [1, 1, 2]
@@ -316,7 +316,7 @@ BUDGETS = (1, 2, 7, 1 << 40)
 def same_in_slices(problem: SearchProblem, criterion: Criterion, metric: str) -> None:
     """Slices of every budget: the same nodes evaluated in the same order, the same
     solution, as one call and as the Python search; the reports in order."""
-    if not zero_limit.applies(problem, criterion, 0):  # (the Python search: not sliced)
+    if not zero_limit.applies(problem, criterion, 0, metric):  # (the Python search: not sliced)
         return
     one, order, _ = sliced(problem, criterion, metric, 1 << 40)
     with python_search():

@@ -36,8 +36,9 @@ profiles of the suppression bounds, the bottom node's classes, the table cache's
 is computed once per problem and reused by its later searches (``SearchProblem.memo``).
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
-Without suppression (monotone criterion, consistent hierarchies, no sensitive models) the
-same search runs compiled (``zero_limit.py``, ``kernels/solve.py``), in slices of a few
+Without suppression, or with it for discernibility and AECS without a Pareto front
+(monotone criterion, consistent hierarchies, no sensitive models) the same search runs
+compiled (``zero_limit.py``, ``kernels/solve.py``), in slices of a few
 milliseconds between which it reports progress and checks the cancel signal and the time
 budget: the same nodes in the same order, the same solution, without Python per node.
 
@@ -65,7 +66,7 @@ from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.problem import SearchProblem, lattice_tops
 from apps.engine.search.sensitive import SensitiveTable
 
-#: Whether searches without suppression take the compiled path (``zero_limit.py``); the
+#: Whether searches take the compiled path when it applies (``zero_limit.py``); the
 #: tests turn it off to compare it with this module's search node for node.
 COMPILED_ZERO_LIMIT = True
 
@@ -116,7 +117,7 @@ def optimal_search(
     ``time_budget`` (seconds): when it runs out the best node found so far is returned
     with ``optimal=False``. ``cancel`` (an Event or a callable) is checked between nodes
     and raises :class:`SearchCancelled`. ``progress`` is called after each evaluated node
-    (without suppression: after each slice of the compiled search, ``zero_limit.py``).
+    (on the compiled search: after each slice, ``zero_limit.py``).
 
     Alternatives (``pareto``), each the optimum under a smaller suppression budget, so
     each is on the Pareto front of information loss vs suppressed rows (METHOD.md 7.3):
@@ -139,13 +140,14 @@ def optimal_search(
     if (
         COMPILED_ZERO_LIMIT
         and sensitive is None
-        and zero_limit.applies(problem, criterion, allowed)
+        and zero_limit.applies(problem, criterion, allowed, str(metric))
+        and (allowed == 0 or not _wants_front(pareto))
     ):
-        # (nothing may be suppressed: the search compiled, in slices between which it
-        # reports and checks; with nothing suppressed the Pareto front is the solution)
+        # (the search compiled, in slices between which it reports and checks; with
+        # nothing suppressed the Pareto front is the solution)
         found = zero_limit.zero_limit_search(
-            problem, criterion, str(metric), tops, cache_bytes, progress=progress,
-            cancel=cancel, deadline=deadline,
+            problem, criterion, str(metric), tops, cache_bytes, allowed=allowed,
+            progress=progress, cancel=cancel, deadline=deadline,
         )  # fmt: skip
         solution, alternatives = found.solution, _wants_front(pareto) and found.optimal
         return SearchResult(

@@ -1,9 +1,11 @@
-"""The optimal search when nothing may be suppressed, compiled.
+"""The optimal search compiled: when nothing may be suppressed, or for the metrics valued
+from the class summary (discernibility, AECS) under any suppression limit.
 
-Without suppression and with a monotone criterion (k-anonymity, maximum risk) on
-consistent hierarchies, a search is ``best_first.py``'s best-first search with nothing in it
-that needs Python per node: whether a node passes and what it is worth come from the
-summary of its classes (``kernels.fetch``). :func:`zero_limit_search` prepares what that
+With a monotone criterion (k-anonymity, maximum risk) on consistent hierarchies, a
+search without suppression, or one with suppression valued by discernibility or AECS, is
+``best_first.py``'s best-first search with nothing in it that needs Python per node:
+whether a node passes and what it is worth come from the summary of its classes
+(``kernels.fetch``). (The module keeps its first name, the search without suppression.) :func:`zero_limit_search` prepares what that
 search prepares (the rows every node certainly suppresses, the metric's static bounds and
 keys of the nodes that may pass, the table cache) and hands the rest to
 :func:`kernels.solve.solve_zero_limit`, which takes the same nodes in the same order and
@@ -12,7 +14,8 @@ node for node). Nothing is built per lattice node but flat arrays: no :class:`La
 no tie-order array (a node's tie rank is its total level and index), no Python object
 per evaluated node.
 
-``optimal_search`` takes this path when it can (:func:`applies`, no sensitive models).
+``optimal_search`` takes this path when it can (:func:`applies`, no sensitive models; with
+suppression, no Pareto front).
 The compiled search runs in slices of a few milliseconds (:data:`SLICE_SECONDS`); between
 them the progress listener hears where it stands, the cancel signal is checked and the
 deadline too, as ``BestFirst.solve`` does between nodes: slices of any size take the same
@@ -71,12 +74,13 @@ class ZeroLimitFound(NamedTuple):
     optimal: bool
 
 
-def applies(problem: SearchProblem, criterion: Criterion, allowed: int) -> bool:
+def applies(problem: SearchProblem, criterion: Criterion, allowed: int, metric: str) -> bool:
     """Whether :func:`zero_limit_search` finds what ``BestFirst.solve`` would: nothing may be
-    suppressed, the criterion is monotone, the hierarchies consistent, and there are
-    quasi-identifiers and rows."""
+    suppressed or the metric is discernibility or AECS, the criterion is monotone (then,
+    without sensitive models, so is its suppression: ``BestFirst.monotone``), the
+    hierarchies consistent, and there are quasi-identifiers and rows."""
     return (
-        allowed == 0
+        (allowed == 0 or metric in _KINDS)
         and criterion.monotone
         and problem.consistent
         and problem.dimensions > 0
@@ -102,11 +106,13 @@ def zero_limit_search(
     tops: Sequence[int],
     cache_bytes: int | None = None,
     *,
+    allowed: int = 0,
     progress: ProgressListener | None = None,
     cancel: CancelSignal | None = None,
     deadline: float | None = None,
 ) -> ZeroLimitFound:
-    """The optimum when nothing may be suppressed (module docstring). ``progress`` hears
+    """The optimum with at most ``allowed`` suppressed rows (module docstring; above 0
+    for discernibility and AECS only: :func:`applies`). ``progress`` hears
     after each slice and at the end, ``cancel`` is checked before each slice (raises
     :class:`SearchCancelled`); past ``deadline`` (``time.perf_counter``) the best node
     so far is returned, not optimal, as ``BestFirst.solve`` does."""
@@ -116,21 +122,21 @@ def zero_limit_search(
     # (as BestFirst: the pair bounds in a thread while the metric and the cache are made)
     if len(problem.counts) >= PARALLEL_TUPLES:
         pending: Deferred[NDArray[np.int64]] | None = Deferred(
-            lattice_suppression_bounds, problem, tops, size, k, 0
+            lattice_suppression_bounds, problem, tops, size, k, allowed
         )
     else:
         pending = None
-        least = lattice_suppression_bounds(problem, tops, size, k, 0)
+        least = lattice_suppression_bounds(problem, tops, size, k, allowed)
     metric = prepare_metric(metric_name, problem)
     cache = TableCache(problem, cache_bytes, k)
     try:
         if pending is not None:
             least = pending.result()
-        # The nodes that may pass: those not known to suppress rows.
+        # The nodes that may pass: those not known to suppress more rows than allowed.
         tops_ = np.asarray(tops, dtype=np.int64)
         strides_ = np.asarray(strides, dtype=np.int64)
         may, levels, totals, status, bounds, keys, slot = search_state.layout(
-            least, tops_, strides_
+            least, tops_, strides_, allowed
         )
         bounds[may] = static = metric.lower_bounds(levels)
         keys[may] = metric.suppression_keys(levels, static, least[may], k)
@@ -164,12 +170,13 @@ def zero_limit_search(
             rows=rows,
             k=k,
             least_cost=min(max(k, 1), max(rows, 1)),
+            allowed=allowed,
         )
         # Static order: by key, then tie rank (total level, then index).
         queue = frontier.queue(
             may[np.lexsort((may, totals, keys[may]))], state.keys, state.tops, state.strides
         )
-        shortcut = bool(metric.exact_bound)
+        shortcut = bool(metric.exact_bound) and allowed == 0
         # (with nothing to hear between slices, one slice)
         heard = progress is not None or cancel is not None or deadline is not None
         budget = FIRST_SLICE if heard else 1 << 62
@@ -208,7 +215,7 @@ def zero_limit_search(
     return ZeroLimitFound(
         NodeResult(
             levels=node_levels,
-            passes=True,  # (evaluated: nothing suppressed)
+            passes=True,  # (evaluated: at most ``allowed`` suppressed)
             suppressed_rows=suppressed,
             equivalence_classes=released,
             min_class_size=smallest,

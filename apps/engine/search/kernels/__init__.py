@@ -7,8 +7,8 @@
 * :mod:`.rare`: the rows every node certainly suppresses, from single QIs and pairs;
 * :mod:`.lattice`: up-sets, down-sets and chains of the lattice, walked as boxes, and
   every node raised to its rare rows;
-* :mod:`.frontier` and :mod:`.solve`: the search without suppression, its queue and its
-  loop.
+* :mod:`.frontier` and :mod:`.solve`: the compiled search (without suppression, or with it
+  for discernibility and AECS), its queue and its loop.
 
 Arrays that travel together are bundled: a problem's inter-level maps
 (:class:`LevelMaps`) and the arena's arrays (:class:`Arena`). Every function is checked

@@ -1,4 +1,4 @@
-"""The queue of the compiled search without suppression (``solve.py``).
+"""The queue of the compiled search (``solve.py``).
 
 ``best_first.py``'s ``_by_bound`` takes nodes by key, then tie rank (lowest total level,
 then index): from the static order, sorted once, merged with a ``heapq`` of nodes

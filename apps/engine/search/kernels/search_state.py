@@ -1,4 +1,4 @@
-"""The state of the compiled search without suppression (``solve.py``) and a node's bounds.
+"""The state of the compiled search (``solve.py``) and a node's bounds.
 
 :class:`State` holds what the Python search (``best_first.py``) keeps per node, as arrays
 over the lattice numbered in mixed radix (``lattice.py``): status (unknown, within the
@@ -49,18 +49,21 @@ class State(NamedTuple):
 
 
 class Metric(NamedTuple):
-    """What the search needs of the metric: its kind, the rows, ``k`` and the least
-    cost of a row in a class under ``k`` (discernibility)."""
+    """What the search needs of the metric and the limit: the metric's kind, the rows,
+    ``k``, the least cost of a row in a class under ``k`` (discernibility), and the rows a
+    node may suppress (``allowed``; above 0 only for discernibility and AECS, whose value
+    comes from the class summary)."""
 
     kind: int
     rows: int
     k: int
     least_cost: int
+    allowed: int = 0
 
 
 @njit(cache=True, nogil=True)
 def layout(
-    least: NDArray[np.int64], tops: NDArray[np.int64], strides: NDArray[np.int64]
+    least: NDArray[np.int64], tops: NDArray[np.int64], strides: NDArray[np.int64], allowed: int
 ) -> tuple[
     NDArray[np.int64],
     NDArray[np.int16],
@@ -70,17 +73,17 @@ def layout(
     NDArray[np.float64],
     NDArray[np.int64],
 ]:
-    """What a search without suppression starts from, given the rows every node certainly
-    suppresses (``least``): the nodes that may pass (none known suppressed, in index
-    order), their levels and total levels, every node's status (too many suppressed
-    where rows are known suppressed), static bounds (NaN), keys (infinite) and facts
-    rows (none)."""
+    """What a search allowing ``allowed`` suppressed rows starts from, given the rows every
+    node certainly suppresses (``least``): the nodes that may pass (not known to suppress
+    more, in index order), their levels and total levels, every node's status (too many
+    suppressed where more rows are known suppressed), static bounds (NaN), keys
+    (infinite) and facts rows (none)."""
     size = len(least)
     d = len(tops)
     status = np.empty(size, dtype=np.int8)
     count = 0
     for idx in range(size):
-        if least[idx] <= 0:
+        if least[idx] <= allowed:
             status[idx] = UNKNOWN
             count += 1
         else:
@@ -90,7 +93,7 @@ def layout(
     totals = np.empty(count, dtype=np.int64)
     at = 0
     for idx in range(size):
-        if least[idx] <= 0:
+        if least[idx] <= allowed:
             may[at] = idx
             totals[at] = _decode(idx, tops, strides, levels[at])
             at += 1
@@ -137,7 +140,8 @@ def _lifted_bound(s: State, m: Metric, idx: int, least: int) -> float:
 
 @njit(cache=True, nogil=True)
 def _current_bound(s: State, m: Metric, idx: int) -> float:
-    """``BestFirst._current_bound`` (known suppression is 0 off the failing nodes)."""
+    """``BestFirst._current_bound``. (Metrics without lifted numbers only search without
+    suppression, where the known suppression is 0 off the failing nodes.)"""
     bound = s.keys[idx]
     if s.lifted.shape[0]:
         lifted = _lifted_bound(s, m, idx, s.at_least[idx])

@@ -1,7 +1,9 @@
-"""The search without suppression, compiled (``search/zero_limit.py``), in slices.
+"""The best-first search compiled (``search/zero_limit.py``), in slices.
 
-When nothing may be suppressed, the criterion is monotone (k-anonymity, maximum risk) and
-the hierarchies are consistent, :func:`solve_zero_limit` runs the whole best-first search
+When the criterion is monotone (k-anonymity, maximum risk), the hierarchies are
+consistent and either nothing may be suppressed or the metric's value comes from the
+summary of a node's classes (discernibility, AECS), :func:`solve_zero_limit` runs the
+whole best-first search
 of ``best_first.py`` (``BestFirst.solve`` with its ``_by_bound``, ``_probe``, ``_climb`` and
 ``_evaluate``) step for step over integer arrays: the same nodes are taken in the same
 order, the same are evaluated, and the same node is chosen; the Python search does it
@@ -18,9 +20,13 @@ the caller) with a binary heap of re-queued nodes, as ``_by_bound`` does with ``
 the loop's place is kept in a ``Queue`` between calls, each of which evaluates about a
 budget of nodes.
 
-Without suppression a node that is not known to fail never has rows known suppressed (a
-node evaluated with suppressed rows tags its whole down-set as failing: every node whose
-known suppression it raises), so the bounds that read the known suppression read 0 there.
+The limit (``Metric.allowed``) is where this differs from the search without
+suppression, as in ``BestFirst.solve``: a node passes with at most ``allowed`` suppressed
+rows (those suppressing more are not valued), tags its down-set failing above it, and
+climbing from a failing chain (``_climb``) and valuing a passing node unevaluated (the
+shortcut) happen only when nothing may be suppressed. Without suppression a node not
+known to fail never has rows known suppressed, so metrics without lifted numbers (whose
+bounds do not read the known suppression here) search compiled only then.
 """
 
 from __future__ import annotations
@@ -91,8 +97,9 @@ def _facts(
     maps: LevelMaps,
 ) -> int:
     """``Evaluator.facts_of``: the node's classes fetched (``kernels.fetch``), its facts
-    stored in a new row (its value: infinite when it suppresses rows, the limit being
-    0), its lifted numbers left in ``s.lift``; returns the row."""
+    stored in a new row (its value: infinite when it suppresses more rows than allowed,
+    as ``Evaluator.value_limit``), its lifted numbers left in ``s.lift``; returns the
+    row."""
     s.counters[0] += 1
     _decode(idx, s.tops, s.strides, s.node)
     summary = s.summary
@@ -106,7 +113,7 @@ def _facts(
     s.facts[row, F_SUPPRESSED] = suppressed
     s.facts[row, F_RELEASED] = released
     s.facts[row, F_MIN_RELEASED] = summary[MIN_RELEASED]
-    if suppressed > 0:
+    if suppressed > m.allowed:
         value = math.inf
     elif m.kind == EXACT:
         value = s.bounds[idx]
@@ -140,8 +147,8 @@ def _evaluate(
     maps: LevelMaps,
 ) -> int:
     """``BestFirst._evaluate``: the node's facts (memoized), then its up-set tagged within
-    the limit and lifted, or its down-set tagged failing with its suppressed rows;
-    returns its suppressed rows."""
+    the limit and lifted, or its down-set tagged failing, and the rows it suppresses
+    raised in its down-set; returns its suppressed rows."""
     row = s.slot[idx]
     known = row >= 0
     if not known:
@@ -149,7 +156,7 @@ def _evaluate(
     else:
         _decode(idx, s.tops, s.strides, s.node)
     suppressed = s.facts[row, F_SUPPRESSED]
-    within = suppressed <= 0
+    within = suppressed <= m.allowed
     lifts = s.lifted.shape[0] > 0
     if within or (not known and lifts):
         raise_up(
@@ -236,7 +243,7 @@ def _climb(
         moved = False
         for c in range(count):
             succ = candidates[c]
-            if _evaluate(s, m, succ, arena, base, base_summary, maps) > 0:
+            if _evaluate(s, m, succ, arena, base, base_summary, maps) > m.allowed:
                 failing = succ
                 moved = True
                 break
@@ -255,17 +262,17 @@ def _probe(
     base_summary: NDArray[np.int64],
     maps: LevelMaps,
 ) -> None:
-    """``BestFirst._probe`` without suppression: a binary search on the chain above
-    ``idx``, then a climb from the highest failing node of the chain."""
+    """``BestFirst._probe``: a binary search on the chain above ``idx``, then, when
+    nothing may be suppressed, a climb from the highest failing node of the chain."""
     chain = _chain(s, idx)
     lo, hi = 0, len(chain) - 1
     while lo <= hi and s.status[idx] == UNKNOWN:
         mid = (lo + hi) // 2
-        if _evaluate(s, m, chain[mid], arena, base, base_summary, maps) <= 0:
+        if _evaluate(s, m, chain[mid], arena, base, base_summary, maps) <= m.allowed:
             hi = mid - 1
         else:
             lo = mid + 1
-    if lo > 0:
+    if lo > 0 and m.allowed == 0:
         _climb(s, m, chain[lo - 1], best_value, arena, base, base_summary, maps)
 
 
@@ -282,7 +289,8 @@ def solve_zero_limit(
     base_summary: NDArray[np.int64],
     maps: LevelMaps,
 ) -> bool:
-    """The optimum without suppression, in slices: returns whether the search finished.
+    """The optimum with at most ``m.allowed`` suppressed rows, in slices: returns whether
+    the search finished.
     The node chosen (or -1) is then ``q.ints[Q_BEST]``, its value ``q.floats[QF_BEST_VALUE]``,
     its facts (evaluated if it was not) in its ``s.slot`` row; the evaluations are in
     ``s.counters[0]``.
@@ -293,8 +301,8 @@ def solve_zero_limit(
     With ``budget`` 0 a call stops at the first such place. ``stop``: give up (the
     deadline passed): the best node so far settled as above, the search not finished.
 
-    ``shortcut``: the metric's value without suppression is its static bound
-    (``s.bounds``), so a node known to pass is valued unevaluated."""
+    ``shortcut`` (nothing may be suppressed): the metric's value without suppression is
+    its static bound (``s.bounds``), so a node known to pass is valued unevaluated."""
     ints, floats = q.ints, q.floats
     if ints[Q_PHASE] == FINISHED:
         return True
@@ -304,7 +312,7 @@ def solve_zero_limit(
     start = s.counters[0]
     if ints[Q_PHASE] == STARTING:
         ints[Q_PHASE] = SEARCHING
-        if _evaluate(s, m, len(s.status) - 1, arena, base, base_summary, maps) > 0:
+        if _evaluate(s, m, len(s.status) - 1, arena, base, base_summary, maps) > m.allowed:
             ints[Q_PHASE] = FINISHED
             return True
     status = s.status
@@ -356,7 +364,7 @@ def solve_zero_limit(
         if shortcut and status[idx] == WITHIN and s.slot[idx] < 0:
             value = s.bounds[idx]
         else:
-            if _evaluate(s, m, idx, arena, base, base_summary, maps) > 0:
+            if _evaluate(s, m, idx, arena, base, base_summary, maps) > m.allowed:
                 continue
             value = s.values[s.slot[idx]]
         if value < best_value or (
