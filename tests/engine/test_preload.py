@@ -66,8 +66,8 @@ def new_signatures_after_preloading() -> list[str]:
     called_from_python = [
         "fetch",
         "roll_up_levels",
-        "raise_up",
-        "raise_down",
+        "raise_up_memo",
+        "raise_down_memo",
         "climb_chain",
         "rare_rows",
         "raise_by_rare",

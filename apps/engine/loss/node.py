@@ -47,18 +47,23 @@ class NodeClasses:
             int(np.square(kept).sum()),
         )
 
+    # (``counts`` read first: the search hands them over for every node it values or
+    # lifts from, and a cached property's first read costs more than the sums)
     @property
     def suppressed_rows(self) -> int:
-        return self._counts[0]
+        counts = self.counts
+        return (counts if counts is not None else self._counts)[0]
 
     @property
     def released_classes(self) -> int:
-        return self._counts[1]
+        counts = self.counts
+        return (counts if counts is not None else self._counts)[1]
 
     @property
     def released_squares(self) -> int:
         """Sum of the squared sizes of the released classes."""
-        return self._counts[2]
+        counts = self.counts
+        return (counts if counts is not None else self._counts)[2]
 
 
 class Metric(ABC):

@@ -113,8 +113,6 @@ class BestFirst:
         # Facts of evaluated nodes bound others, whatever the suppression limit:
         # suppressed rows of specializations, metric of generalizations (when needed).
         self.suppressed_at_least = self.least_suppressed.copy()
-        self._bound_for = np.full(self.lattice.size, -1, dtype=np.int64)  # memo of
-        self._bound_of = np.zeros(self.lattice.size, dtype=np.float64)  # suppression_bound
         # Per node, the element-wise maximum of Metric.lift over evaluated
         # specializations (the bottom node's to start with).
         self.lifted: NDArray[np.float64] | None = (
@@ -126,6 +124,17 @@ class BestFirst:
         self._no_values = np.zeros(0, dtype=np.float64)
         # Rows of ``lifted`` (views), to read one node's lifted numbers quickly.
         self._lift_rows = list(self.lifted) if self.lifted is not None else []
+        # Memo of each node's bound and order key (:meth:`_current_bound`,
+        # :meth:`_order_key`; NaN: to be computed), read far more often than they
+        # change: the compiled raises forget a node's numbers where they lift its
+        # numbers (both) or its known suppression (the bound). Without lifted numbers
+        # the order key is the bound: one array.
+        self._bound_memo = np.full(self.lattice.size, math.nan, dtype=np.float64)
+        self._order_memo = (
+            np.full(self.lattice.size, math.nan, dtype=np.float64)
+            if self.lifted is not None
+            else self._bound_memo
+        )
         self._tops = np.asarray(self.lattice.tops, dtype=np.int64)
         self._strides = np.asarray(self.lattice.strides, dtype=np.int64)
         self.best_value = math.inf
@@ -160,7 +169,7 @@ class BestFirst:
             within = self._tagged(facts) <= allowed
             # Up-set: within the limit (status), and lifted numbers (new facts only).
             if within or (not known and self.lifted is not None):
-                kernels.raise_up(
+                kernels.raise_up_memo(
                     node,
                     self._tops,
                     self._strides,
@@ -169,18 +178,21 @@ class BestFirst:
                     _SUPPRESSION_OK if within else -1,
                     self.lifted if self.lifted is not None and not known else self._no_lift,
                     np.asarray(facts.lift, dtype=np.float64) if facts.lift else self._no_values,
+                    self._order_memo,
+                    self._bound_memo,
                 )
             # Down-set: too many suppressed (status); specializations suppress at least
             # as many rows (classes only split).
             # (a node within the limit and suppressing nothing raises nothing below it)
             if not within or (not known and facts.small_rows > 0):
-                kernels.raise_down(
+                kernels.raise_down_memo(
                     node,
                     self._strides,
                     status,
                     -1 if within else _TOO_MANY_SUPPRESSED,
                     self.suppressed_at_least,
                     facts.small_rows,
+                    self._bound_memo,
                 )
         if not known and self.progress is not None:
             self._report(self.best)
@@ -191,22 +203,22 @@ class BestFirst:
         return facts.suppressed_rows if self.suppression_monotone else facts.small_rows
 
     def _current_bound(self, idx: int) -> float:
-        """Best lower bound known now for a node: static, lifted, and its suppression."""
+        """Best lower bound known now for a node: static, lifted, and its suppression
+        (memoized until the numbers it is made of rise: ``_bound_memo``)."""
         # (.item: the element as a Python number, without a NumPy scalar per read)
+        bound = self._bound_memo.item(idx)
+        if bound == bound:
+            return bound
         bound = self.keys.item(idx)
         least = self.suppressed_at_least.item(idx)
         if self.lifted is not None:
             # (covers suppression_bound: lifted numbers start at the bottom node's)
             numbers = [row.item(idx) for row in self._lift_rows]
-            lifted = self.metric.lifted_bound(numbers, least, self.k)
-            return max(bound, lifted)
-        if least > self.least_suppressed.item(idx):
-            if self._bound_for[idx] != least:
-                self._bound_for[idx] = least
-                self._bound_of[idx] = self.metric.suppression_bound(
-                    self.lattice.node(idx), least, self.k
-                )
-            bound = max(bound, float(self._bound_of[idx]))
+            bound = max(bound, self.metric.lifted_bound(numbers, least, self.k))
+        elif least > self.least_suppressed.item(idx):
+            suppression = self.metric.suppression_bound(self.lattice.node(idx), least, self.k)
+            bound = max(bound, float(suppression))
+        self._bound_memo[idx] = bound
         return bound
 
     def _probe(self, idx: int, allowed: int, status: NDArray[np.int8]) -> None:
@@ -267,11 +279,15 @@ class BestFirst:
         uses the full :meth:`_current_bound`). Measured: this order lets evaluated low
         nodes lift large up-sets before those are reached (adult x100, discernibility:
         1,375 evaluations against 3,288 when ordered by the full bound)."""
+        key = self._order_memo.item(idx)  # (memoized as the bound: ``_order_memo``)
+        if key == key:
+            return key
         if self.lifted is None:
             return self._current_bound(idx)
         numbers = [row.item(idx) for row in self._lift_rows]
-        lifted = self.metric.lifted_bound(numbers, 0, self.k)
-        return max(self.keys.item(idx), lifted)
+        key = max(self.keys.item(idx), self.metric.lifted_bound(numbers, 0, self.k))
+        self._order_memo[idx] = key
+        return key
 
     def _sorted(self, nodes: NDArray[np.int64]) -> NDArray[np.int64]:
         """``nodes`` (in tie-break order) by increasing static key, then tie-break."""
@@ -304,15 +320,22 @@ class BestFirst:
         )
         heap: list[tuple[float, int, int]] = []
         at, end = 0, len(nodes)
+        memo, order_key = self._order_memo, self._order_key
         while at < end or heap:
-            if heap and (at == end or heap[0][:2] < (keys[at], ranks[at])):
+            if heap and (
+                at == end
+                or heap[0][0] < keys[at]
+                or (heap[0][0] == keys[at] and heap[0][1] < ranks[at])
+            ):
                 key, rank, idx = heapq.heappop(heap)
             else:
                 key, rank, idx = keys[at], ranks[at], nodes[at]
                 at += 1
             if status.item(idx) == _TOO_MANY_SUPPRESSED:
                 continue
-            current = self._order_key(idx)
+            current = memo.item(idx)  # (_order_key, its memo read here)
+            if current != current:
+                current = order_key(idx)
             if current > key:
                 heapq.heappush(heap, (current, rank, idx))
                 continue

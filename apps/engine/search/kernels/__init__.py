@@ -46,7 +46,14 @@ from apps.engine.search.kernels.grouping import (
     scratch_size,
     summarize,
 )
-from apps.engine.search.kernels.lattice import climb_chain, raise_by_rare, raise_down, raise_up
+from apps.engine.search.kernels.lattice import (
+    climb_chain,
+    raise_by_rare,
+    raise_down,
+    raise_down_memo,
+    raise_up,
+    raise_up_memo,
+)
 from apps.engine.search.kernels.rare import rare_rows
 from apps.engine.search.kernels.rollup import fetch
 
@@ -80,7 +87,9 @@ __all__ = [
     "find_slot",
     "raise_by_rare",
     "raise_down",
+    "raise_down_memo",
     "raise_up",
+    "raise_up_memo",
     "rare_rows",
     "roll_up_group",
     "roll_up_levels",

@@ -3,7 +3,8 @@
 Nodes are numbered in mixed radix (``lattice.py``), so the up-set of a node (its
 generalizations) and its down-set (its specializations) are boxes of that numbering:
 :func:`raise_up` and :func:`raise_down` visit them with an odometer, never scanning the
-lattice; :func:`climb_chain` climbs from a node through nodes of unknown status;
+lattice (their ``_memo`` forms also forget the numbers a caller memoized from what they
+raise); :func:`climb_chain` climbs from a node through nodes of unknown status;
 :func:`raise_by_rare` walks all nodes in index order, as an odometer over prefixes of
 levels, raising each to the rare rows of its singles and pairs (``rare.py``).
 """
@@ -29,8 +30,45 @@ def raise_up(
     """Over the up-set of ``node``: status ``from_status`` becomes ``to_status`` (skip
     with ``to_status < 0``), and each ``lifted[c]`` rises to at least ``lift[c]``
     (``lifted`` is ``[w x size]``; ``w = 0`` for none)."""
+    none = np.empty(0, dtype=np.float64)
+    _up(node, tops, strides, status, from_status, to_status, lifted, lift, none, none)
+
+
+@njit(cache=True, nogil=True)
+def raise_up_memo(
+    node: NDArray[np.int16],
+    tops: NDArray[np.int64],
+    strides: NDArray[np.int64],
+    status: NDArray[np.int8],
+    from_status: int,
+    to_status: int,
+    lifted: NDArray[np.float64],
+    lift: NDArray[np.float64],
+    order: NDArray[np.float64],
+    bound: NDArray[np.float64],
+) -> None:
+    """:func:`raise_up`, and where a node's lifted numbers rise, its memoized numbers
+    computed from them (``order[idx]``, ``bound[idx]``: ``best_first.py``'s order key
+    and bound) become NaN, to be computed again."""
+    _up(node, tops, strides, status, from_status, to_status, lifted, lift, order, bound)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _up(
+    node: NDArray[np.int16],
+    tops: NDArray[np.int64],
+    strides: NDArray[np.int64],
+    status: NDArray[np.int8],
+    from_status: int,
+    to_status: int,
+    lifted: NDArray[np.float64],
+    lift: NDArray[np.float64],
+    order: NDArray[np.float64],
+    bound: NDArray[np.float64],
+) -> None:
     d = len(node)
     w = lifted.shape[0]
+    memo = len(order) > 0
     counter = np.empty(d, dtype=np.int64)
     idx = np.int64(0)
     for j in range(d):
@@ -42,6 +80,9 @@ def raise_up(
         for c in range(w):
             if lifted[c, idx] < lift[c]:
                 lifted[c, idx] = lift[c]
+                if memo:
+                    order[idx] = np.nan
+                    bound[idx] = np.nan
         j = d - 1
         while j >= 0:
             if counter[j] < tops[j]:
@@ -66,7 +107,36 @@ def raise_down(
 ) -> None:
     """Over the down-set of ``node``: status becomes ``to_status`` (skip with
     ``to_status < 0``) and ``at_least`` rises to at least ``value``."""
+    _down(node, strides, status, to_status, at_least, value, np.empty(0, dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def raise_down_memo(
+    node: NDArray[np.int16],
+    strides: NDArray[np.int64],
+    status: NDArray[np.int8],
+    to_status: int,
+    at_least: NDArray[np.int64],
+    value: int,
+    bound: NDArray[np.float64],
+) -> None:
+    """:func:`raise_down`, and where ``at_least`` rises, the memoized number computed
+    from it (``bound[idx]``, ``best_first.py``'s bound) becomes NaN."""
+    _down(node, strides, status, to_status, at_least, value, bound)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _down(
+    node: NDArray[np.int16],
+    strides: NDArray[np.int64],
+    status: NDArray[np.int8],
+    to_status: int,
+    at_least: NDArray[np.int64],
+    value: int,
+    bound: NDArray[np.float64],
+) -> None:
     d = len(node)
+    memo = len(bound) > 0
     counter = np.zeros(d, dtype=np.int64)
     idx = np.int64(0)
     while True:
@@ -74,6 +144,8 @@ def raise_down(
             status[idx] = to_status
         if at_least[idx] < value:
             at_least[idx] = value
+            if memo:
+                bound[idx] = np.nan
         j = d - 1
         while j >= 0:
             if counter[j] < node[j]:
