@@ -9,7 +9,7 @@ search on a chain above them (``_probe``) or a climb (``_climb``), evaluated one
 their up-set or down-set and lifting their generalizations' bounds (``_evaluate``).
 Facts learnt in one solve bound the next.
 
-Without suppression the same loop runs compiled (``zero_limit.py``, ``kernels/solve.py``).
+The same loop runs compiled (``zero_limit.py``) without suppression, and for discernibility/AECS.
 """
 
 from __future__ import annotations
