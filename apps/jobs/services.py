@@ -308,6 +308,9 @@ def job_run_claimed(job: Job) -> None:
         with running_in_process(str(job.id)):
             result = handler(job, context)
     except JobCancelled:
+        # The handler saw the cancel itself (a progress report, a check) before the worker
+        # watching this process (apps.jobs.isolation) ended it.
+        logger.info("job %s: cancelled; it stopped at its own check of the row", job.id)
         _finish(job, JobStatus.CANCELLED, message="Cancelled")
         return
     except SoftTimeLimitExceeded:

@@ -67,7 +67,13 @@ def test_a_cancelled_profile_stops_within_seconds(prefork_worker, client_for, an
     job = Job.objects.get(id=job_id)
     assert (job.status, job.message) == (JobStatus.CANCELLED, "Cancelled")
     assert Dataset.objects.get(id=dataset_id).status == DatasetStatus.FAILED
-    # The worker process watching the job's own process ended it (apps.jobs.isolation).
+    # Whichever saw the cancel first stopped the work: the worker process watching the job's
+    # process (apps.jobs.isolation, which reads the row every second) or the job's own next
+    # progress report (also every second): which one wins is the machine's timing. The
+    # watcher's own stop is shown in test_worker_reliability, by cancels that come while the
+    # job's process is still starting.
+    log = prefork_worker.log_path.read_text()
     assert (
-        f"job {job_id}: cancelled; its process was stopped" in prefork_worker.log_path.read_text()
+        f"job {job_id}: cancelled; its process was stopped" in log
+        or f"job {job_id}: cancelled; it stopped at its own check of the row" in log
     )
