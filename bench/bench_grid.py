@@ -16,7 +16,8 @@ precision, discernibility}, k-anonymity alone, on these data sets:
   100,000 codes and an amount with a 5,000-value hierarchy; against ARX run here;
 * with ``--benchmark DIR`` (``make bench-grid ARX_BENCHMARK=DIR``), every data set of ARX's
   benchmark in DIR (``data/NAME.csv``, ``hierarchies/NAME_hierarchy_COLUMN.csv``, as ARX's
-  benchmark code reads them; e.g. cup, fars), every column a quasi-identifier; against ARX
+  benchmark code reads them; e.g. cup, fars, and the samples adult_subset, cup_subset,
+  fars_subset, each a data set of its own), every column a quasi-identifier; against ARX
   run here. ARX keeps these out of its repository for licensing reasons; so does this one.
 
 Each data set's results are kept in ``docs/bench/grid.json``; ``--only NAME`` measures one
