@@ -70,6 +70,16 @@ def test_missing_value_stays_apart_when_top_is_not_single() -> None:
     assert lookup.labels[1] == ("A", "B", None)
 
 
+def test_top_is_single_value_counts_the_top_level_labels() -> None:
+    # (read off the compiled hierarchy: the labels of the top level counted once)
+    assert Hierarchy("x", (("a", "A", "*"), ("b", "B", "*"))).top_is_single_value
+    assert Hierarchy("x", (("a", "all"), ("b", "all"))).top_is_single_value
+    assert not Hierarchy("x", (("a", "A"), ("b", "B"))).top_is_single_value
+    assert not Hierarchy("x", (("a", "A", "*"), ("b", "B", "+"))).top_is_single_value
+    assert not Hierarchy("x", (("a",), ("b",))).top_is_single_value  # (no level above)
+    assert Hierarchy("x", (("a", "*"),)).top_is_single_value
+
+
 def test_lookup_lists_uncovered_values() -> None:
     values = pl.Series("age", ["25", *[str(i) for i in range(100, 125)]])
     with pytest.raises(HierarchyError) as info:
