@@ -92,7 +92,9 @@ QI_NOTE = (
 )
 
 
-def test_the_quasi_identifiers_charts_fold_the_rare_values_for_a_reader_who_may_not_see_them():
+def test_the_quasi_identifiers_charts_fold_the_rare_values_for_a_reader_who_may_not_see_them() -> (
+    None
+):
     charts = distribution_charts(DISTRIBUTIONS[:2], hide_below=10)
     assert charts == [
         _chart(
@@ -115,7 +117,7 @@ def test_the_quasi_identifiers_charts_fold_the_rare_values_for_a_reader_who_may_
     assert "M5V" not in charts[1] and "K1P" not in charts[1]
 
 
-def test_a_reader_who_may_see_the_data_sees_every_value():
+def test_a_reader_who_may_see_the_data_sees_every_value() -> None:
     assert distribution_charts(DISTRIBUTIONS[:1]) == [
         _chart(
             "age",
@@ -164,7 +166,7 @@ def _variables(hide_below: int | None) -> list[str]:
     ]
 
 
-def test_step_8_charts_fold_only_a_suppressed_categorical_columns_rare_values():
+def test_step_8_charts_fold_only_a_suppressed_categorical_columns_rare_values() -> None:
     result = {"distributions": DISTRIBUTIONS, "variable_distributions": VARIABLES}
     charts = utility_charts(result, hide_below=10)
     assert charts == {
