@@ -38,31 +38,48 @@ def rare_values_folded(
     return folded, counts
 
 
+def records_per_value_chart(
+    dist: dict[str, Any],
+    hide_below: int | None,
+    *,
+    after_label: str = "after",
+    x_label: str,
+    description: str,
+) -> SafeString:
+    """A column's records per value before and after de-identification (``dist``: its
+    ``column``, ``labels``, ``before`` and ``after``); ``hide_below`` for readers who may not
+    see the data (`rare_values_folded`)."""
+    labels, (before, after) = rare_values_folded(
+        dist["labels"], [list(dist["before"]), list(dist["after"])], hide_below
+    )
+    return chart_html(
+        grouped_bar_chart(
+            f"{dist['column']}: records per value, before and after",
+            labels,
+            [("before", before), (after_label, after)],
+            x_label=x_label,
+            y_label="records",
+            description=description,
+        )
+    )
+
+
 def distribution_charts(
     distributions: list[dict[str, Any]], *, hide_below: int | None = None
 ) -> list[SafeString]:
     """Per quasi-identifier, records per generalized value before and after; ``hide_below``
     (the threshold's class size) for readers who may not see the data
     (`rare_values_folded`)."""
-    charts = []
-    for dist in distributions:
-        labels, (before, after) = rare_values_folded(
-            dist["labels"], [list(dist["before"]), list(dist["after"])], hide_below
+    return [
+        records_per_value_chart(
+            dist,
+            hide_below,
+            x_label=f"{dist['column']} (generalized values)",
+            description="Before: original values grouped by the generalized value they became. "
+            "After: records released with that value (suppressed records removed).",
         )
-        charts.append(
-            chart_html(
-                grouped_bar_chart(
-                    f"{dist['column']}: records per value, before and after",
-                    labels,
-                    [("before", before), ("after", after)],
-                    x_label=f"{dist['column']} (generalized values)",
-                    y_label="records",
-                    description="Before: original values grouped by the generalized value they became. "
-                    "After: records released with that value (suppressed records removed).",
-                )
-            )
-        )
-    return charts
+        for dist in distributions
+    ]
 
 
 STATUS_NOTES = {
@@ -81,33 +98,22 @@ def variable_charts(
     ``hide_below``: for readers who may not see the data, the values of a fully suppressed
     quasi-identifier held by fewer records are counted, not named (`rare_values_folded`);
     the other columns are released as they are, and numbers are shown as bins."""
-    charts = []
-    for v in variables:
-        if v["status"] in {"removed", "masked"}:
-            continue
-        after_label = "after" if v["status"] == "kept" else "after (missing)"
-        hide = hide_below if v["status"] == "suppressed" and v["kind"] != "numeric" else None
-        labels, (before, after) = rare_values_folded(
-            v["labels"], [list(v["before"]), list(v["after"])], hide
+    return [
+        records_per_value_chart(
+            v,
+            hide_below if v["status"] == "suppressed" and v["kind"] != "numeric" else None,
+            after_label="after" if v["status"] == "kept" else "after (missing)",
+            x_label=v["column"]
+            + (" (bins of the original range)" if v["kind"] == "numeric" else ""),
+            description=(
+                f"{STATUS_NOTES.get(v['status'], '')}. Missing: {v['missing_before']:,} "
+                f"of {v['rows_before']:,} before, {v['missing_after']:,} of "
+                f"{v['rows_after']:,} released."
+            ),
         )
-        charts.append(
-            chart_html(
-                grouped_bar_chart(
-                    f"{v['column']}: records per value, before and after",
-                    labels,
-                    [("before", before), (after_label, after)],
-                    x_label=v["column"]
-                    + (" (bins of the original range)" if v["kind"] == "numeric" else ""),
-                    y_label="records",
-                    description=(
-                        f"{STATUS_NOTES.get(v['status'], '')}. Missing: {v['missing_before']:,} "
-                        f"of {v['rows_before']:,} before, {v['missing_after']:,} of "
-                        f"{v['rows_after']:,} released."
-                    ),
-                )
-            )
-        )
-    return charts
+        for v in variables
+        if v["status"] not in {"removed", "masked"}
+    ]
 
 
 def utility_charts(result: dict[str, Any], *, hide_below: int | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from apps.accounts.models import Organization
 from apps.assessments.compare import alternatives_compare
 from apps.assessments.presenters import chart_html
 from apps.assessments.selectors import assessment_get
-from apps.assessments.views import _context
+from apps.assessments.views_base import _context
 from apps.core.charts import bar_chart
 from apps.core.errors import ApplicationError
 

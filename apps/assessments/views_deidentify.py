@@ -49,7 +49,7 @@ from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES
 from apps.assessments.techniques import technique_columns, technique_preview, techniques_set
 from apps.assessments.verdicts import search_verdict
-from apps.assessments.views import _context, _go, step_view
+from apps.assessments.views_base import _context, _go, step_view
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for

@@ -11,7 +11,7 @@ from apps.accounts.decorators import org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments.justifications import missing_justifications, variable_justifications_set
 from apps.assessments.selectors import assessment_get
-from apps.assessments.views import _go
+from apps.assessments.views_base import _go
 from apps.core.errors import ApplicationError
 
 

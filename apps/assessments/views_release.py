@@ -18,7 +18,7 @@ from apps.accounts.decorators import membership_of, org_view
 from apps.accounts.models import Organization
 from apps.assessments import hooks, release_secrets
 from apps.assessments.selectors import assessment_get
-from apps.assessments.views import _context
+from apps.assessments.views_base import _context
 from apps.audit.services import audit_record
 from apps.core.downloads import file_download, no_store
 from apps.core.errors import ApplicationError

@@ -15,7 +15,7 @@ from apps.accounts.decorators import org_view, user_of
 from apps.accounts.models import Organization
 from apps.assessments.release_forms.services import release_form_save, release_form_start
 from apps.assessments.selectors import assessment_get
-from apps.assessments.views import _go
+from apps.assessments.views_base import _go
 from apps.core.errors import ApplicationError
 
 
