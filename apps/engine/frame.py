@@ -52,7 +52,7 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
         check_columns(data.columns, quasi, "quasi-identifier")
         schema = data.schema  # (made anew on every read: once, not per column)
-        if all(schema[q] == pl.String for q in quasi):
+        if all(isinstance(schema[q], pl.String) for q in quasi):  # (not ==: it runs Python)
             return _encode_in_memory(data, quasi)
     frame = data.lazy()
     schema = frame.collect_schema()

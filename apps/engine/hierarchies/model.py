@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -152,12 +153,14 @@ class Hierarchy:
             compiled.leaf_at,
             self.top_is_single_value,
         )
-        levels = range(self.height + 1)
+        # (``maps`` has one row per level; the offsets as ints: slicing by numpy scalars
+        # costs more than the slices)
+        bounds = offsets.tolist()
         return GeneralizationLookup(
             column=self.column,
-            maps=tuple(maps[level] for level in levels),
+            maps=tuple(maps),
             labels=LevelLabels(dictionary, compiled.labels, present, offsets),
-            leaves=tuple(leaves[offsets[level] : offsets[level + 1]] for level in levels),
+            leaves=tuple([leaves[a:b] for a, b in pairwise(bounds)]),
             domain_size=len(self.rows),
         )
 

@@ -135,14 +135,27 @@ class SearchProblem:
     def dimensions(self) -> int:
         return len(self.quasi)
 
-    @property
+    @cached_property
     def heights(self) -> tuple[int, ...]:
         return tuple(lk.height for lk in self.lookups)
 
 
+_U32 = np.dtype(np.uint32)
+_I64 = np.dtype(np.int64)
+
+
+def _as_array(values: Any, dtype: np.dtype[Any]) -> Any:
+    """``np.asarray(values, dtype)``, without its cost (more than this test) when
+    ``values`` is such an array already: every map and leaf count of every level of
+    every column, in every protocol run."""
+    if type(values) is np.ndarray and values.dtype is dtype:
+        return values
+    return np.asarray(values, dtype)
+
+
 def _as_lookup(lk: LookupLike) -> QuasiLookup:
-    maps = tuple([np.asarray(m, dtype=np.uint32) for m in lk.maps])
-    leaves = tuple([np.asarray(v, dtype=np.int64) for v in lk.leaves])
+    maps = tuple([_as_array(m, _U32) for m in lk.maps])
+    leaves = tuple([_as_array(v, _I64) for v in lk.leaves])
     if len(maps) != len(leaves) or not maps:
         raise EngineInputError(f"hierarchy of {lk.column!r}: maps and leaves disagree")
     first = len(maps[0])
@@ -183,20 +196,26 @@ class _LookupArrays:
 
 def _lookup_arrays(lookups: Sequence[LookupLike]) -> _LookupArrays:
     lks = tuple([_as_lookup(lk) for lk in lookups])
-    heights = np.array([len(lk.maps) - 1 for lk in lks], dtype=np.int64)
-    width = int(heights.max(initial=0)) + 1
-    level_values = np.zeros((len(lks), width), dtype=np.int64)
-    maps_at = np.zeros((len(lks), width), dtype=np.int64)
+    width = max([len(lk.maps) for lk in lks], default=1)
+    # (rows of Python ints, made into arrays at once: numpy's element writes cost more)
+    values: list[list[int]] = []
+    starts: list[list[int]] = []
     parts: list[U32] = []
     at = 0
-    for j, lk in enumerate(lks):
-        level_values[j, : len(lk.leaves)] = [len(v) for v in lk.leaves]
-        for level, m in enumerate(lk.maps):
-            maps_at[j, level] = at
+    for lk in lks:
+        pad = [0] * (width - len(lk.maps))
+        values.append([len(v) for v in lk.leaves] + pad)
+        row = []
+        for m in lk.maps:
+            row.append(at)
             parts.append(m)
             at += len(m)
+        starts.append(row + pad)
+    heights = np.array([len(lk.maps) - 1 for lk in lks], dtype=np.int64)
+    level_values = np.array(values, dtype=np.int64).reshape(len(lks), width)
+    maps_at = np.array(starts, dtype=np.int64).reshape(len(lks), width)
     every_map = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
-    dtype = _narrowest(int(level_values.max(initial=0)))
+    dtype = _narrowest(max([max(v) for v in values], default=0))
     return _LookupArrays(lks, heights, level_values, maps_at, every_map, dtype)
 
 
@@ -256,11 +275,13 @@ def _build(
         raise EngineInputError(
             f"hierarchy of {lks[bad].column!r}: level {bad_level} maps to a code without a label"
         )
+    # (as Python ints: slicing by numpy scalars costs more than the slices)
+    starts, sizes = freq_at.tolist(), level_values.tolist()
     freqs = tuple(
         [
             tuple(
                 [
-                    freq[freq_at[j, level] : freq_at[j, level] + level_values[j, level]]
+                    freq[starts[j][level] : starts[j][level] + sizes[j][level]]
                     for level in range(len(lk.maps))
                 ]
             )

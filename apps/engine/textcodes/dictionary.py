@@ -112,14 +112,14 @@ def code_column(series: pl.Series, codes: NDArray[np.uint32]) -> ColumnCodes:
     of each code in the sorted dictionary, the dictionary's bytes and views."""
     tv = text_views(series)
     rank, dviews, texts, ends = _code_column(tv.views, tv.bases, tv.nulls, codes)
-    nulls = tv.nulls
+    nulls = tv.nulls  # (none: read-only already)
     if len(tv.nulls):
         dviews = np.concatenate((dviews, _MISSING_VIEW))
         nulls = np.zeros(len(dviews), dtype=np.bool_)
         nulls[-1] = True
+        nulls.flags.writeable = False
     # (read-only, as text_views' arrays: the look-ups' compiled code serves both)
-    for array in (dviews, nulls):
-        array.flags.writeable = False
+    dviews.flags.writeable = False
     return ColumnCodes(series.name, rank, texts, ends, TextViews(dviews, tv.bases, nulls, tv.keep))
 
 

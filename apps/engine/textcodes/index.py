@@ -113,21 +113,25 @@ def _find(
 
 @njit(cache=True, nogil=True)
 def _merge(
-    high: NDArray[np.uint64],
-    low: NDArray[np.uint64],
+    views: NDArray[np.uint64],
+    values: int,
     index_high: NDArray[np.uint64],
     index_low: NDArray[np.uint64],
     order: NDArray[np.int64],
-    out: NDArray[np.int64],
-) -> bool:
-    """Positions of values in sorted order (their keys ``high``, ``low``) among the
-    index's sorted keys, walking both once (-2: absent); False when the values are not
-    in order (then nothing is decided)."""
+) -> tuple[NDArray[np.int64], bool]:
+    """Positions of the first ``values`` values among the index's sorted keys, walking
+    both once (-2: absent), the values after them missing (-1); False when a value is
+    longer than 12 bytes or the values are not in order (then nothing is decided). One
+    compiled call: the values' sort keys (:func:`_short_keys`) are made here."""
+    out = np.empty(len(views), dtype=np.int64)
+    high, low, short = _short_keys(views, np.arange(values))
+    if not short:
+        return out, False
     m = len(index_high)
     at = 0
-    for i in range(len(high)):
+    for i in range(values):
         if i and (high[i] < high[i - 1] or (high[i] == high[i - 1] and low[i] < low[i - 1])):
-            return False
+            return out, False
         while at < m and (
             index_high[at] < high[i] or (index_high[at] == high[i] and index_low[at] < low[i])
         ):
@@ -136,7 +140,8 @@ def _merge(
             out[i] = order[at]
         else:
             out[i] = -2
-    return True
+    out[values:] = -1
+    return out, True
 
 
 def find_texts(
@@ -152,12 +157,9 @@ def find_texts(
     n = len(q) - (1 if len(q.nulls) else 0)
     missing_last = not len(q.nulls) or (bool(q.nulls[-1]) and int(q.nulls.sum()) == 1)
     if index.order is not None and 8 * n >= len(index.order) and missing_last:
-        rows = np.arange(n, dtype=np.int64)
-        high, low, short = _short_keys(q.views, rows)
         assert index.high is not None and index.low is not None
-        out = np.empty(len(q), dtype=np.int64)
-        if short and _merge(high, low, index.high, index.low, index.order, out[:n]):
-            out[n:] = -1
+        out, merged = _merge(q.views, n, index.high, index.low, index.order)
+        if merged:
             return out
     return _find(
         index.table, index.hashes, t.views, t.bases, q.views, q.bases, q.nulls

@@ -42,6 +42,9 @@ class TextViews:
 
 _NO_NULLS = np.zeros(0, dtype=np.bool_)
 _NO_NULLS.flags.writeable = False
+#: The bases of a column without data buffers (every value held in its view).
+_NO_BASES = np.zeros(1, dtype=np.int64)
+_NO_BASES.flags.writeable = False
 _VIEW = pa.string_view()
 #: (asking polars for its newest level costs more than the conversion of a small column)
 _NEWEST = pl.CompatLevel.newest()
@@ -51,7 +54,7 @@ def text_views(series: pl.Series) -> TextViews:
     """The views of a String column, without copying when it is one chunk (views of
     several chunks are copied into one array, their buffer indexes moved along); long
     values are read where they lie, through their buffers' addresses."""
-    if series.dtype != pl.String:
+    if not isinstance(series.dtype, pl.String):  # (isinstance: polars' == runs Python)
         series = series.cast(pl.String)
     nulls = series.is_null().to_numpy() if series.null_count() else _NO_NULLS
     if series.n_chunks() == 1:
@@ -101,9 +104,14 @@ def _one_chunk(series: pl.Series, nulls: NDArray[np.bool_]) -> TextViews | None:
     views = np.frombuffer(raw[1], dtype=np.uint64).reshape(-1, 2)
     if array.offset or len(views) != len(array):
         views = np.ascontiguousarray(views[array.offset : array.offset + len(array)])
-    bases = np.array([b.address for b in raw[2:] if b is not None] or [0], dtype=np.int64)
-    for held in (views, bases, nulls):
-        held.flags.writeable = False
+    views.flags.writeable = False
+    if len(raw) > 2:
+        bases = np.array([b.address for b in raw[2:] if b is not None] or [0], dtype=np.int64)
+        bases.flags.writeable = False
+    else:  # (short values only: no data buffer)
+        bases = _NO_BASES
+    if len(nulls):
+        nulls.flags.writeable = False
     return TextViews(views, bases, nulls, (raw,))
 
 
