@@ -71,7 +71,7 @@ def seed(out: Path, users: int, rows: int, assessments: int) -> None:
     from apps.classification.services import variables_accept_suggestions
     from apps.datasets.demo import write_demo_csv
     from apps.datasets.services import dataset_upload
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     organization = organization_create(name="Load test", slug="load")
     User = get_user_model()

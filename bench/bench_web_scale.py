@@ -78,8 +78,8 @@ def run(csv_path: Path) -> tuple[Phases, dict[str, Any]]:
     from apps.classification.models import Variable
     from apps.classification.services import variables_accept_suggestions
     from apps.datasets.services import dataset_upload
+    from apps.jobs.claiming import job_execute
     from apps.jobs.models import Job
-    from apps.jobs.services import job_execute
 
     phases = Phases()
     organization = organization_create(name="Scale", slug="scale")

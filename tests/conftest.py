@@ -226,8 +226,8 @@ def wait_for_job(job_id: object, timeout: float = 60.0):  # type: ignore[no-unty
 def read_now(dataset):  # type: ignore[no-untyped-def]
     """Run an uploaded data set's job here, as a worker would: read the file into Parquet and
     profile it (for tests without a worker). Returns the data set, ready."""
+    from apps.jobs.claiming import job_execute
     from apps.jobs.models import Job
-    from apps.jobs.services import job_execute
 
     job_execute(job_id=str(dataset.profile_job_id))
     dataset.refresh_from_db()

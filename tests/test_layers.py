@@ -104,7 +104,7 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     )
     from apps.core import recording
     from apps.datasets import hooks as datasets_hooks
-    from apps.jobs import services as jobs_services
+    from apps.jobs import queueing as jobs_queueing
     from apps.jobs.tasks import run_job_send
     from apps.reports.jobs import report_again, report_request
     from apps.reviews import hooks as reviews_hooks
@@ -112,7 +112,7 @@ def test_every_hook_is_wired_by_the_app_above_it() -> None:
     from apps.reviews.submissions import submission_blockers
 
     assert recording.audit_record.function is audit_record
-    assert jobs_services.job_message_send.function is run_job_send
+    assert jobs_queueing.job_message_send.function is run_job_send
     assert datasets_hooks.profile_stored.subscribers == (variables_create_from_profile,)
     assert datasets_hooks.raw_values_shown.subscribers == (identifier_values_shown,)
     assert classification_hooks.roles_changed.subscribers == (assessments_roles_changed,)
@@ -216,7 +216,7 @@ def test_the_lazy_import_rule_sees_what_it_must() -> None:
         "from apps.core import hooks\n"
         "def ready():\n"
         "    # lazy: the models are loaded only now\n"
-        "    from apps.jobs import services\n"
+        "    from apps.jobs import queueing\n"
         "    from apps.jobs import tasks\n"
         "def handler():\n"
         "    from apps.engine.cli import main  # lazy: the CLI loads polars\n"

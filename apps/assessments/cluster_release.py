@@ -45,8 +45,8 @@ from apps.engine.loss import EntropyMetric, entropy_percent
 from apps.engine.risk import risk_profile
 from apps.engine.rows import ReleaseManifest, TableSource, cluster_refusal, release_solution
 from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 #: Rows of the original and of the release read back for the row-reading checks.
 MEASURED_ROWS = 200_000

@@ -71,8 +71,8 @@ from apps.engine.errors import EngineError
 from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.longitudinal.formulas import top_code
 from apps.engine.longitudinal.release import Budgets, node_release
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 PSEUDONYM = "HMAC-SHA-256"
 

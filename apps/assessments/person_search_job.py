@@ -28,8 +28,8 @@ from apps.assessments.services import assessment_lock_draft
 from apps.engine.errors import EngineError
 from apps.engine.longitudinal import NodeResult, Workspace, optimal_search
 from apps.engine.progress import SearchProgress
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 
 def person_search_handler(job: Job, context: JobContext, assessment: Assessment) -> dict[str, Any]:

@@ -56,8 +56,8 @@ from apps.engine.reading import read_table
 from apps.engine.release_measure import measure_release
 from apps.engine.risk import risk_profile
 from apps.engine.search.report import node_missingness, starred_cells, variable_distributions
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext
 
 logger = logging.getLogger(__name__)
 

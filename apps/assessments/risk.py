@@ -35,8 +35,8 @@ from apps.engine.reading import read_table
 from apps.engine.risk import records_at_risk, risk_profile
 from apps.engine.rows import l_diversity_from_histogram
 from apps.engine.smallcells import small_cells
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 
 def class_sizes(encoded: EncodedData, columns: list[str] | None = None) -> pl.Series:

@@ -39,8 +39,8 @@ from apps.engine.reading import read_table
 from apps.engine.search import optimal_search
 from apps.engine.search.heuristic import heuristic_search
 from apps.engine.search.problem import lattice_tops
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 if TYPE_CHECKING:
     from apps.engine.criteria import Criterion

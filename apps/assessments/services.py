@@ -29,7 +29,7 @@ from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
 from apps.jobs.models import Job
-from apps.jobs.services import job_create
+from apps.jobs.queueing import job_create
 
 
 def _frozen_error(status: str) -> ApplicationError:

@@ -34,8 +34,9 @@ from apps.datasets.services import SAMPLE_ROWS
 from apps.engine.encoded import COUNT_COLUMN, EncodedData
 from apps.engine.errors import EngineError
 from apps.engine.rows import RowEngine, TableSource
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.queueing import job_create
 
 # --------------------------------------------------------------------------- data sets
 

@@ -30,8 +30,9 @@ from apps.datasets.ingest import (
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.profiling import profile_parquet
 from apps.datasets.storage import delete_quietly, local_path, sha256_of, store
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.queueing import job_create
 
 logger = logging.getLogger(__name__)
 

@@ -29,8 +29,9 @@ from apps.datasets.services import (
 )
 from apps.datasets.storage import delete_quietly, local_path, sha256_of, store
 from apps.datasets.tables import EVENT, MAX_EVENT_TABLES, PERSON, Table, long_view
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext, job_create
+from apps.jobs.queueing import job_create
 
 JOB_KIND = "ingest-tables"
 MAX_KEY = 300

@@ -10,10 +10,10 @@ from rest_framework.response import Response
 from apps.accounts.api_permissions import OrganizationRole
 from apps.accounts.decorators import user_of
 from apps.accounts.models import Organization
+from apps.jobs.cancel_retry import job_cancel, job_retry
 from apps.jobs.liveness import live_workers
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.selectors import job_refresh, job_workers_listening
-from apps.jobs.services import job_cancel, job_retry
 
 
 class JobSerializer(serializers.ModelSerializer[Job]):

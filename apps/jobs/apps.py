@@ -7,7 +7,7 @@ class JobsConfig(AppConfig):
 
     def ready(self) -> None:
         # lazy: AppConfig.ready() runs once the app registry is loaded; these modules import models
-        from apps.jobs import services, tasks
+        from apps.jobs import queueing, tasks
 
-        # The services send a job's message through the task above them (no import cycle).
-        services.job_message_send.provide(tasks.run_job_send)
+        # Queueing sends a job's message through the task above it (no import cycle).
+        queueing.job_message_send.provide(tasks.run_job_send)

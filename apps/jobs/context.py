@@ -124,7 +124,7 @@ POLL_SECONDS = 1.0
 
 @contextlib.contextmanager
 def running_in_process(job_id: str) -> Iterator[None]:
-    """The current thread runs this job's handler (`apps.jobs.services.job_run_claimed`)."""
+    """The current thread runs this job's handler (`apps.jobs.running.job_run_claimed`)."""
     outer = getattr(_IN_PROCESS, "job_id", None)
     _IN_PROCESS.job_id = job_id
     try:

@@ -13,16 +13,12 @@ import logging
 
 from django.conf import settings
 
+from apps.jobs.claiming import job_claim, job_take_over_lost, worker_id
 from apps.jobs.isolation import run_isolated
+from apps.jobs.lost_jobs import job_housekeeping
 from apps.jobs.models import Job, JobStatus
+from apps.jobs.running import job_run_claimed
 from apps.jobs.scheduling import job_claim_fairest
-from apps.jobs.services import (
-    job_claim,
-    job_housekeeping,
-    job_run_claimed,
-    job_take_over_lost,
-    worker_id,
-)
 
 logger = logging.getLogger(__name__)
 

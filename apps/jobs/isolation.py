@@ -61,7 +61,7 @@ from django.db import DatabaseError, connections
 from apps.jobs.context import STOP_SECONDS, job_process_for
 from apps.jobs.messages import out_of_memory_error, time_limit_error, unexpected_error_message
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_fail, job_run_claimed
+from apps.jobs.running import job_fail, job_run_claimed
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,16 @@ it), the queue each kind goes to, and the limit on a member's long jobs.
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.utils.module_loading import import_string
 
 from apps.core.errors import ApplicationError
 from apps.jobs.models import Job, JobStatus
+
+logger = logging.getLogger(__name__)
 
 # kind → dotted path of ``handler(job: Job, context: JobContext) -> dict``.
 JOB_HANDLERS: dict[str, str] = {
@@ -30,7 +35,7 @@ JOB_HANDLERS: dict[str, str] = {
 
 # kind → dotted path of ``guard(job: Job, action: str) -> None`` that raises ApplicationError
 # when the job may not be run, cancelled or retried (``action``): the work of a submitted or
-# decided assessment is frozen. Every path goes through ``_guard``; the handlers check again
+# decided assessment is frozen. Every path goes through ``job_guard``; the handlers check again
 # under a row lock before they write.
 JOB_GUARDS: dict[str, str] = {
     "assessment-risk": "apps.assessments.services.assessment_job_guard",
@@ -60,6 +65,25 @@ JOB_RETRIED: dict[str, str] = {
     "profile": "apps.datasets.services.dataset_profile_retried",
     "cluster-profile": "apps.datasets.cluster.cluster_profile_retried",
 }
+
+
+def job_guard(job: Job, action: str) -> None:
+    """Raise the kind's ApplicationError when the job may not be run, cancelled or retried
+    (``action``) now (``JOB_GUARDS``)."""
+    path = JOB_GUARDS.get(job.kind)
+    if path:
+        import_string(path)(job, action)
+
+
+def job_notify_finished(job: Job) -> None:
+    """Tell the owner of the job's subject that the job has ended (``JOB_FINISHED``)."""
+    path = JOB_FINISHED.get(job.kind)
+    if not path:
+        return
+    try:
+        import_string(path)(job)
+    except Exception:  # a hook must not raise; if one does, the job's end still stands
+        logger.exception("job %s: the hook on its end failed", job.id)
 
 
 # kind → the class of queue its task goes to (``settings.DEIDWEB_JOB_QUEUES``).

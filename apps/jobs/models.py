@@ -44,7 +44,7 @@ class Job(OrganizationOwned):
     attempts = models.PositiveSmallIntegerField(default=0)
     # Who runs it: "<Celery node name> <pid of the process running the handler>", set when a
     # worker claims the job, so that a re-delivery of its task can tell whether that worker
-    # is gone (apps.jobs.services.job_execute).
+    # is gone (apps.jobs.claiming.job_execute).
     worker = models.CharField(max_length=200, blank=True)
     # The Celery queue its messages go to ("" for a job run in-process, never sent): a
     # worker given a message of this queue runs the fairest queued job of the queue

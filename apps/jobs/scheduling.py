@@ -21,8 +21,8 @@ from uuid import UUID
 
 from django.db.models import Max
 
+from apps.jobs.claiming import job_claim
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_claim
 
 # The fairest among this many oldest queued jobs of a queue (enough to reach every waiting
 # organization in practice; the count keeps each choice quick).

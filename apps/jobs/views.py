@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 from apps.accounts.decorators import org_view, user_of
 from apps.accounts.models import Organization
 from apps.core.errors import ApplicationError
+from apps.jobs.cancel_retry import job_cancel, job_retry
 from apps.jobs.selectors import job_get, job_subject_url
-from apps.jobs.services import job_cancel, job_retry
 
 
 # Job pages show live state: never from a cache (the browser's, a proxy's, back/forward).

@@ -34,9 +34,11 @@ from django.utils import timezone
 
 from apps.jobs.kinds import job_queue
 from apps.jobs.liveness import WorkerState, worker_state
+from apps.jobs.lost_jobs import job_fail_lost
 from apps.jobs.messages import job_lost_again_error
 from apps.jobs.models import Job, JobStatus, Worker
-from apps.jobs.services import _audit, job_fail_lost, job_send
+from apps.jobs.queueing import job_send
+from apps.jobs.running import job_audit
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +168,7 @@ def job_requeue_lost(job: Job) -> bool:
         if not requeued:
             return False
         job.refresh_from_db()
-        _audit(job, "job.restart", {"attempt": job.attempts + 1, "lost_worker": lost_worker})
+        job_audit(job, "job.restart", {"attempt": job.attempts + 1, "lost_worker": lost_worker})
         transaction.on_commit(lambda: job_send(job_id=str(job.id), queue=queue))
     logger.warning("job %s: worker %s lost, queued to run again", job.id, lost_worker)
     return True

@@ -19,7 +19,7 @@ from apps.core.errors import ApplicationError
 from apps.datasets.storage import delete_quietly
 from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_create
+from apps.jobs.queueing import job_create
 from apps.reports.content import report_render
 from apps.reports.identity import organization_sign, organization_signing_ensure, signing_identity
 from apps.reports.models import Report

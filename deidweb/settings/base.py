@@ -265,7 +265,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options()
 # A job whose worker was lost is run again until it has been started this many times.
 DEIDWEB_JOB_MAX_ATTEMPTS = env_int("DEIDWEB_JOB_MAX_ATTEMPTS", 2, minimum=1)
-# Queues by kind of job (apps.jobs.services.job_queue): risk and search are interactive,
+# Queues by kind of job (apps.jobs.kinds.job_queue): risk and search are interactive,
 # ingest, profile, apply and report heavy. They are declared, so a worker started without
 # `-Q` (`celery -A deidweb worker`) consumes every one; a deployment can keep some workers
 # for the interactive queue alone (`celery worker -Q interactive`).

@@ -85,7 +85,7 @@ MOTIVES_LOW = {
 
 
 def _run(job):  # type: ignore[no-untyped-def]
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     assert job_execute(job_id=str(job.id))
     job.refresh_from_db()

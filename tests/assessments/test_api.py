@@ -6,7 +6,7 @@ import json
 import pytest
 
 from apps.assessments import steps
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW, WAIVER
 
 API = "/api/v1/assessments/"

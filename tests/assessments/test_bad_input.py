@@ -229,7 +229,7 @@ def test_page_hierarchy_with_non_numbers_says_which_field(
 
 
 def test_page_choose_with_a_non_number_says_so(client_for, analyst, ready):
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     job = deidentify.assessment_start_search(assessment=ready, user=analyst)
     assert job_execute(job_id=str(job.id))

@@ -10,7 +10,7 @@ from django.urls import reverse
 from apps.assessments import deidentify, release_apply, services, steps
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_preview, hierarchy_set
 from apps.core.errors import ApplicationError
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.justify import justify_all
 

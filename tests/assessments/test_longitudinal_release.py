@@ -313,7 +313,7 @@ def test_the_record_level_precheck_is_not_run_on_persons(custodian, analyst, cli
 
 
 def test_the_api_searches_chooses_and_writes_in_persons(custodian, analyst, client_for):
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     assessment = persons_ready(custodian, analyst, SUPPRESSION, "code", "1")
     client = client_for(analyst)

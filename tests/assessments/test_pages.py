@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from apps.assessments import deidentify, release_apply, services, steps
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import LOW_ANSWERS, WAIVER
 from tests.justify import justify_all
 

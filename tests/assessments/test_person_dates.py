@@ -370,7 +370,7 @@ def test_step4_refuses_a_declared_date_column_no_longer_event_level(custodian, a
     )
     assessment.refresh_from_db()
     job = services.assessment_start_risk(assessment=assessment, user=analyst)
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     job_execute(job_id=str(job.id))
     job.refresh_from_db()

@@ -457,7 +457,7 @@ def test_step4_page_in_persons_and_step7_page_in_persons(tc1, analyst, client_fo
 def test_api_persons_power_and_risk(tc1, analyst, client_for):
     import json
 
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     client = client_for(analyst)
     base = f"/api/v1/assessments/{tc1.id}/"
@@ -530,7 +530,7 @@ def test_a_single_table_assessment_is_unchanged(assessment, analyst):
 
 
 def test_the_risk_job_refuses_a_key_no_longer_classified_direct(tc1, analyst):
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     persons.assessment_set_persons(assessment=tc1, user=analyst, person_key="patient_id")
     key = Variable.objects.get(dataset=tc1.dataset, name="patient_id")

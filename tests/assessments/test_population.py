@@ -16,7 +16,7 @@ from apps.assessments import population, services
 from apps.assessments.models import AssessmentStatus
 from apps.audit.models import AuditEvent
 from apps.core.errors import ApplicationError
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import LOW_ANSWERS
 from tests.assessments.test_pages import complete
 

@@ -25,7 +25,7 @@ from apps.core import crypto
 from apps.core.errors import ApplicationError
 from apps.core.rotation import sealed_fields
 from apps.engine.masking import MaskSpec, mask_direct_identifiers
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reviews.snapshot import snapshot_content
 from tests.assessments.conftest import LOW_ANSWERS
 

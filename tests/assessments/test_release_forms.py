@@ -357,7 +357,7 @@ def test_a_records_job_queued_before_another_form_was_chosen_writes_nothing(
     """The apply job checks the form again under the row lock before it writes."""
     from apps.assessments import deidentify
     from apps.assessments.release_apply import assessment_start_apply
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
 
     _run(deidentify.assessment_start_search(assessment=table_assessment, user=analyst))
     table_assessment.refresh_from_db()

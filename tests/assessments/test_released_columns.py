@@ -30,7 +30,7 @@ from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.namelists import FIRST_NAMES, LAST_NAMES
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reviews.decisions import review_decide
 from apps.reviews.submissions import assessment_submit, submission_blockers
 from tests.assessments.conftest import WAIVER, _run, through_risk, uploaded_register

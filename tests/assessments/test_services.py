@@ -6,7 +6,7 @@ from apps.assessments import services, steps
 from apps.assessments.models import ThresholdMode
 from apps.assessments.selectors import overall_risk
 from apps.core.errors import ApplicationError
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import CONTROLS_ALL_YES, HIGH_ANSWERS, LOW_ANSWERS, MOTIVES_LOW
 
 

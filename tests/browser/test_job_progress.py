@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.jobs.models import Job
-from apps.jobs.services import job_create, job_enqueue
+from apps.jobs.queueing import job_create, job_enqueue
 from tests.conftest import wait_for_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]

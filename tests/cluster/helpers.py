@@ -13,7 +13,7 @@ from apps.classification.services import variables_accept_suggestions
 from apps.datasets.cluster import cluster_dataset_register
 from apps.datasets.cluster_connection import spark_connection_set
 from apps.datasets.storage import local_path
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reviews.decisions import review_decide
 from apps.reviews.submissions import assessment_submit
 from tests.assessments.conftest import trade_off_people, uploaded_register

@@ -13,7 +13,7 @@ import pytest
 from apps.assessments.models import Assessment
 from apps.audit.models import AuditEvent
 from apps.engine.rows import open_engine
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reports.content import report_html
 from tests.assessments.conftest import trade_off_people
 from tests.cluster.helpers import approve, assessed, connect

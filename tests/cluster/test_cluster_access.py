@@ -26,7 +26,7 @@ from apps.datasets.cluster_paths import (
 )
 from apps.datasets.models import Dataset
 from apps.engine.rows import ReleaseManifest
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reviews.snapshot import cluster_manifest_entry
 
 pytestmark = [pytest.mark.django_db, pytest.mark.spark]

@@ -23,8 +23,8 @@ from apps.assessments import release_apply
 from apps.assessments.models import Assessment
 from apps.engine.rows import open_engine
 from apps.jobs import isolation
+from apps.jobs.claiming import job_claim, job_execute, worker_id
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_claim, job_execute, worker_id
 from tests.assessments.conftest import trade_off_people
 from tests.cluster.helpers import assessed, connect
 

@@ -72,7 +72,7 @@ def registry_families() -> dict[str, set[str]]:
     from apps.engine.population.uniqueness import MODEL_NAMES
     from apps.engine.sensitive.models import MODEL_KINDS
     from apps.engine.techniques.registry import TECHNIQUES
-    from apps.jobs.services import JOB_HANDLERS
+    from apps.jobs.kinds import JOB_HANDLERS
 
     return {
         "job_kind": set(JOB_HANDLERS),

@@ -20,8 +20,8 @@ from apps.assessments import services as assessment_services
 from apps.assessments.techniques import techniques_set
 from apps.classification.services import variables_accept_suggestions
 from apps.core.help import HELP_TOPICS
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job
-from apps.jobs.services import job_execute
 from apps.reports.models import Report
 from apps.reports.verification import report_pdf
 from apps.reviews.decisions import review_decide, step_comment_add
@@ -241,9 +241,9 @@ def test_a_key_added_to_a_registry_or_to_a_choice_list_without_a_label_fails(mon
 def test_a_new_job_kind_shown_raw_is_found(monkeypatch, analyst, custodian, client_for):
     """The finder is not a list: a kind that exists only in this test, shown by the job's
     page without a label, is found."""
-    from apps.jobs import services as job_services
+    from apps.jobs import kinds as job_kinds
 
-    monkeypatch.setitem(job_services.JOB_HANDLERS, "assessment-export", "tests.nowhere")
+    monkeypatch.setitem(job_kinds.JOB_HANDLERS, "assessment-export", "tests.nowhere")
     job = Job.objects.create(organization=custodian, kind="assessment-export", params={})
     page = client_for(analyst).get(
         reverse("job-detail", kwargs={"org": custodian.slug, "job_id": job.id})

@@ -12,9 +12,11 @@ from django.utils import timezone
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.services import dataset_upload
 from apps.datasets.storage import delete_quietly
+from apps.jobs.cancel_retry import job_cancel
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job, JobStatus
+from apps.jobs.queueing import job_create
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_cancel, job_create, job_execute
 from tests.conftest import read_now
 
 CSV = b"name,age,sex\nAlice,34,F\nBob,51,M\n"

@@ -19,8 +19,8 @@ from apps.datasets.models import Dataset
 from apps.datasets.services import dataset_delete
 from apps.datasets.table_upload import combined_digest, dataset_upload_tables
 from apps.datasets.tables import Table, check_tables, long_view
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job
-from apps.jobs.services import job_execute
 
 # Five persons; person 4 has no events. Person-level classes (sex, birth year):
 # (F,1970) {1}, (M,1980) {2,3}, (F,1990) {4,5}.

@@ -8,8 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from apps.datasets.models import Dataset
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job
-from apps.jobs.services import job_execute
 from tests.conftest import read_now
 
 GOOD = b"name,age,sex\nAlice,34,F\nBob,51,M\n"

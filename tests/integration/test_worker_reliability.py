@@ -9,8 +9,10 @@ import time
 
 import pytest
 
+from apps.jobs.cancel_retry import job_cancel
+from apps.jobs.kinds import job_queue
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_cancel, job_create, job_queue
+from apps.jobs.queueing import job_create
 from tests.conftest import running_celery_worker, wait_for_job
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

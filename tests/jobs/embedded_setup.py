@@ -21,7 +21,7 @@ def setup() -> dict[str, object]:
     from apps.assessments.services import assessment_create
     from apps.classification.services import variables_accept_suggestions
     from apps.datasets.services import dataset_upload
-    from apps.jobs.services import job_execute
+    from apps.jobs.claiming import job_execute
     from tests.assessments.conftest import trade_off_people
 
     organization = organization_create(name="Embedded", slug="embedded")
@@ -86,7 +86,7 @@ def ready_for_risk(assessment):  # type: ignore[no-untyped-def]
 def burst(count: int) -> list[str]:
     from apps.accounts.models import Organization
     from apps.assessments.models import Assessment
-    from apps.jobs.services import job_create
+    from apps.jobs.queueing import job_create
 
     organization = Organization.objects.get(slug="embedded")
     assessment = Assessment.objects.filter(organization=organization).first()

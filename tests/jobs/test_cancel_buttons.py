@@ -15,7 +15,7 @@ from apps.assessments.models import Assessment
 from apps.classification.services import variables_accept_suggestions
 from apps.datasets.services import dataset_upload
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_create
+from apps.jobs.queueing import job_create
 from tests.assessments.conftest import through_risk, trade_off_people, uploaded_register
 from tests.reviews.conftest import run
 

@@ -7,21 +7,20 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from apps.jobs import services
+from apps.core.errors import ApplicationError
+from apps.jobs import kinds
 from apps.jobs.delivery import job_run_delivered
 from apps.jobs.models import Job, JobStatus
+from apps.jobs.queueing import job_create
 from apps.jobs.scheduling import fairest_queued
-from apps.jobs.services import job_create
 
 
 @pytest.fixture
 def quick(settings, monkeypatch):
     """Every kind runs the quick test handler, in-process (no child process here), without
     the guards of real assessments."""
-    monkeypatch.setattr(services, "JOB_GUARDS", {})
-    settings.DEIDWEB_JOB_HANDLERS = {
-        kind: "tests.jobs.handlers.ok" for kind in services.JOB_HANDLERS
-    }
+    monkeypatch.setattr(kinds, "JOB_GUARDS", {})
+    settings.DEIDWEB_JOB_HANDLERS = {kind: "tests.jobs.handlers.ok" for kind in kinds.JOB_HANDLERS}
     settings.DEIDWEB_JOB_ISOLATION = False
 
 
@@ -93,7 +92,7 @@ def test_a_member_may_have_only_so_many_long_jobs_at_once(db, custodian, analyst
         job_create(organization=custodian, kind=kind, created_by=analyst, enqueue=False)
         for kind in ("profile", "assessment-apply")
     )
-    with pytest.raises(services.ApplicationError) as refused:
+    with pytest.raises(ApplicationError) as refused:
         job_create(organization=custodian, kind="ingest", created_by=analyst, enqueue=False)
     assert refused.value.status == 429
     assert refused.value.message == (

@@ -15,9 +15,12 @@ import pytest
 from django.db import connections
 
 from apps.jobs import isolation
+from apps.jobs.cancel_retry import job_cancel
+from apps.jobs.claiming import job_claim, worker_id
 from apps.jobs.isolation import format_bytes, pool_threads, run_isolated
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_cancel, job_claim, job_create, job_run_claimed, worker_id
+from apps.jobs.queueing import job_create
+from apps.jobs.running import job_run_claimed
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the child process reads committed rows
 MB = 1024 * 1024
@@ -197,7 +200,7 @@ def test_the_job_process_ends_with_its_worker(custodian, settings):
     script = (
         "import django; django.setup();"
         "from apps.jobs.isolation import run_isolated;"
-        "from apps.jobs.services import job_claim, worker_id;"
+        "from apps.jobs.claiming import job_claim, worker_id;"
         f"run_isolated(job_claim('{job.id}', worker_id('kill@box')))"
     )
     env = {**os.environ, "DEIDWEB_TEST_JOB_HANDLERS": "profile=tests.jobs.handlers.slow"}

@@ -11,14 +11,15 @@ from django.db import OperationalError
 
 from apps.audit import services as audit_services
 from apps.audit.models import AuditEvent
-from apps.jobs import services
+from apps.jobs import kinds, running
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_create, job_execute
+from apps.jobs.queueing import job_create
 
 
 @pytest.fixture
 def ok_kind(monkeypatch):
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-ok", "tests.jobs.handlers.ok")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-ok", "tests.jobs.handlers.ok")
 
 
 def failing_audit(monkeypatch, action: str, times: int, message: str = "database is locked"):
@@ -33,7 +34,7 @@ def failing_audit(monkeypatch, action: str, times: int, message: str = "database
         return real(**kwargs)
 
     monkeypatch.setattr(audit_services, "audit_record", audit_record)
-    monkeypatch.setattr(services, "audit_record", audit_record)  # imported there
+    monkeypatch.setattr(running, "audit_record", audit_record)  # imported there
 
 
 def test_a_job_whose_first_write_fails_ends_failed_with_that_error(
@@ -68,7 +69,7 @@ def test_any_other_first_write_error_also_ends_the_job(db, custodian, ok_kind, m
 def test_the_final_write_is_retried_while_the_database_is_locked(
     db, custodian, ok_kind, monkeypatch
 ):
-    monkeypatch.setattr(services, "FINISH_RETRY_SECONDS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(running, "FINISH_RETRY_SECONDS", (0.01, 0.01, 0.01))
     job = job_create(organization=custodian, kind="t-ok", params={"n": 3}, enqueue=False)
     failing_audit(monkeypatch, "job.finish", times=2)
     job_execute(job_id=str(job.id))
@@ -81,7 +82,7 @@ def test_the_final_write_is_retried_while_the_database_is_locked(
 def test_a_database_locked_for_good_leaves_no_half_recorded_end(
     db, custodian, ok_kind, monkeypatch
 ):
-    monkeypatch.setattr(services, "FINISH_RETRY_SECONDS", (0.01,))
+    monkeypatch.setattr(running, "FINISH_RETRY_SECONDS", (0.01,))
     job = job_create(organization=custodian, kind="t-ok", enqueue=False)
     failing_audit(monkeypatch, "job.finish", times=10)
     with pytest.raises(OperationalError):

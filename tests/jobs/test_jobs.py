@@ -1,18 +1,21 @@
 import pytest
 
 from apps.core.errors import ApplicationError
-from apps.jobs import services
+from apps.jobs import kinds
+from apps.jobs.cancel_retry import job_cancel, job_retry
+from apps.jobs.claiming import job_execute
+from apps.jobs.context import JobCancelled, JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobCancelled, job_cancel, job_create, job_execute, job_retry
+from apps.jobs.queueing import job_create
 
 
 @pytest.fixture
 def handlers(monkeypatch):
     """Test handlers registered under their own kinds, resolved like real ones."""
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-ok", "tests.jobs.handlers.ok")
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-boom", "tests.jobs.handlers.boom")
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-rule", "tests.jobs.handlers.rule")
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-cancel", "tests.jobs.handlers.cancel_midway")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-ok", "tests.jobs.handlers.ok")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-boom", "tests.jobs.handlers.boom")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-rule", "tests.jobs.handlers.rule")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-cancel", "tests.jobs.handlers.cancel_midway")
 
 
 def make(custodian, kind, **params):
@@ -52,7 +55,7 @@ def test_a_traceback_reaches_the_log_and_site_administrators_never_members(
     from apps.audit.models import AuditEvent
 
     job = make(custodian, "t-boom")
-    with caplog.at_level("ERROR", logger="apps.jobs.services"):
+    with caplog.at_level("ERROR", logger="apps.jobs.running"):
         job_execute(job_id=str(job.id))
     assert "ZeroDivisionError" in caplog.text
     page = reverse("job-detail", kwargs={"org": custodian.slug, "job_id": job.id})
@@ -112,7 +115,7 @@ def test_unknown_kind_is_refused(db, custodian):
 def test_job_cancelled_exception_is_raised_by_progress_after_cancel(db, custodian, handlers):
     job = make(custodian, "t-ok")
     Job.objects.filter(id=job.id).update(status=JobStatus.RUNNING)
-    context = services.JobContext(job, min_interval=0)
+    context = JobContext(job, min_interval=0)
     context.progress(10, "working")
     job.refresh_from_db()
     assert (job.progress, job.message) == (10, "working")
@@ -122,7 +125,7 @@ def test_job_cancelled_exception_is_raised_by_progress_after_cancel(db, custodia
 
 
 def test_a_job_past_the_time_limit_fails_with_a_plain_message(db, custodian, settings, monkeypatch):
-    monkeypatch.setitem(services.JOB_HANDLERS, "t-long", "tests.jobs.handlers.runs_too_long")
+    monkeypatch.setitem(kinds.JOB_HANDLERS, "t-long", "tests.jobs.handlers.runs_too_long")
     settings.DEIDWEB_JOB_TIME_LIMIT = 3600
     job = make(custodian, "t-long")
     job_execute(job_id=str(job.id))

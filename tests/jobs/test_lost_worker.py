@@ -4,9 +4,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from apps.jobs.cancel_retry import job_retry
+from apps.jobs.claiming import job_execute
 from apps.jobs.models import Job, JobStatus
+from apps.jobs.queueing import job_create
 from apps.jobs.selectors import job_get, job_refresh
-from apps.jobs.services import job_create, job_execute, job_retry
 
 
 def test_silent_running_job_is_marked_failed_and_can_be_retried(db, custodian, settings):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_create
+from apps.jobs.queueing import job_create
 
 
 @pytest.fixture

@@ -14,8 +14,11 @@ import pytest
 from django.conf import settings as django_settings
 
 from apps.audit.models import AuditEvent
+from apps.jobs.cancel_retry import job_retry
+from apps.jobs.claiming import job_execute
+from apps.jobs.kinds import job_queue
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import job_create, job_execute, job_queue, job_retry
+from apps.jobs.queueing import job_create
 
 pytestmark = pytest.mark.django_db
 

@@ -17,10 +17,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
-from apps.jobs import services, workers
+from apps.jobs import workers
+from apps.jobs.kinds import job_queue
 from apps.jobs.models import Job, JobStatus, Worker
+from apps.jobs.queueing import job_create
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_create
 
 pytestmark = pytest.mark.django_db
 HOST = socket.gethostname()
@@ -237,4 +238,4 @@ def test_a_worker_without_q_consumes_every_queue(settings):
 
     consumed = set(app.amqp.queues.consume_from)
     assert {settings.CELERY_TASK_DEFAULT_QUEUE, "interactive", "heavy"} <= consumed
-    assert services.job_queue("assessment-risk") in consumed
+    assert job_queue("assessment-risk") in consumed

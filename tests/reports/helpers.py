@@ -6,8 +6,9 @@ from django.utils import timezone
 
 from apps.assessments import deidentify, release_apply, services
 from apps.assessments.models import AssessmentStatus
-from apps.jobs import services as job_services
-from apps.jobs.services import job_create, job_execute
+from apps.jobs import kinds as job_kinds
+from apps.jobs.claiming import job_execute
+from apps.jobs.queueing import job_create
 from apps.reviews.models import ReviewDecision, StepComment, Submission
 from tests.assessments.conftest import CONTROLS_ALL_YES, LOW_ANSWERS, MOTIVES_LOW
 from tests.justify import justify_all
@@ -101,7 +102,7 @@ def decide(assessment, analyst, reviewer, *, decision="approve"):  # type: ignor
 
 def run_report_job(monkeypatch, decision):  # type: ignore[no-untyped-def]
     monkeypatch.setitem(
-        job_services.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
+        job_kinds.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
     )
     job = job_create(
         organization=decision.organization,

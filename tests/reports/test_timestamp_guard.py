@@ -345,14 +345,15 @@ def test_a_silent_authority_fails_the_signing_at_the_deadline(listener, settings
 def test_the_report_job_fails_with_the_reason(decided, monkeypatch, custodian):
     """A report whose organization names an internal authority is not signed; the job says
     why and who must act."""
-    from apps.jobs import services as job_services
-    from apps.jobs.services import job_create, job_execute
+    from apps.jobs import kinds as job_kinds
+    from apps.jobs.claiming import job_execute
+    from apps.jobs.queueing import job_create
     from apps.reports.models import Report
 
     custodian.signing_timestamp_url = "https://169.254.169.254/latest/"
     custodian.save(update_fields=["signing_timestamp_url"])
     monkeypatch.setitem(
-        job_services.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
+        job_kinds.JOB_HANDLERS, "report", "apps.reports.jobs.report_generate_handler"
     )
     job = job_create(
         organization=custodian,

@@ -1,7 +1,7 @@
 import pytest
 
 from apps.assessments import deidentify, release_apply, services
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from tests.assessments.conftest import (  # noqa: F401  (fixtures)
     CONTROLS_ALL_YES,
     LOW_ANSWERS,

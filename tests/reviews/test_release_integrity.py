@@ -23,8 +23,10 @@ from apps.audit.models import AuditEvent
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
 from apps.core.errors import ApplicationError
+from apps.jobs.claiming import job_execute
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import JobContext, job_create, job_execute
+from apps.jobs.queueing import job_create
 from apps.reports.content import report_html
 from apps.reports.jobs import report_again
 from apps.reports.models import Report

@@ -48,8 +48,8 @@ from apps.engine.formula_guard import guard_formulas_lazy
 from apps.engine.reading import read_table
 from apps.engine.techniques.aggregation import SuppressedTable, TableParams, suppress_table
 from apps.engine.techniques.synthetic import SyntheticParams, SyntheticResult, synthesize
+from apps.jobs.context import JobContext
 from apps.jobs.models import Job
-from apps.jobs.services import JobContext
 
 #: Attack targets drawn from the training people and as many from the held-back ones.
 SYNTHETIC_TARGETS = 500

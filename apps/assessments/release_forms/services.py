@@ -36,9 +36,9 @@ from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.jobs.models import Job
-from apps.jobs.services import job_create
+from apps.jobs.queueing import job_create
 
-#: The job kind of each form (``apps.jobs.services.JOB_HANDLERS``).
+#: The job kind of each form (``apps.jobs.kinds.JOB_HANDLERS``).
 JOB_KINDS = {SYNTHETIC: "assessment-synthetic", TABLE: "assessment-table"}
 NUMERIC_TYPES = ("integer", "decimal")
 

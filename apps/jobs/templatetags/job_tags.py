@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from apps.jobs.cancel_retry import job_may_cancel
 from apps.jobs.models import Job
-from apps.jobs.services import job_may_cancel
 
 register = template.Library()
 

@@ -28,7 +28,7 @@ from apps.datasets.demo import write_demo_csv
 from apps.datasets.demo_visits import write_visits_csv
 from apps.datasets.models import Dataset, DatasetStatus
 from apps.datasets.services import dataset_upload
-from apps.jobs.services import job_execute
+from apps.jobs.claiming import job_execute
 from apps.reports.identity import organization_signing_ensure
 
 DEMO_ORG = {"name": "Demo Health Agency", "slug": "demo"}
