@@ -59,7 +59,7 @@ def main() -> None:
     import apps.engine.textcodes.index as index
     from apps.engine.criteria import KAnonymity
     from apps.engine.hierarchies import read_arx_csv
-    from apps.engine.search.kernels import frontier, solve
+    from apps.engine.search.kernels import frontier, search_state
     from apps.engine.search.preload import load_compiled_code
     from bench.grid.data import ADULT_QUASI
 
@@ -102,10 +102,10 @@ def main() -> None:
     if args.search:
         stages += [
             (protocol, "optimal_search", "search"),
-            (zero_limit, "lattice_suppression_bounds", "  K pair bounds"),
+            (zero_limit, "rare_profiles", "  K pairs' rare rows"),
             (zero_limit, "prepare_metric", "  the metric's arrays"),
             (zero_limit, "TableCache", "  the table cache (bottom node)"),
-            (solve, "layout", "  K the lattice's arrays"),
+            (search_state, "start", "  K the lattice's arrays (bounds, layout)"),
             (frontier, "queue", "  K the queue"),
             (classes.TableCache, "solve_zero_limit", "  K the search loop"),
         ]

@@ -24,6 +24,7 @@ from apps.engine.hierarchies import (
     suppression_hierarchy,
     write_arx_csv,
 )
+from apps.engine.hierarchies.compiled import level_maps
 from tests.engine.benchmark_data import require
 from tests.engine.conftest import ADULT_COLUMNS, ARX_DIR
 
@@ -88,6 +89,20 @@ def test_lookup_lists_uncovered_values() -> None:
     assert "does not cover 25 value(s)" in message
     assert "'100'" in message and "'119'" in message and "'120'" not in message  # first 20
     assert "(25 in all)" in message
+
+
+def test_level_maps_flags_values_that_are_not_leaves() -> None:
+    """level_maps says whether a position is -2 (a value the hierarchy does not hold),
+    found in its own pass (issue #26: the look-up no longer scans the positions for it),
+    and takes such a value as missing, as before."""
+    compiled = hierarchy_from_rows("s", [["a", "ab", "*"], ["b", "ab", "*"]]).compiled
+    args = (compiled.codes, compiled.sizes, compiled.leaves, compiled.leaf_at, True)
+    known = level_maps(np.array([0, 1, -1], dtype=np.int64), *args)
+    unknown = level_maps(np.array([0, 1, -2], dtype=np.int64), *args)
+    assert known[4] is False and unknown[4] is True
+    for a, b in zip(known[:4], unknown[:4], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert level_maps(np.array([1, 0], dtype=np.int64), *args)[4] is False
 
 
 # --------------------------------------------------------------------------- validation

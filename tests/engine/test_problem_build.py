@@ -46,3 +46,23 @@ def test_a_code_outside_its_lookup_is_refused() -> None:
             np.ones(5, dtype=np.int64),
             [_lookup("a", 4), _lookup("b", 4)],
         )
+
+
+def test_frequencies_are_slices_of_one_array_made_when_read() -> None:
+    """``flat_frequencies`` holds every QI's rows per value at every level in order (what
+    the rare rows' pass reads), and ``frequencies`` are its slices, made when first read
+    (issue #26: a search without suppression reads none)."""
+    codes = [np.array([0, 1, 0, 2, 0]), np.array([3, 3, 1, 0, 2])]
+    problem = build_problem(
+        ["a", "b"], codes, np.array([1, 2, 3, 4, 5]), [_lookup("a", 4), _lookup("b", 4)]
+    )
+    assert "frequencies" not in vars(problem)
+    a = [[9, 2, 4, 0], [11, 4], [15]]
+    b = [[4, 3, 5, 3], [7, 8], [15]]
+    assert problem.flat_frequencies.tolist() == [v for level in a + b for v in level]
+    assert [[f.tolist() for f in per_qi] for per_qi in problem.frequencies] == [a, b]
+    assert all(
+        np.shares_memory(f, problem.flat_frequencies)
+        for per_qi in problem.frequencies
+        for f in per_qi
+    )

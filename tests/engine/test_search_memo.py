@@ -112,6 +112,11 @@ def test_direct_fetch_equals_dispatched(monkeypatch: pytest.MonkeyPatch) -> None
     direct, dispatched = TableCache(problem, k=2), TableCache(problem, k=2)
     dispatch = kernels.fetch
     try:
+        # (the machine code is found at the first fetch, not when the cache is made: the
+        # compiled search never fetches through it; found, no fetch dispatches)
+        assert direct._entry is None
+        direct.fetch(lattice.levels[0])
+        assert direct._entry is not None
         for idx in range(lattice.size):
             with monkeypatch.context() as patch:  # (the direct call does not dispatch)
                 patch.setattr(kernels, "fetch", None)

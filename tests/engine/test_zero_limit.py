@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 from apps.engine.criteria import Criterion, KAnonymity, MaxRisk
 from apps.engine.loss import METRICS
 from apps.engine.progress import SearchCancelled, SearchProgress
-from apps.engine.search import SearchProblem, build_problem, optimal, optimal_search, zero_limit
+from apps.engine.search import (
+    SearchProblem,
+    bounds,
+    build_problem,
+    optimal,
+    optimal_search,
+    zero_limit,
+)
 from apps.engine.search.classes import TableCache
 from apps.engine.search.exhaustive import exhaustive_search
 from apps.engine.search.kernels import frontier, search_state, solve
@@ -263,6 +270,30 @@ def test_layout_by_hand() -> None:
         search_state.UNKNOWN,
     ]
     assert np.isnan(bounds).all() and np.isinf(keys).all() and (slot == -1).all()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), k=st.integers(1, 6), allowed=st.integers(0, 3))
+def test_start_is_the_bounds_then_the_layout(problem: SearchProblem, k: int, allowed: int) -> None:
+    """search_state.start (one call, issue #26) gives what the bounds
+    (lattice_suppression_bounds), layout and the lifted numbers' rows gave, call by call."""
+    tops = lattice_tops(problem, None)
+    size, strides = zero_limit.lattice_shape(tops)
+    tops_, strides_ = np.asarray(tops, dtype=np.int64), np.asarray(strides, dtype=np.int64)
+    least = bounds.lattice_suppression_bounds(problem, tops, size, k, allowed)
+    expected = search_state.layout(least, tops_, strides_, allowed)
+    rare = bounds.rare_profiles(problem, k, allowed)
+    for lift in (zero_limit._NO_LIFT, np.array([2.5, -1.0])):
+        got = search_state.start(
+            tops_, strides_, rare.first_qi, rare.second_qi, rare.base, rare.width, rare.rare,
+            allowed, lift,
+        )  # fmt: skip
+        np.testing.assert_array_equal(got[0], least)
+        for a, b in zip(got[1:8], expected, strict=True):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        np.testing.assert_array_equal(got[8], np.repeat(lift[:, None], size, axis=1))
+        assert got[8].shape == (len(lift), size)
 
 
 # ---------------------------------------------------------------- slices (issue #26)

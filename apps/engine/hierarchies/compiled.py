@@ -74,23 +74,28 @@ def level_maps(
     leaves: NDArray[np.int64],
     leaf_at: NDArray[np.int64],
     top_single: bool,
-) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+) -> tuple[NDArray[np.uint32], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], bool]:
     """Look-up arrays of the ``n`` values of a dictionary whose leaf rows are
     ``positions`` (-1: the missing value), with the arrays of :class:`CompiledHierarchy`.
 
-    Returns ``(maps, present, offsets, out_leaves)``: ``maps[L, v]`` is the code of value
+    Returns ``(maps, present, offsets, out_leaves, uncovered)``: ``maps[L, v]`` is the code of value
     ``v`` at level ``L`` (``maps[0]`` the identity); level ``L``'s generalized values are
     entries ``offsets[L] .. offsets[L + 1]`` of ``present`` (the hierarchy's label
     number, -1 for the missing value's own group, which comes last) and of
     ``out_leaves`` (leaves each covers). The missing value is a group of its own (one
     leaf) except at the top level when that is a single value (``top_single``), which
-    it joins."""
+    it joins. ``uncovered``: some value is not a leaf (position -2, taken as missing
+    here), for the caller to name (found in this pass: a call of its own to find it cost
+    more than the pass)."""
     height = len(sizes)
     n = len(positions)
     missing = False
+    uncovered = False
     for v in range(n):
         if positions[v] < 0:
             missing = True
+            if positions[v] == -2:
+                uncovered = True
     maps = np.empty((height + 1, n), dtype=np.uint32)
     offsets = np.zeros(height + 2, dtype=np.int64)
     present = np.empty(n * (height + 1) + height + 1, dtype=np.int64)
@@ -134,7 +139,7 @@ def level_maps(
             count += 1
         at += count
         offsets[level + 1] = at
-    return maps, present[:at].copy(), offsets, out_leaves[:at].copy()
+    return maps, present[:at].copy(), offsets, out_leaves[:at].copy(), uncovered
 
 
 class LevelLabels(Sequence[tuple[str | None, ...]]):

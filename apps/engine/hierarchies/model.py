@@ -143,9 +143,7 @@ class Hierarchy:
         """
         compiled = self.compiled
         positions = find_texts(compiled.index, dictionary, views)
-        if len(positions) and int(positions.min()) == -2:
-            self.check_covers(dictionary.to_list())  # (raises, naming the values)
-        maps, present, offsets, leaves = level_maps(
+        maps, present, offsets, leaves, uncovered = level_maps(
             positions,
             compiled.codes,
             compiled.sizes,
@@ -153,6 +151,8 @@ class Hierarchy:
             compiled.leaf_at,
             self.top_is_single_value,
         )
+        if uncovered:
+            self.check_covers(dictionary.to_list())  # (raises, naming the values)
         # (``maps`` has one row per level; the offsets as ints: slicing by numpy scalars
         # costs more than the slices)
         bounds = offsets.tolist()

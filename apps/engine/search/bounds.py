@@ -85,13 +85,12 @@ def _rare_rows_of(problem: SearchProblem, k: int, cap: int | None) -> RareRows:
         nodes *= h + 1
     tuples = len(problem.counts)
     max_work = int(min(max(PAIR_WORK_FLOOR, nodes * tuples * PAIR_WORK_SHARE), 2.0**62))
-    frequencies = [f for per_qi in problem.frequencies for f in per_qi]
     return RareRows(
         *kernels.rare_rows(
             problem.codes,
             problem.counts,
             np.asarray(heights, dtype=np.int64),
-            np.concatenate(frequencies).astype(np.int64) if frequencies else np.zeros(0, np.int64),
+            problem.flat_frequencies,
             problem.maps,
             problem.consistent,
             k,
@@ -100,6 +99,18 @@ def _rare_rows_of(problem: SearchProblem, k: int, cap: int | None) -> RareRows:
             max_work,
         )
     )
+
+
+#: No profile: no row is rare (``k`` <= 1, or no tuples).
+NO_RARE_ROWS = RareRows(*(np.zeros(0, dtype=np.int64) for _ in range(5)))
+
+
+def rare_profiles(problem: SearchProblem, k: int, cap: int | None = None) -> RareRows:
+    """:func:`rare_rows`, or :data:`NO_RARE_ROWS` when no row can be rare (as
+    :func:`lattice_suppression_bounds`, whose bounds are then all 0)."""
+    if k <= 1 or not len(problem.counts):
+        return NO_RARE_ROWS
+    return rare_rows(problem, k, cap)
 
 
 def suppression_lower_bounds(

@@ -221,7 +221,9 @@ class TableCache:
         self.summary = np.zeros(kernels.SUMMARY, dtype=np.int64)
         self._cacheable = problem.consistent and problem.dimensions > 0
         # The arguments of kernels.fetch after the node's levels, and its machine code
-        # for them (:func:`_fetch_entry`).
+        # for them (:func:`_fetch_entry`), found at the first fetch: the compiled search
+        # (:meth:`solve_zero_limit`) fetches within its own call and never needs it, and
+        # finding it types every array of the arguments (about 15 us a search).
         self._fixed: tuple[Any, ...] = (
             arena,
             self._base,
@@ -231,7 +233,7 @@ class TableCache:
             k,
             self.summary,
         )
-        self._entry = _fetch_entry(self._fixed)
+        self._entry: Callable[..., tuple[int, int]] | None = None
 
     def release(self) -> None:
         """Hand the arena to the next search of the problem; this cache is then unusable."""
@@ -247,7 +249,10 @@ class TableCache:
         if self._arena is None:
             raise RuntimeError("the table cache was released")
         if levels.dtype == _LEVELS and levels.ndim == 1 and levels.flags.c_contiguous:
-            found: tuple[int, int] = self._entry(levels, *self._fixed)
+            entry = self._entry
+            if entry is None:
+                entry = self._entry = _fetch_entry(self._fixed)
+            found: tuple[int, int] = entry(levels, *self._fixed)
             return found
         return kernels.fetch(levels, *self._fixed)
 

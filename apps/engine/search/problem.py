@@ -105,11 +105,15 @@ class SearchProblem:
     counts: I64
     lookups: tuple[QuasiLookup, ...]
     rows: int
-    frequencies: tuple[tuple[I64, ...], ...]
     consistent: bool
     flat_maps: U32
     map_offsets: I64  # [d x (H+1) x (H+1)], H = the greatest height
     level_values: I64  # [d x (H+1)]: values_at(level) of QI j (0 above its height)
+    #: Every ``frequencies[j][L]`` in one array, QI by QI, level by level (they are its
+    #: slices, from ``frequency_at[j, L]``): what the compiled passes over all of them
+    #: read (``bounds.py``).
+    flat_frequencies: I64
+    frequency_at: I64  # [d x (H+1)]
     distinct: bool = False  # no two tuples are equal (build_problem)
     #: What a search of this problem computes that later searches of it can reuse
     #: (lattices, the bottom node's classes, rare rows under a ``k``, working memory):
@@ -130,6 +134,26 @@ class SearchProblem:
     def maps(self) -> LevelMaps:
         """``flat_maps``, ``map_offsets`` and ``level_values`` in one bundle (kernels)."""
         return LevelMaps(self.flat_maps, self.map_offsets, self.level_values)
+
+    @cached_property
+    def frequencies(self) -> tuple[tuple[I64, ...], ...]:
+        """``frequencies[j][L]``: slices of :attr:`flat_frequencies`, made when first
+        read (a protocol run's search without suppression reads none: 54 slices on
+        adult_subset)."""
+        # (as Python ints: slicing by numpy scalars costs more than the slices)
+        starts, sizes = self.frequency_at.tolist(), self.level_values.tolist()
+        flat = self.flat_frequencies
+        return tuple(
+            [
+                tuple(
+                    [
+                        flat[starts[j][level] : starts[j][level] + sizes[j][level]]
+                        for level in range(len(lk.maps))
+                    ]
+                )
+                for j, lk in enumerate(self.lookups)
+            ]
+        )
 
     @property
     def dimensions(self) -> int:
@@ -203,14 +227,14 @@ def _lookup_arrays(lookups: Sequence[LookupLike]) -> _LookupArrays:
     parts: list[U32] = []
     at = 0
     for lk in lks:
-        pad = [0] * (width - len(lk.maps))
+        # (every map of a lookup has as many values as its first: _as_lookup)
+        levels, n = len(lk.maps), len(lk.maps[0])
+        pad = [0] * (width - levels)
         values.append([len(v) for v in lk.leaves] + pad)
-        row = []
-        for m in lk.maps:
-            row.append(at)
-            parts.append(m)
-            at += len(m)
-        starts.append(row + pad)
+        starts.append([*range(at, at + levels * n, n)] if n else [at] * levels)
+        starts[-1] += pad
+        parts.extend(lk.maps)
+        at += levels * n
     heights = np.array([len(lk.maps) - 1 for lk in lks], dtype=np.int64)
     level_values = np.array(values, dtype=np.int64).reshape(len(lks), width)
     maps_at = np.array(starts, dtype=np.int64).reshape(len(lks), width)
@@ -275,30 +299,18 @@ def _build(
         raise EngineInputError(
             f"hierarchy of {lks[bad].column!r}: level {bad_level} maps to a code without a label"
         )
-    # (as Python ints: slicing by numpy scalars costs more than the slices)
-    starts, sizes = freq_at.tolist(), level_values.tolist()
-    freqs = tuple(
-        [
-            tuple(
-                [
-                    freq[starts[j][level] : starts[j][level] + sizes[j][level]]
-                    for level in range(len(lk.maps))
-                ]
-            )
-            for j, lk in enumerate(lks)
-        ]
-    )
     return SearchProblem(
         quasi=quasi_t,
         codes=cols,
         counts=cnt,
         lookups=lks,
         rows=int(cnt.sum()),
-        frequencies=freqs,
         consistent=bool(consistent),
         flat_maps=flat,
         map_offsets=offsets,
         level_values=level_values,
+        flat_frequencies=freq,
+        frequency_at=freq_at,
         distinct=distinct,
     )
 

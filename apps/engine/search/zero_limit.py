@@ -41,7 +41,7 @@ from apps.engine.progress import (
     SearchProgress,
     is_cancelled,
 )
-from apps.engine.search.bounds import PARALLEL_TUPLES, lattice_suppression_bounds
+from apps.engine.search.bounds import PARALLEL_TUPLES, RareRows, rare_profiles
 from apps.engine.search.classes import TableCache
 from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.kernels import frontier, search_state
@@ -60,6 +60,10 @@ SLICE_SECONDS = 0.005
 FIRST_SLICE = 8
 #: The clock of deadlines and slices (the tests replace it).
 _now = time.perf_counter
+#: The lifted numbers of a metric without them (read-only, as ``Metric.base_lift``'s:
+#: one compiled :func:`search_state.start` for both).
+_NO_LIFT = np.zeros(0, dtype=np.float64)
+_NO_LIFT.flags.writeable = False
 
 
 class ZeroLimitFound(NamedTuple):
@@ -119,33 +123,30 @@ def zero_limit_search(
     started = _now()
     size, strides = lattice_shape(tops)
     k = criterion.release_size
-    # (as BestFirst: the pair bounds in a thread while the metric and the cache are made)
+    # (as BestFirst: the pairs' rare rows in a thread while the metric and the cache are
+    # made)
     if len(problem.counts) >= PARALLEL_TUPLES:
-        pending: Deferred[NDArray[np.int64]] | None = Deferred(
-            lattice_suppression_bounds, problem, tops, size, k, allowed
-        )
+        pending: Deferred[RareRows] | None = Deferred(rare_profiles, problem, k, allowed)
     else:
         pending = None
-        least = lattice_suppression_bounds(problem, tops, size, k, allowed)
+        rare = rare_profiles(problem, k, allowed)
     metric = prepare_metric(metric_name, problem)
     cache = TableCache(problem, cache_bytes, k)
     try:
         if pending is not None:
-            least = pending.result()
-        # The nodes that may pass: those not known to suppress more rows than allowed.
+            rare = pending.result()
+        # The rows every node certainly suppresses (lattice_suppression_bounds), the
+        # nodes that may pass (those not known to suppress more rows than allowed) and
+        # the lifted numbers every node starts from, in one call.
         tops_ = np.asarray(tops, dtype=np.int64)
         strides_ = np.asarray(strides, dtype=np.int64)
-        may, levels, totals, status, bounds, keys, slot = search_state.layout(
-            least, tops_, strides_, allowed
-        )
+        width = metric.lift_width
+        least, may, levels, totals, status, bounds, keys, slot, lifted = search_state.start(
+            tops_, strides_, rare.first_qi, rare.second_qi, rare.base, rare.width, rare.rare,
+            allowed, metric.base_lift(k) if width else _NO_LIFT,
+        )  # fmt: skip
         bounds[may] = static = metric.lower_bounds(levels)
         keys[may] = metric.suppression_keys(levels, static, least[may], k)
-        width = metric.lift_width
-        lifted = (
-            np.repeat(metric.base_lift(k)[:, None], size, axis=1)
-            if width
-            else np.zeros((0, size), dtype=np.float64)
-        )
         d = len(tops)
         state = search_state.State(
             tops=tops_,

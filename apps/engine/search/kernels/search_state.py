@@ -18,6 +18,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from apps.engine.search.kernels.lattice import raise_by_rare
+
 #: Node status (as ``best_first.py``).
 UNKNOWN, WITHIN, TOO_MANY = 0, 1, 2
 #: Metric kinds: a metric whose value without suppression is its static bound (loss,
@@ -101,6 +103,48 @@ def layout(
     keys = np.full(size, np.inf, dtype=np.float64)
     slot = np.full(size, -1, dtype=np.int64)
     return may, levels, totals, status, bounds, keys, slot
+
+
+@njit(cache=True, nogil=True)
+def start(
+    tops: NDArray[np.int64],
+    strides: NDArray[np.int64],
+    first_qi: NDArray[np.int64],
+    second_qi: NDArray[np.int64],
+    base: NDArray[np.int64],
+    width: NDArray[np.int64],
+    rare: NDArray[np.int64],
+    allowed: int,
+    base_lift: NDArray[np.float64],
+) -> tuple[
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int16],
+    NDArray[np.int64],
+    NDArray[np.int8],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.int64],
+    NDArray[np.float64],
+]:
+    """What the compiled search starts from, in one call (each call's argument typing
+    cost as much as a small lattice's pass): the rows every node certainly suppresses
+    (``least``: :func:`~apps.engine.search.kernels.lattice.raise_by_rare` of the rare
+    rows' profiles, none with no profile, capped at ``allowed``), then :func:`layout`,
+    then the lifted numbers every node starts from (``base_lift``'s ``w`` numbers,
+    ``[w x size]``). Returns ``(least, *layout, lifted)``."""
+    size = 1
+    for t in tops:
+        size *= t + 1
+    least = np.zeros(size, dtype=np.int64)
+    if len(base):
+        raise_by_rare(tops, first_qi, second_qi, base, width, rare, allowed, least)
+    may, levels, totals, status, bounds, keys, slot = layout(least, tops, strides, allowed)
+    w = len(base_lift)
+    lifted = np.empty((w, size), dtype=np.float64)
+    for c in range(w):
+        lifted[c, :] = base_lift[c]
+    return least, may, levels, totals, status, bounds, keys, slot, lifted
 
 
 @njit(cache=True, nogil=True)
