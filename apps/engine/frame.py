@@ -100,9 +100,9 @@ def _encode_in_memory(columns: list[pl.Series], quasi: tuple[str, ...]) -> Encod
 
     Below :data:`PARALLEL_ROWS` rows, all of it in one compiled call
     (textcodes.code_table): on so small a table the Python and the compiled calls around
-    each column cost more than coding it (ARX's adult_subset, 3,016 rows and 9 columns:
-    the encoding of a protocol run took about half the time it took column by column;
-    measured in ``textcodes/table.py``). From there on, each column in one compiled call
+    each column cost as much as coding it (ARX's adult_subset, 3,016 rows and 9 columns:
+    the encoding took about half the time it took column by column, figures in
+    ``textcodes/table.py``). From there on, each column in one compiled call
     (textcodes.code_column), several side by side, every dictionary made at once
     (textcodes.dictionary_series), the rows grouped in one more, in a thread."""
     n, d = len(columns[0]), len(quasi)
