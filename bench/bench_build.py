@@ -85,6 +85,7 @@ def main() -> None:
 
     stages: list[tuple[ModuleType | type, str, str]] = [
         (protocol, "encode", "encode"),
+        (frame, "code_table", "  the table in one compiled call (below PARALLEL_ROWS)"),
         (frame, "code_column", "  a column's codes and dictionary"),
         (dictionary, "text_views", "    its string views"),
         (dictionary, "_code_column", "    K coding, sorting"),

@@ -34,7 +34,8 @@ class EncodedData:
     `tuples` table is then made from them when first read. Their grouping may still be
     under way in another thread when this object is returned (the dictionaries are
     ready: a caller looks values up meanwhile); `arrays` waits for it. `views` then
-    holds each dictionary's string views (read through the table's buffers), with which
+    holds each dictionary's string views (read through the table's buffers, or on a small
+    table through the dictionaries' own bytes: ``textcodes.code_table``), with which
     a hierarchy finds the values (`Hierarchy.lookup`) without reading them back from
     polars; else None.
     """

@@ -2,7 +2,8 @@
 (``apps.engine.reading``) compressed to its distinct quasi-identifier tuples with their
 counts, each value replaced by a small integer code (``apps.engine.encoded.EncodedData``).
 A table in memory whose quasi-identifiers are text is coded value by value in compiled
-passes (``textcodes``), a few columns at once on a larger one; integer, boolean, date and
+code (``textcodes``): a small one in one compiled call, a larger one column by column, a
+few columns at once; integer, boolean, date and
 categorical columns are grouped on one packed key (``apps.engine.packed``); anything else
 by a streaming group-by, the distinct table then coded. Every path gives the same
 dictionaries (the texts of the values, sorted, missing last) and the same tuples.
@@ -27,7 +28,13 @@ from apps.engine.encoded import (
 from apps.engine.errors import EngineInputError
 from apps.engine.packed import encode_packed, packable
 from apps.engine.reading import check_columns, first_line, read_table
-from apps.engine.textcodes import ColumnCodes, code_column, dictionary_series, group_rows
+from apps.engine.textcodes import (
+    ColumnCodes,
+    code_column,
+    code_table,
+    dictionary_series,
+    group_rows,
+)
 from apps.engine.workers import Deferred, share_work
 
 
@@ -51,9 +58,10 @@ def encode(data: pl.LazyFrame | pl.DataFrame, quasi: Sequence[str]) -> EncodedDa
     quasi = tuple(quasi)
     if isinstance(data, pl.DataFrame) and data.height <= IN_MEMORY_ROWS:
         check_columns(data.columns, quasi, "quasi-identifier")
-        schema = data.schema  # (made anew on every read: once, not per column)
-        if all(isinstance(schema[q], pl.String) for q in quasi):  # (not ==: it runs Python)
-            return _encode_in_memory(data, quasi)
+        # (each column's type, not the schema: polars makes the schema anew on every read)
+        columns = [data.get_column(q) for q in quasi]
+        if all(isinstance(c.dtype, pl.String) for c in columns):  # (not ==: it runs Python)
+            return _encode_in_memory(columns, quasi)
     frame = data.lazy()
     schema = frame.collect_schema()
     check_columns(schema.names(), quasi, "quasi-identifier")
@@ -83,16 +91,27 @@ IN_MEMORY_ROWS = 2_000_000
 PARALLEL_ROWS = 50_000
 
 
-def _encode_in_memory(data: pl.DataFrame, quasi: tuple[str, ...]) -> EncodedData:
-    """Each column's values to codes, its distinct values sorted and ranked
-    (textcodes.code_column: one compiled call over the column's string views, values
-    compared exactly), every dictionary made at once (textcodes.dictionary_series), then
-    the distinct rows of codes with their counts (one compiled pass): the same
-    dictionaries (the texts of the values, sorted, missing last) and tuples as the
-    group-by of :func:`encode`."""
-    n, d = data.height, len(quasi)
+def _encode_in_memory(columns: list[pl.Series], quasi: tuple[str, ...]) -> EncodedData:
+    """Each column's values (``columns``: the String columns ``quasi``, at least one) to
+    codes, its distinct values sorted and ranked (values
+    compared exactly, read from the columns' string views), the dictionaries made, then
+    the distinct rows of codes with their counts: the same dictionaries (the texts of the
+    values, sorted, missing last) and tuples as the group-by of :func:`encode`.
+
+    Below :data:`PARALLEL_ROWS` rows, all of it in one compiled call
+    (textcodes.code_table): on so small a table the Python and the compiled calls around
+    each column cost as much as coding it (ARX's adult_subset, 3,016 rows and 9 columns:
+    the encoding took about half the time it took column by column, figures in
+    ``textcodes/table.py``). From there on, each column in one compiled call
+    (textcodes.code_column), several side by side, every dictionary made at once
+    (textcodes.dictionary_series), the rows grouped in one more, in a thread."""
+    n, d = len(columns[0]), len(quasi)
+    if n < PARALLEL_ROWS:
+        table = code_table(columns)
+        if table is not None:  # (None: a column not handed over as string views)
+            arrays = (table.grouped, table.counts)
+            return EncodedData(quasi, table.dictionaries, rows=n, arrays=arrays, views=table.views)
     codes = np.empty((d, n), dtype=np.uint32)
-    columns = [data.get_column(q) for q in quasi]
     coded: list[ColumnCodes | None] = [None] * d
 
     def code(j: int) -> None:

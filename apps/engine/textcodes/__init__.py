@@ -15,8 +15,9 @@ and long, with missing values, in ``tests/engine/test_textcodes.py``.
 By concern: :mod:`.views` (reading the views, hashing, equality), :mod:`.codes` (codes of
 first appearance, grouped rows), :mod:`.order` (the string order, sorted dictionaries) and
 :mod:`.index` (look-ups in prepared texts), :mod:`.dictionary` (a column's codes and sorted
-dictionary in one compiled call, dictionaries made into Series at once). Compiled code is cached on disk per module
-(``cache=True``).
+dictionary in one compiled call, dictionaries made into Series at once), :mod:`.table` (every
+column of a small table coded, its dictionaries made and its rows grouped in one compiled
+call). Compiled code is cached on disk per module (``cache=True``).
 """
 
 from apps.engine.textcodes.codes import dense_codes, group_rows
@@ -29,18 +30,21 @@ from apps.engine.textcodes.dictionary import (
 )
 from apps.engine.textcodes.index import TextIndex, find_texts, text_index
 from apps.engine.textcodes.order import sorted_order
+from apps.engine.textcodes.table import CodedTable, code_table
 from apps.engine.textcodes.views import INLINE, TextViews, text_views
 
 #: The modules holding compiled functions (the preload and its tests walk them).
-MODULES = ("views", "codes", "order", "index", "dictionary")
+MODULES = ("views", "codes", "order", "index", "dictionary", "table")
 
 __all__ = [
+    "CodedTable",
     "ColumnCodes",
     "INLINE",
     "MODULES",
     "TextIndex",
     "TextViews",
     "code_column",
+    "code_table",
     "dense_codes",
     "dictionary_codes",
     "dictionary_series",
