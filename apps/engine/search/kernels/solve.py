@@ -1,4 +1,5 @@
-"""The best-first search compiled (``search/zero_limit.py``), in slices.
+"""The best-first search compiled (``search/zero_limit.py``, ``search/suppressed.py``), in
+slices.
 
 When the criterion is monotone (k-anonymity, maximum risk), the hierarchies are
 consistent and either nothing may be suppressed or the metric's value comes from the
@@ -25,8 +26,15 @@ suppression, as in ``BestFirst.solve``: a node passes with at most ``allowed`` s
 rows (those suppressing more are not valued), tags its down-set failing above it, and
 climbing from a failing chain (``_climb``) and valuing a passing node unevaluated (the
 shortcut) happen only when nothing may be suppressed. Without suppression a node not
-known to fail never has rows known suppressed, so metrics without lifted numbers (whose
-bounds do not read the known suppression here) search compiled only then.
+known to fail never has rows known suppressed, so the bounds of metrics without lifted
+numbers need not read the known suppression (``search_state._current_bound``).
+
+Loss, entropy and precision with suppression (:func:`solve_suppressed`, driven by
+``search/suppressed.py``) value a node that suppresses rows from its classes, fetched
+into the arena (:func:`_value`: the kernels ``EntropyMetric._value`` and
+``LossMetric._value`` call, precision's formula), and bound a node known to suppress more
+rows than its key assumed by the metric's suppression bound (:func:`_bound`, as
+``BestFirst._current_bound``), from the metric's tables (a :class:`Valuation`).
 """
 
 from __future__ import annotations
