@@ -150,6 +150,23 @@ class EntropyMetric(Metric):
             length,
         )
 
+    def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
+        """What the compiled search reads to value and bound nodes (``kernels/solve.py``'s
+        ``Valuation``): the arrays of :meth:`suppression_bound` and the values per QI and
+        level (``[d x (H+1)]``)."""
+        by_level, cum, cum_flogf, start, length = self._bound_arrays
+        values = np.zeros(by_level.shape, dtype=np.int64)
+        for j, per_level in enumerate(self._values_at):
+            values[j, : len(per_level)] = per_level
+        return {
+            "by_level": by_level,
+            "cum": cum,
+            "cum_flogf": cum_flogf,
+            "start": start,
+            "length": length,
+            "values": values,
+        }
+
     @cached_property
     def _values_at(self) -> list[list[int]]:
         """Per QI and level, the number of generalized values (``values_at``)."""
@@ -171,28 +188,20 @@ class EntropyMetric(Metric):
         if not node.suppressed.any():
             return total
         if isinstance(columns, np.ndarray) and columns.ndim == 2:
-            # Rows per suppressed value counted in one compiled pass; each QI's term is
-            # then suppression_entropy's own expression on the same floats.
+            # Rows per suppressed value counted and each QI's terms summed in one
+            # compiled pass (the compiled search values nodes with the same kernel).
             values = self._values_at
-            counts, starts = kernels.suppressed_value_counts(
-                np.ascontiguousarray(columns),
-                np.ascontiguousarray(node.sizes, dtype=np.int64),
-                np.ascontiguousarray(node.suppressed),
-                np.array([values[j][level] for j, level in enumerate(node.levels)], dtype=np.int64),
+            return float(
+                kernels.add_suppression_entropy(
+                    total,
+                    np.ascontiguousarray(columns),
+                    np.ascontiguousarray(node.sizes, dtype=np.int64),
+                    np.ascontiguousarray(node.suppressed),
+                    np.array(
+                        [values[j][level] for j, level in enumerate(node.levels)], dtype=np.int64
+                    ),
+                )
             )
-            bounds = starts.tolist()
-            if not bounds[-1]:
-                return total
-            # Every QI's counts sum to the suppressed rows (exact: integers in floats),
-            # so one division and one log2 over all of them give each QI's terms as
-            # suppression_entropy's expression on its own segment; each QI's sum is
-            # still its segment's own, numpy's pairwise summation (kernels.segment_sums).
-            rows = counts[bounds[0] : bounds[1]].sum()
-            used = counts[: bounds[-1]]
-            terms = used * np.log2(used / rows)
-            for term in kernels.segment_sums(terms, starts).tolist():
-                total += -term + 0.0
-            return total
         if node.suppressed.any():
             supp_sizes = node.sizes[node.suppressed].astype(np.float64)
             for j, level in enumerate(node.levels):

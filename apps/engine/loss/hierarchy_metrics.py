@@ -78,6 +78,19 @@ class LossMetric(Metric):
             )
         )
 
+    def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
+        """What the compiled search reads to value and bound nodes (``kernels/solve.py``'s
+        ``Valuation``): the arrays of :meth:`suppression_bound` and every value's leaves."""
+        weighted, penalty, _, domain = self._bound_arrays
+        leaves, offsets = self._leaves
+        return {
+            "weighted": weighted,
+            "penalty": penalty,
+            "domain": domain,
+            "leaves": leaves,
+            "offsets": offsets,
+        }
+
     @cached_property
     def _bound_arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64], int, NDArray[np.int64]]:
         """``weighted``, ``penalty`` as ``[d x (H+1)]`` arrays, rows, domain sizes."""
@@ -200,6 +213,11 @@ class PrecisionMetric(Metric):
             share = levels[:, j] / h if h else np.zeros(len(levels))
             total += share + frac * (1.0 - share)
         return total / d
+
+    def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
+        """What the compiled search reads (``kernels/solve.py``'s ``Valuation``): the
+        hierarchies' heights."""
+        return {"heights": np.asarray(self.problem.heights, dtype=np.int64)}
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
         return precision_value(levels, self.problem.heights, self.problem.rows, suppressed)

@@ -228,3 +228,76 @@ def loss_tables(
                 by_level[j, level] = math.floor(share * 1e10) / 1e10  # truncate_like_arx
             penalty[j, level] = domain[j] - (most if most >= 0 else domain[j])
     return weighted, by_level, penalty
+
+
+@njit(cache=True, nogil=True)
+def add_suppression_entropy(
+    total: float,
+    columns: NDArray[Any],
+    sizes: NDArray[np.int64],
+    suppressed: NDArray[np.bool_],
+    values: NDArray[np.int64],
+) -> float:
+    """``total`` plus, per QI in order, the suppression entropy of the suppressed classes
+    (``formulas.suppression_entropy``: ``-sum_u c_u log2(c_u / |S|)``, each QI's terms
+    summed as numpy sums them, :func:`segment_sums`, and added as ``-term + 0.0``).
+
+    The one expression of :meth:`EntropyMetric._value` and of the compiled search
+    (``search/kernels/solve.py``), so that both value a node bit for bit alike: the
+    logarithm is ``math.log2`` (the C library's), which numpy's vectorized ``log2``
+    differs from in the last bit on some processors (AVX-512: 1 term in 70 here)."""
+    counts, starts = suppressed_value_counts(columns, sizes, suppressed, values)
+    d = len(starts) - 1
+    end = starts[d]
+    if not end:
+        return total
+    rows = 0.0 + _pairwise_sum(counts, starts[0], starts[1] - starts[0])
+    terms = np.empty(end, dtype=np.float64)
+    for i in range(end):
+        terms[i] = counts[i] * math.log2(counts[i] / rows)
+    for j in range(d):
+        term = 0.0 + _pairwise_sum(terms, starts[j], starts[j + 1] - starts[j])
+        total += -term + 0.0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def loss_value(
+    levels: NDArray[Any],
+    sums: NDArray[np.int64],
+    weighted: NDArray[np.int64],
+    rows: int,
+    domain: NDArray[np.int64],
+) -> float:
+    """:meth:`LossMetric._value` from :func:`suppressed_leaves`' sums (``sums``): per QI
+    ``loss_of_dimension(weighted[j, l_j] - sums[j] + S |H_j|)``, their geometric mean
+    (``formulas.geometric_mean_loss``), the same operations in the same order."""
+    d = len(levels)
+    if d == 0:
+        return 0.0
+    s = sums[d]
+    prod = 1.0
+    for j in range(d):
+        w = weighted[j, levels[j]] - sums[j] + s * domain[j]
+        denominator = rows * domain[j] - rows
+        share = 0.0
+        if denominator > 0:
+            share = max(0.0, (w - rows) / denominator)
+            share = math.floor(share * 1e10) / 1e10  # formulas.truncate_like_arx
+        prod *= 1.0 + share
+    return float(prod ** (1.0 / d) - 1.0)
+
+
+@njit(cache=True, nogil=True)
+def precision_value(
+    levels: NDArray[Any], heights: NDArray[np.int64], rows: int, suppressed: int
+) -> float:
+    """``formulas.precision_value``, the same operations in the same order."""
+    d = len(levels)
+    if rows == 0 or d == 0:
+        return 0.0
+    total = 0.0
+    for j in range(d):
+        share = levels[j] / heights[j] if heights[j] else 0.0
+        total += ((rows - suppressed) * share + suppressed) / rows
+    return total / d

@@ -172,6 +172,12 @@ class Metric(ABC):
         """Scalar form of :meth:`lifted_bounds`."""
         return -math.inf
 
+    def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
+        """The arrays the compiled search with suppression reads to value and bound this
+        metric's nodes (``search/kernels/solve.py``'s ``Valuation``), by field name; loss,
+        entropy and precision have them (``search/suppressed.py``)."""
+        return {}
+
     def _base(self, k: int) -> list[float]:
         """:meth:`lift_base` as a list, memoized per ``k``."""
         memo: dict[int, list[float]] = self.__dict__.setdefault("_base_memo", {})

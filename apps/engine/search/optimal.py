@@ -36,9 +36,10 @@ profiles of the suppression bounds, the bottom node's classes, the table cache's
 is computed once per problem and reused by its later searches (``SearchProblem.memo``).
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
-Without suppression, or with it for discernibility and AECS without a Pareto front
-(monotone criterion, consistent hierarchies, no sensitive models) the same search runs
-compiled (``zero_limit.py``, ``kernels/solve.py``), in slices of a few
+Without suppression, or with it without a Pareto front (monotone criterion, consistent
+hierarchies, no sensitive models) the same search runs compiled (``zero_limit.py``;
+for loss, entropy and precision with suppression ``suppressed.py``; both
+``kernels/solve.py``), in slices of a few
 milliseconds between which it reports progress and checks the cancel signal and the time
 budget: the same nodes in the same order, the same solution, without Python per node.
 
@@ -60,7 +61,7 @@ from apps.engine.criteria import (
 )
 from apps.engine.loss import MetricName
 from apps.engine.progress import CancelSignal, ProgressListener
-from apps.engine.search import zero_limit
+from apps.engine.search import suppressed, zero_limit
 from apps.engine.search.best_first import BestFirst
 from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.problem import SearchProblem, lattice_tops
@@ -69,6 +70,9 @@ from apps.engine.search.sensitive import SensitiveTable
 #: Whether searches take the compiled path when it applies (``zero_limit.py``); the
 #: tests turn it off to compare it with this module's search node for node.
 COMPILED_ZERO_LIMIT = True
+#: Whether loss, entropy and precision searches with suppression take their compiled
+#: path when it applies (``suppressed.py``); the tests turn it off to compare.
+COMPILED_SUPPRESSED = True
 
 
 @dataclass(frozen=True)
@@ -137,15 +141,24 @@ def optimal_search(
     deadline = started + time_budget if time_budget is not None else None
     allowed = allowed_suppression(problem.rows, suppression_limit)
     tops = lattice_tops(problem, max_levels)
-    if (
+    compiled_zero = (
         COMPILED_ZERO_LIMIT
         and sensitive is None
         and zero_limit.applies(problem, criterion, allowed, str(metric))
         and (allowed == 0 or not _wants_front(pareto))
-    ):
+    )
+    compiled_suppressed = (
+        not compiled_zero
+        and COMPILED_SUPPRESSED
+        and sensitive is None
+        and not _wants_front(pareto)
+        and suppressed.applies(problem, criterion, allowed, str(metric))
+    )
+    if compiled_zero or compiled_suppressed:
         # (the search compiled, in slices between which it reports and checks; with
         # nothing suppressed the Pareto front is the solution)
-        found = zero_limit.zero_limit_search(
+        search_of = zero_limit.zero_limit_search if compiled_zero else suppressed.suppressed_search
+        found = search_of(
             problem, criterion, str(metric), tops, cache_bytes, allowed=allowed,
             progress=progress, cancel=cancel, deadline=deadline,
         )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The best-first search compiled (``search/zero_limit.py``), in slices.
+"""The best-first search compiled (``search/zero_limit.py``, ``search/suppressed.py``), in
+slices.
 
 When the criterion is monotone (k-anonymity, maximum risk), the hierarchies are
 consistent and either nothing may be suppressed or the metric's value comes from the
@@ -25,18 +26,34 @@ suppression, as in ``BestFirst.solve``: a node passes with at most ``allowed`` s
 rows (those suppressing more are not valued), tags its down-set failing above it, and
 climbing from a failing chain (``_climb``) and valuing a passing node unevaluated (the
 shortcut) happen only when nothing may be suppressed. Without suppression a node not
-known to fail never has rows known suppressed, so metrics without lifted numbers (whose
-bounds do not read the known suppression here) search compiled only then.
+known to fail never has rows known suppressed, so the bounds of metrics without lifted
+numbers need not read the known suppression (``search_state._current_bound``).
+
+Loss, entropy and precision with suppression (:func:`solve_suppressed`, driven by
+``search/suppressed.py``) value a node that suppresses rows from its classes, fetched
+into the arena (:func:`_value`: the kernels ``EntropyMetric._value`` and
+``LossMetric._value`` call, precision's formula), and bound a node known to suppress more
+rows than its key assumed by the metric's suppression bound (:func:`_bound`, as
+``BestFirst._current_bound``), from the metric's tables (a :class:`Valuation`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from apps.engine.loss.kernels import (
+    add_suppression_entropy,
+    entropy_suppression_bound,
+    loss_suppression_bound,
+    loss_value,
+    precision_value,
+    suppressed_leaves,
+)
 from apps.engine.search.kernels.arena import Arena
 from apps.engine.search.kernels.frontier import (
     FINISHED,
@@ -85,11 +102,120 @@ from apps.engine.search.kernels.search_state import (
     _order_key,
 )
 
+#: Metric kinds valued from a node's classes when it suppresses rows (``Metric.kind``,
+#: beyond ``search_state``'s): the search with suppression of :func:`solve_suppressed`.
+ENTROPY, LOSS, PRECISION = 10, 11, 12
+
+
+class Valuation(NamedTuple):
+    """What :func:`solve_suppressed` needs to value a node from its classes and to bound
+    it by the rows it is known to suppress (``BestFirst._current_bound``): the rows each
+    node certainly suppresses as the search began (``BestFirst.least_suppressed``; the
+    bound is raised only above them), a scratch row of levels, and the metric's tables,
+    each ``[d x (H+1)]`` unless said: entropy's ``by_level``, its running sums
+    (``cum``, ``cum_flogf``, 1-D, with ``start`` and ``length``) and values per level;
+    loss's ``weighted`` and ``penalty``, the domain sizes (1-D), the leaves of every
+    value (1-D, from ``offsets``); the hierarchies' heights (1-D, precision)."""
+
+    least: NDArray[np.int64]
+    levels: NDArray[np.int16]
+    by_level: NDArray[np.float64]
+    cum: NDArray[np.float64]
+    cum_flogf: NDArray[np.float64]
+    start: NDArray[np.int64]
+    length: NDArray[np.int64]
+    values: NDArray[np.int64]
+    weighted: NDArray[np.int64]
+    penalty: NDArray[np.int64]
+    domain: NDArray[np.int64]
+    leaves: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    heights: NDArray[np.int64]
+
+
+@njit(cache=True, nogil=True)
+def _no_valuation() -> Valuation:
+    """An empty :class:`Valuation` (the metrics of ``search_state``: none read it)."""
+    one = np.zeros(0, dtype=np.int64)
+    two = np.zeros((0, 0), dtype=np.int64)
+    real = np.zeros((0, 0), dtype=np.float64)
+    flat = np.zeros(0, dtype=np.float64)
+    return Valuation(
+        one, np.zeros(0, dtype=np.int16), real, flat, flat, two, two, two, two, two, one, one,
+        two, one,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _value(
+    s: State,
+    m: Metric,
+    v: Valuation,
+    columns: NDArray[Any],
+    sizes: NDArray[np.int64],
+    rows: int,
+) -> float:
+    """``Metric.value`` of node ``s.node`` (its classes: ``columns``, ``sizes``) when it
+    suppresses rows (its classes under ``m.k``): the kernels of ``loss/kernels.py`` that
+    ``EntropyMetric._value`` and ``LossMetric._value`` call, and precision's formula,
+    on the same numbers, so the same floats; ``rows``: the rows it suppresses."""
+    node = s.node
+    d = len(node)
+    if m.kind == PRECISION:
+        return precision_value(node, v.heights, m.rows, rows)
+    suppressed = sizes < m.k
+    if m.kind == ENTROPY:
+        total = 0.0
+        values = np.empty(d, dtype=np.int64)
+        for j in range(d):
+            total += v.by_level[j, node[j]]
+            values[j] = v.values[j, node[j]]
+        return add_suppression_entropy(total, columns, sizes, suppressed, values)
+    levels = node.astype(np.int64)
+    sums = suppressed_leaves(columns, sizes, suppressed, levels, v.leaves, v.offsets)
+    return loss_value(node, sums, v.weighted, m.rows, v.domain)
+
+
+@njit(cache=True, nogil=True)
+def _bound(s: State, m: Metric, v: Valuation, idx: int) -> float:
+    """``BestFirst._current_bound``: for loss, entropy and precision, the key raised to the
+    metric's suppression bound when the node is known to suppress more rows than the
+    key assumed; for the others ``search_state._current_bound``."""
+    if m.kind < ENTROPY:
+        return _current_bound(s, m, idx)
+    bound = s.keys[idx]
+    least = s.at_least[idx]
+    if least > v.least[idx]:
+        _decode(idx, s.tops, s.strides, v.levels)
+        if m.kind == ENTROPY:
+            raised = entropy_suppression_bound(
+                v.levels, least, v.by_level, v.cum, v.cum_flogf, v.start, v.length
+            )
+        elif m.kind == LOSS:
+            raised = loss_suppression_bound(
+                v.levels, least, v.weighted, v.penalty, m.rows, v.domain
+            )
+        else:
+            raised = precision_value(v.levels, v.heights, m.rows, least)
+        if raised > bound:
+            return float(raised)
+    return float(bound)
+
+
+@njit(cache=True, nogil=True)
+def _key(s: State, m: Metric, v: Valuation, idx: int) -> float:
+    """``BestFirst._order_key``: for loss, entropy and precision (no lifted numbers) the
+    bound, for the others ``search_state._order_key``."""
+    if m.kind < ENTROPY:
+        return _order_key(s, m, idx)
+    return _bound(s, m, v, idx)
+
 
 @njit(cache=True, nogil=True)
 def _facts(
     s: State,
     m: Metric,
+    v: Valuation,
     idx: int,
     arena: Arena,
     base: int,
@@ -103,7 +229,7 @@ def _facts(
     s.counters[0] += 1
     _decode(idx, s.tops, s.strides, s.node)
     summary = s.summary
-    fetch(s.node, arena, base, base_summary, True, maps, m.k, summary)
+    where, count = fetch(s.node, arena, base, base_summary, True, maps, m.k, summary)
     suppressed = summary[SUPPRESSED_ROWS]
     released = summary[RELEASED]
     squares = summary[RELEASED_SQUARES]
@@ -115,7 +241,17 @@ def _facts(
     s.facts[row, F_MIN_RELEASED] = summary[MIN_RELEASED]
     if suppressed > m.allowed:
         value = math.inf
-    elif m.kind == EXACT:
+    elif m.kind >= ENTROPY and suppressed > 0:
+        if where >= 0:
+            d = len(s.node)
+            value = _value(
+                s, m, v,
+                arena.codes[d * where : d * (where + count)].reshape((d, count)),
+                arena.sizes[where : where + count], suppressed,
+            )  # fmt: skip
+        else:
+            value = _value(s, m, v, arena.stage[:, :count], arena.grouped[:count], suppressed)
+    elif m.kind == EXACT or m.kind >= ENTROPY:
         value = s.bounds[idx]
         if value != value:
             raise ValueError("a node suppressing nothing has no static bound")
@@ -140,6 +276,7 @@ def _facts(
 def _evaluate(
     s: State,
     m: Metric,
+    v: Valuation,
     idx: int,
     arena: Arena,
     base: int,
@@ -152,7 +289,7 @@ def _evaluate(
     row = s.slot[idx]
     known = row >= 0
     if not known:
-        row = _facts(s, m, idx, arena, base, base_summary, maps)
+        row = _facts(s, m, v, idx, arena, base, base_summary, maps)
     else:
         _decode(idx, s.tops, s.strides, s.node)
     suppressed = s.facts[row, F_SUPPRESSED]
@@ -207,6 +344,7 @@ def _chain(s: State, start: int) -> NDArray[np.int64]:
 def _climb(
     s: State,
     m: Metric,
+    v: Valuation,
     failing: int,
     best_value: float,
     arena: Arena,
@@ -243,7 +381,7 @@ def _climb(
         moved = False
         for c in range(count):
             succ = candidates[c]
-            if _evaluate(s, m, succ, arena, base, base_summary, maps) > m.allowed:
+            if _evaluate(s, m, v, succ, arena, base, base_summary, maps) > m.allowed:
                 failing = succ
                 moved = True
                 break
@@ -255,6 +393,7 @@ def _climb(
 def _probe(
     s: State,
     m: Metric,
+    v: Valuation,
     idx: int,
     best_value: float,
     arena: Arena,
@@ -268,18 +407,58 @@ def _probe(
     lo, hi = 0, len(chain) - 1
     while lo <= hi and s.status[idx] == UNKNOWN:
         mid = (lo + hi) // 2
-        if _evaluate(s, m, chain[mid], arena, base, base_summary, maps) <= m.allowed:
+        if _evaluate(s, m, v, chain[mid], arena, base, base_summary, maps) <= m.allowed:
             hi = mid - 1
         else:
             lo = mid + 1
     if lo > 0 and m.allowed == 0:
-        _climb(s, m, chain[lo - 1], best_value, arena, base, base_summary, maps)
+        _climb(s, m, v, chain[lo - 1], best_value, arena, base, base_summary, maps)
 
 
 @njit(cache=True, nogil=True)
 def solve_zero_limit(
     s: State,
     m: Metric,
+    q: Queue,
+    shortcut: bool,
+    budget: int,
+    stop: bool,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> bool:
+    """The optimum with at most ``m.allowed`` suppressed rows, in slices (:func:`_solve`),
+    for the metrics valued without the node's classes (``m.kind`` of ``search_state``):
+    returns whether the search finished."""
+    return _solve(s, m, _no_valuation(), q, shortcut, budget, stop, arena, base, base_summary, maps)
+
+
+@njit(cache=True, nogil=True)
+def solve_suppressed(
+    s: State,
+    m: Metric,
+    v: Valuation,
+    q: Queue,
+    budget: int,
+    stop: bool,
+    arena: Arena,
+    base: int,
+    base_summary: NDArray[np.int64],
+    maps: LevelMaps,
+) -> bool:
+    """:func:`_solve` for loss, entropy and precision (``m.kind`` :data:`LOSS`,
+    :data:`ENTROPY`, :data:`PRECISION`) with rows to suppress: nodes valued from their
+    classes (``v``), bounded by the rows they are known to suppress; returns whether
+    the search finished."""
+    return _solve(s, m, v, q, False, budget, stop, arena, base, base_summary, maps)
+
+
+@njit(cache=True, nogil=True)
+def _solve(
+    s: State,
+    m: Metric,
+    v: Valuation,
     q: Queue,
     shortcut: bool,
     budget: int,
@@ -307,12 +486,12 @@ def solve_zero_limit(
     if ints[Q_PHASE] == FINISHED:
         return True
     if stop:
-        _settle(s, m, ints[Q_BEST], arena, base, base_summary, maps)
+        _settle(s, m, v, ints[Q_BEST], arena, base, base_summary, maps)
         return False
     start = s.counters[0]
     if ints[Q_PHASE] == STARTING:
         ints[Q_PHASE] = SEARCHING
-        if _evaluate(s, m, len(s.status) - 1, arena, base, base_summary, maps) > m.allowed:
+        if _evaluate(s, m, v, len(s.status) - 1, arena, base, base_summary, maps) > m.allowed:
             ints[Q_PHASE] = FINISHED
             return True
     status = s.status
@@ -342,7 +521,7 @@ def solve_zero_limit(
                 at += 1
             if status[idx] == TOO_MANY:
                 continue
-            current = _order_key(s, m, idx)
+            current = _key(s, m, v, idx)
             if current > key:
                 heap = push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
                 continue
@@ -353,18 +532,18 @@ def solve_zero_limit(
                 ints[Q_NEXT], ints[Q_NEXT_TOTAL], floats[QF_NEXT_KEY] = idx, total, key
                 finished = False
                 break
-        if best >= 0 and _exceeds(_current_bound(s, m, idx), best_value):
+        if best >= 0 and _exceeds(_bound(s, m, v, idx), best_value):
             continue
         if status[idx] == UNKNOWN:
-            _probe(s, m, idx, best_value, arena, base, base_summary, maps)
+            _probe(s, m, v, idx, best_value, arena, base, base_summary, maps)
         if status[idx] == TOO_MANY:
             continue
-        if best >= 0 and _exceeds(_current_bound(s, m, idx), best_value):
+        if best >= 0 and _exceeds(_bound(s, m, v, idx), best_value):
             continue
         if shortcut and status[idx] == WITHIN and s.slot[idx] < 0:
             value = s.bounds[idx]
         else:
-            if _evaluate(s, m, idx, arena, base, base_summary, maps) > m.allowed:
+            if _evaluate(s, m, v, idx, arena, base, base_summary, maps) > m.allowed:
                 continue
             value = s.values[s.slot[idx]]
         if value < best_value or (
@@ -375,7 +554,7 @@ def solve_zero_limit(
     ints[Q_BEST], floats[QF_BEST_VALUE], ints[Q_BEST_TOTAL] = best, best_value, best_total
     if finished:
         ints[Q_PHASE] = FINISHED
-        _settle(s, m, best, arena, base, base_summary, maps)
+        _settle(s, m, v, best, arena, base, base_summary, maps)
     return finished
 
 
@@ -383,6 +562,7 @@ def solve_zero_limit(
 def _settle(
     s: State,
     m: Metric,
+    v: Valuation,
     best: int,
     arena: Arena,
     base: int,
@@ -391,4 +571,4 @@ def _settle(
 ) -> None:
     """The facts of the chosen node, evaluated if it was valued unevaluated."""
     if best >= 0 and s.slot[best] < 0:
-        _facts(s, m, best, arena, base, base_summary, maps)
+        _facts(s, m, v, best, arena, base, base_summary, maps)
