@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from apps.engine.textcodes import TextViews
+from apps.engine.textcodes import TableViews
 from apps.engine.workers import Deferred
 
 CODE_DTYPE = pl.UInt32
@@ -34,9 +34,10 @@ class EncodedData:
     `tuples` table is then made from them when first read. Their grouping may still be
     under way in another thread when this object is returned (the dictionaries are
     ready: a caller looks values up meanwhile); `arrays` waits for it. `views` then
-    holds each dictionary's string views (read through the table's buffers, or on a small
-    table through the dictionaries' own bytes: ``textcodes.code_table``), with which
-    a hierarchy finds the values (`Hierarchy.lookup`) without reading them back from
+    holds the dictionaries' string views, one after the other (read through the table's
+    buffers, or on a small table through the dictionaries' own bytes:
+    ``textcodes.code_table``), with which the hierarchies find the values of every column
+    in one compiled call (``hierarchies.lookup_columns``) without reading them back from
     polars; else None.
     """
 
@@ -51,7 +52,7 @@ class EncodedData:
         *,
         arrays: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None = None,
         pending: Deferred[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] | None = None,
-        views: tuple[TextViews, ...] | None = None,
+        views: TableViews | None = None,
     ) -> None:
         if tuples is None and arrays is None and pending is None:
             raise ValueError("EncodedData needs its tuples, as a table or as arrays")

@@ -34,6 +34,7 @@ from apps.engine.textcodes import (
     code_table,
     dictionary_series,
     group_rows,
+    joined_views,
 )
 from apps.engine.workers import Deferred, share_work
 
@@ -130,7 +131,7 @@ def _encode_in_memory(columns: list[pl.Series], quasi: tuple[str, ...]) -> Encod
     if d:
         np.cumsum(radix[:-1], out=rank_at[1:])
     flat = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.uint32)
-    views = tuple(c.views for c in done)
+    views = joined_views([c.views for c in done])
     if n >= PARALLEL_ROWS:
         # (the grouping lets go of the interpreter: it starts before the dictionaries
         # are made, and the caller looks their values up meanwhile; EncodedData.arrays

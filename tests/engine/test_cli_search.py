@@ -250,21 +250,20 @@ def test_search_repeat_times_every_run_from_the_strings(
     ``seconds_median`` is the median of the others."""
     import statistics
 
-    from apps.engine.hierarchies import Hierarchy
     from apps.engine.search import optimal as optimal_module
     from apps.engine.search import protocol
 
     encodes, lookups, problems = [], [], []
-    real_encode, real_lookup = protocol.encode, Hierarchy.lookup
+    real_encode, real_lookup = protocol.encode, protocol.lookup_columns
     real_search = optimal_module.optimal_search
 
     def counting_encode(*args, **kwargs):  # type: ignore[no-untyped-def]
         encodes.append(1)
         return real_encode(*args, **kwargs)
 
-    def counting_lookup(self, dictionary, views=None):  # type: ignore[no-untyped-def]
-        lookups.append(self.column)
-        return real_lookup(self, dictionary, views)
+    def counting_lookup(hierarchies, dictionaries, views=None):  # type: ignore[no-untyped-def]
+        lookups.extend(h.column for h in hierarchies)
+        return real_lookup(hierarchies, dictionaries, views)
 
     def fresh_search(problem, *args, **kwargs):  # type: ignore[no-untyped-def]
         assert not problem.memo, "a problem searched before"
@@ -272,7 +271,7 @@ def test_search_repeat_times_every_run_from_the_strings(
         return real_search(problem, *args, **kwargs)
 
     monkeypatch.setattr(protocol, "encode", counting_encode)
-    monkeypatch.setattr(Hierarchy, "lookup", counting_lookup)
+    monkeypatch.setattr(protocol, "lookup_columns", counting_lookup)
     monkeypatch.setattr(protocol, "optimal_search", fresh_search)
     base = write_tiny(tmp_path)
     argv = ["search", *base, "--k", "2", "--suppression-limit", "0.2", "--no-pareto"]

@@ -18,12 +18,8 @@ from apps.engine.hierarchies.builders import (
     prefix_hierarchy,
     suppression_hierarchy,
 )
-from apps.engine.hierarchies.model import (
-    TOP,
-    GeneralizationLookup,
-    Hierarchy,
-    hierarchy_from_rows,
-)
+from apps.engine.hierarchies.lookups import GeneralizationLookup, LookupBatch, lookup_columns
+from apps.engine.hierarchies.model import TOP, Hierarchy, hierarchy_from_rows
 from apps.engine.hierarchies.validation import Interval, parse_interval
 
 __all__ = [
@@ -32,11 +28,13 @@ __all__ = [
     "GeneralizationLookup",
     "Hierarchy",
     "Interval",
+    "LookupBatch",
     "categorical_hierarchy",
     "date_hierarchy",
     "format_arx_text",
     "hierarchy_from_rows",
     "interval_hierarchy",
+    "lookup_columns",
     "parse_arx_text",
     "parse_interval",
     "prefix_hierarchy",

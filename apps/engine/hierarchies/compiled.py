@@ -40,6 +40,52 @@ class CompiledHierarchy:
     leaves: NDArray[np.int64]
     leaf_at: NDArray[np.int64]
     labels: tuple[pl.Series, ...]
+    #: Where each of these arrays lies in memory, with its length (:data:`ADDRESS_WORDS`
+    #: words, the layout of ``hierarchies/lookups.py``): the look-ups of a table's
+    #: columns read every hierarchy's arrays from one array of these rows, where a tuple
+    #: of every array of every hierarchy would cost the compiled call more to receive
+    #: than its work. Valid while this object lives (it holds the arrays).
+    addresses: NDArray[np.int64]
+
+
+#: The words of :attr:`CompiledHierarchy.addresses`: the height ``H`` and the rows ``L``;
+#: the addresses of ``codes`` (int32 ``[H x L]``), ``sizes`` (``H``), ``leaves`` (and its
+#: length) and ``leaf_at`` (``H + 1``); of the leaves' index: its hash table (and its
+#: length), hashes (``L``), views (``[L x 2]``) and buffers' addresses (and their
+#: number), and its sorted keys ``high``, ``low`` and ``order`` (``L`` each; 0: not made,
+#: a leaf is longer than 12 bytes).
+(
+    HEIGHT, ROWS, CODES, SIZES, LEAVES, LEAVES_N, LEAF_AT, TABLE, TABLE_N, HASHES, TEXTS,
+    BASES, BASES_N, HIGH, LOW, ORDER,
+) = range(16)  # fmt: skip
+ADDRESS_WORDS = 16
+
+
+def _addresses(
+    index: TextIndex,
+    codes: NDArray[np.int32],
+    sizes: NDArray[np.int64],
+    leaves: NDArray[np.int64],
+    leaf_at: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """:attr:`CompiledHierarchy.addresses` of these arrays."""
+    words = np.zeros(ADDRESS_WORDS, dtype=np.int64)
+    height, rows = codes.shape
+    for array in (codes, sizes, leaves, leaf_at, index.table, index.hashes, index.texts.views):
+        assert array.flags.c_contiguous
+    words[HEIGHT], words[ROWS] = height, rows
+    words[CODES], words[SIZES] = codes.ctypes.data, sizes.ctypes.data
+    words[LEAVES], words[LEAVES_N] = leaves.ctypes.data, len(leaves)
+    words[LEAF_AT] = leaf_at.ctypes.data
+    words[TABLE], words[TABLE_N] = index.table.ctypes.data, len(index.table)
+    words[HASHES], words[TEXTS] = index.hashes.ctypes.data, index.texts.views.ctypes.data
+    words[BASES], words[BASES_N] = index.texts.bases.ctypes.data, len(index.texts.bases)
+    if index.high is not None and index.low is not None and index.order is not None:
+        keys = (index.high, index.low, index.order)
+        assert all(k.flags.c_contiguous for k in keys)
+        words[HIGH], words[LOW], words[ORDER] = (k.ctypes.data for k in keys)
+    words.flags.writeable = False
+    return words
 
 
 def compile_hierarchy(rows: Sequence[Sequence[str]], height: int) -> CompiledHierarchy:
@@ -63,7 +109,8 @@ def compile_hierarchy(rows: Sequence[Sequence[str]], height: int) -> CompiledHie
         np.cumsum(sizes, out=leaf_at[1:])
     leaves = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     index = text_index(pl.Series("leaf", [row[0] for row in rows], dtype=pl.String))
-    return CompiledHierarchy(index, codes, sizes, leaves, leaf_at, tuple(labels))
+    addresses = _addresses(index, codes, sizes, leaves, leaf_at)
+    return CompiledHierarchy(index, codes, sizes, leaves, leaf_at, tuple(labels), addresses)
 
 
 @njit(cache=True, nogil=True)

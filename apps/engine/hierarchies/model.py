@@ -12,51 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
 
-import numpy as np
-import numpy.typing as npt
 import polars as pl
 
 from apps.engine.errors import HierarchyError, preview
-from apps.engine.hierarchies.compiled import (
-    CompiledHierarchy,
-    LevelLabels,
-    compile_hierarchy,
-    level_maps,
-)
+from apps.engine.hierarchies.compiled import CompiledHierarchy, compile_hierarchy
+from apps.engine.hierarchies.lookups import GeneralizationLookup, lookup_columns
 from apps.engine.hierarchies.validation import validate_rows
-from apps.engine.textcodes import TextViews, find_texts
+from apps.engine.textcodes import TextViews, joined_views
 
 TOP = "*"
-
-CodeArray = npt.NDArray[np.uint32]
-CountArray = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class GeneralizationLookup:
-    """Code-to-code maps of one column's hierarchy, compiled for one dictionary.
-
-    `maps[L][code]` is the generalized code at level L of the original value
-    `code`; `labels[L][gcode]` its text (None for the missing value); `leaves[L][gcode]`
-    how many hierarchy leaves that generalized value covers (Loss, Precision).
-    """
-
-    column: str
-    maps: tuple[CodeArray, ...]
-    labels: Sequence[Sequence[str | None]]  # (a LevelLabels: a level is made when read)
-    leaves: tuple[CountArray, ...]
-    domain_size: int
-
-    @property
-    def height(self) -> int:
-        return len(self.maps) - 1
-
-    def generalize(self, codes: pl.Series, level: int) -> pl.Series:
-        """Map a column of original codes to its codes at `level` (one gather)."""
-        mapped = self.maps[level][codes.to_numpy()]
-        return pl.Series(codes.name, mapped, dtype=pl.UInt32)
 
 
 @dataclass(frozen=True)
@@ -138,31 +103,14 @@ class Hierarchy:
         hierarchy; a lookup then finds the dictionary's values among the leaves and
         numbers the generalized values present, in compiled passes over the
         dictionary's values (hierarchies/compiled.py); labels are made when read.
-        ``views``: the dictionary's views when its encoding kept them
-        (``EncodedData.views``), so that they are not read from polars again.
+        ``views``: the dictionary's views when known, so that they are not read from
+        polars again. A table's columns are looked up together by
+        :func:`~.lookups.lookup_columns` (in one compiled call), of which this is one
+        column.
         """
-        compiled = self.compiled
-        positions = find_texts(compiled.index, dictionary, views)
-        maps, present, offsets, leaves, uncovered = level_maps(
-            positions,
-            compiled.codes,
-            compiled.sizes,
-            compiled.leaves,
-            compiled.leaf_at,
-            self.top_is_single_value,
-        )
-        if uncovered:
-            self.check_covers(dictionary.to_list())  # (raises, naming the values)
-        # (``maps`` has one row per level; the offsets as ints: slicing by numpy scalars
-        # costs more than the slices)
-        bounds = offsets.tolist()
-        return GeneralizationLookup(
-            column=self.column,
-            maps=tuple(maps),
-            labels=LevelLabels(dictionary, compiled.labels, present, offsets),
-            leaves=tuple([leaves[a:b] for a, b in pairwise(bounds)]),
-            domain_size=len(self.rows),
-        )
+        return lookup_columns(
+            [self], [dictionary], None if views is None else joined_views([views])
+        )[0]
 
     @cached_property
     def compiled(self) -> CompiledHierarchy:

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
 from apps.engine.errors import EngineInputError
+from apps.engine.hierarchies import LookupBatch
 from apps.engine.search.kernels.grouping import LevelMaps
 from apps.engine.search.kernels.problem import problem_arrays
 
@@ -197,10 +198,15 @@ def code_dtype(lookups: Sequence[QuasiLookup]) -> np.dtype[Any]:
     return _narrowest(most)
 
 
+#: Code types from the narrowest, with the most values each holds (a constant: ``np.iinfo``
+#: costs more than the rest of choosing).
+_WIDTHS = ((np.dtype(np.uint8), 1 << 8), (np.dtype(np.uint16), 1 << 16))
+
+
 def _narrowest(most: int) -> np.dtype[Any]:
-    for dtype in (np.uint8, np.uint16):
-        if most <= np.iinfo(dtype).max + 1:
-            return np.dtype(dtype)
+    for dtype, values in _WIDTHS:
+        if most <= values:
+            return dtype
     return np.dtype(np.uint32)
 
 
@@ -241,6 +247,35 @@ def _lookup_arrays(lookups: Sequence[LookupLike]) -> _LookupArrays:
     every_map = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
     dtype = _narrowest(max([max(v) for v in values], default=0))
     return _LookupArrays(lks, heights, level_values, maps_at, every_map, dtype)
+
+
+def _batch_arrays(lookups: Sequence[LookupLike]) -> _LookupArrays | None:
+    """:func:`_lookup_arrays` of look-ups made together (``hierarchies.lookup_columns``),
+    in this order: read off their flat arrays (``LookupBatch``), which are already in
+    the layout of the problem's, with no pass over their columns' levels. None when the
+    look-ups were not made together, or not in this order."""
+    batch = getattr(lookups[0], "batch", None) if lookups else None
+    if not isinstance(batch, LookupBatch) or len(batch.columns) != len(lookups):
+        return None
+    made = [getattr(lk, "batch", None) for lk in lookups]
+    if any(b is not batch for b in made) or [lk.column for lk in lookups] != list(batch.columns):
+        return None
+    # (the look-ups' arrays are of the problem's types, their levels agree: made so)
+    lks = tuple(
+        [
+            QuasiLookup(
+                lk.column,
+                lk.maps,
+                cast(tuple[I64, ...], lk.leaves),
+                lk.domain_size,
+                getattr(lk, "labels", None),
+            )
+            for lk in lookups
+        ]
+    )
+    return _LookupArrays(
+        lks, batch.heights, batch.level_values, batch.maps_at, batch.maps, _narrowest(batch.most)
+    )
 
 
 def build_problem(
@@ -319,14 +354,16 @@ def problem_from_encoded(encoded: EncodedLike, lookups: Sequence[LookupLike]) ->
     """Adapter: Engine I's ``EncodedData`` + one ``GeneralizationLookup`` per QI.
 
     Lookups are matched to QIs by column name, so their order does not matter. What
-    the problem takes from the lookups alone is made first, then the tuples are read
+    the problem takes from the lookups alone is made first (read off their flat arrays
+    when they were made together: :func:`_batch_arrays`), then the tuples are read
     (encoded in memory, their grouping may still be under way in another thread).
     """
     by_name = {lk.column: lk for lk in lookups}
     missing = [q for q in encoded.quasi if q not in by_name]
     if missing:
         raise EngineInputError(f"no hierarchy for quasi-identifier(s): {', '.join(missing)}")
-    prepared = _lookup_arrays([by_name[q] for q in encoded.quasi])
+    ordered = [by_name[q] for q in encoded.quasi]
+    prepared = _batch_arrays(ordered) or _lookup_arrays(ordered)
     arrays = getattr(encoded, "arrays", None)
     cols: Sequence[NDArray[np.integer]] | NDArray[np.integer]
     if arrays is not None:  # (encoded in memory: no table to go through)

@@ -23,7 +23,7 @@ import polars as pl
 from apps.engine.criteria import Criterion
 from apps.engine.encoded import EncodedData
 from apps.engine.frame import encode
-from apps.engine.hierarchies import GeneralizationLookup, Hierarchy
+from apps.engine.hierarchies import GeneralizationLookup, Hierarchy, lookup_columns
 from apps.engine.search.optimal import SearchResult, optimal_search
 from apps.engine.search.problem import SearchProblem, problem_from_encoded
 from apps.engine.search.sensitive import SensitiveTable, problem_with_sensitive
@@ -74,13 +74,9 @@ def _lookups(
     encoded: EncodedData, quasi: Sequence[str], hierarchies: Mapping[str, Hierarchy]
 ) -> list[GeneralizationLookup]:
     """The hierarchies' look-ups of the encoded values of ``quasi`` (the first columns
-    of ``encoded``), with the dictionaries' views when the encoding kept them (then let
-    go of)."""
-    views = encoded.views
-    found = [
-        hierarchies[q].lookup(encoded.dictionaries[j], views[j] if views is not None else None)
-        for j, q in enumerate(quasi)
-    ]
+    of ``encoded``), all in one compiled call, with the dictionaries' views when the
+    encoding kept them (then let go of)."""
+    found = lookup_columns([hierarchies[q] for q in quasi], encoded.dictionaries, encoded.views)
     encoded.views = None  # (they hold the table's buffers: not kept past the look-ups)
     return found
 

@@ -31,7 +31,7 @@ from apps.engine.textcodes.dictionary import (
 from apps.engine.textcodes.index import TextIndex, find_texts, text_index
 from apps.engine.textcodes.order import sorted_order
 from apps.engine.textcodes.table import CodedTable, code_table
-from apps.engine.textcodes.views import INLINE, TextViews, text_views
+from apps.engine.textcodes.views import INLINE, TableViews, TextViews, joined_views, text_views
 
 #: The modules holding compiled functions (the preload and its tests walk them).
 MODULES = ("views", "codes", "order", "index", "dictionary", "table")
@@ -41,6 +41,7 @@ __all__ = [
     "ColumnCodes",
     "INLINE",
     "MODULES",
+    "TableViews",
     "TextIndex",
     "TextViews",
     "code_column",
@@ -51,6 +52,7 @@ __all__ = [
     "encode_text",
     "find_texts",
     "group_rows",
+    "joined_views",
     "sorted_order",
     "text_index",
     "text_views",

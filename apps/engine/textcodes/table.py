@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from apps.engine.textcodes.codes import group_rows
 from apps.engine.textcodes.dictionary import _code_column
-from apps.engine.textcodes.views import _LOW32, INLINE, TextViews, _load8, _load64
+from apps.engine.textcodes.views import _LOW32, INLINE, TableViews, _load8, _load64, frozen
 
 #: Words of an exported part of a column: its ``ArrowArray`` (words 0-9: length, null
 #: count, offset, buffers, children, the buffers' addresses, ..., release at 8), its
@@ -275,13 +275,13 @@ class CodedTable:
     """The text columns of a table coded by :func:`code_table`: the distinct rows of
     ranks (``grouped``, ``[d x t]``, each code the value's place in its column's sorted
     dictionary) and the rows of each (``counts``), the dictionaries as String Series
-    (sorted, the missing value last) and their views (:class:`~.views.TextViews`,
-    a long value's read from the dictionaries' own bytes)."""
+    (sorted, the missing value last) and their views, one after the other
+    (:class:`~.views.TableViews`, a long value's read from the dictionaries' own bytes)."""
 
     grouped: NDArray[np.uint32]
     counts: NDArray[np.int64]
     dictionaries: tuple[pl.Series, ...]
-    views: tuple[TextViews, ...]
+    views: TableViews
 
 
 def code_table(columns: Sequence[pl.Series]) -> CodedTable | None:
@@ -329,14 +329,14 @@ def code_table(columns: Sequence[pl.Series]) -> CodedTable | None:
         dtype=pl.String,
     )
     dictionaries = []
-    views = []
     start = 0
-    keep = (texts,)
-    for series, size, held in zip(columns, sizes, missing, strict=True):
-        end = start + size
+    for series, size in zip(columns, sizes, strict=True):
         dictionaries.append(whole.slice(start, size).alias(series.name))
-        views.append(
-            TextViews(dviews[start:end], bases, dnulls[start:end] if held else _NO_NULLS, keep)
-        )
-        start = end
-    return CodedTable(grouped, counts, tuple(dictionaries), tuple(views))
+        start += size
+    starts = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    base_at = np.zeros(d, dtype=np.int64)
+    frozen(starts, base_at)
+    nulls = dnulls if any(missing) else _NO_NULLS
+    views = TableViews(dviews, bases, base_at, nulls, starts, (texts,))
+    return CodedTable(grouped, counts, tuple(dictionaries), views)

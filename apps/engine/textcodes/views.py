@@ -266,3 +266,61 @@ def _bits(size: int) -> int:
     while (1 << bits) < size:
         bits += 1
     return bits
+
+
+@dataclass(frozen=True)
+class TableViews:
+    """The views of several columns' values one after the other (a table's dictionaries),
+    for passes over all the columns in one compiled call: column ``j``'s values are
+    entries ``starts[j] .. starts[j + 1]`` of ``views`` and of ``nulls`` (``nulls`` empty
+    when no value of any column is missing), its long values read through
+    ``bases[base_at[j]:]``. Every array read-only (one compiled version serves both
+    makers: :func:`joined_views` and ``textcodes.code_table``)."""
+
+    views: NDArray[np.uint64]
+    bases: NDArray[np.int64]
+    base_at: NDArray[np.int64]
+    nulls: NDArray[np.bool_]
+    starts: NDArray[np.int64]
+    keep: tuple[object, ...]
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def column(self, j: int) -> TextViews:
+        """Column ``j``'s views as :class:`TextViews` (``nulls`` empty when none of its
+        values is missing)."""
+        a, b = int(self.starts[j]), int(self.starts[j + 1])
+        nulls = self.nulls[a:b] if len(self.nulls) and self.nulls[a:b].any() else _NO_NULLS
+        return TextViews(self.views[a:b], self.bases[int(self.base_at[j]) :], nulls, self.keep)
+
+
+def frozen(*arrays: NDArray[Any]) -> None:
+    """Make arrays read-only (the form in which :class:`TableViews` holds them)."""
+    for array in arrays:
+        array.flags.writeable = False
+
+
+def joined_views(parts: tuple[TextViews, ...] | list[TextViews]) -> TableViews:
+    """Columns' views (:func:`text_views`, ``code_column``) one after the other, as
+    :class:`TableViews` (copied into one array of each kind)."""
+    sizes = [len(p) for p in parts]
+    starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    base_at = np.zeros(len(parts), dtype=np.int64)
+    if parts:
+        np.cumsum([len(p.bases) for p in parts[:-1]], out=base_at[1:])
+    views = (
+        np.ascontiguousarray(np.concatenate([p.views for p in parts]))
+        if parts
+        else np.zeros((0, 2), dtype=np.uint64)
+    )
+    bases = np.concatenate([p.bases for p in parts]) if parts else _NO_BASES.copy()
+    if any(len(p.nulls) for p in parts):
+        nulls = np.concatenate(
+            [p.nulls if len(p.nulls) else np.zeros(len(p), dtype=np.bool_) for p in parts]
+        )
+    else:
+        nulls = _NO_NULLS.copy()
+    frozen(views, bases, base_at, nulls, starts)
+    return TableViews(views, bases, base_at, nulls, starts, tuple(p.keep for p in parts))
