@@ -11,8 +11,13 @@ of which each column's are slices (a compiled call's unboxing of each array it r
 and boxing of each it returns cost more than the look-up of a small column). The search
 problem takes the flat arrays as they are (``search/problem.py``: :class:`LookupBatch`).
 
-Measured on ARX's adult_subset (9 columns): the look-ups of a protocol run took a median
-0.12 ms column by column, against ... here (``docs``: the commit message).
+Measured on ARX's data sets, A/B against the column-by-column look-ups and problem build
+(99d0980), alternating processes on a loaded machine (2 cores, load 5-6), medians of 200-300
+protocol runs (perf_counter; thread time agrees), look-ups + problem: adult_subset 0.18-0.19
+ms -> 0.11-0.12 ms (look-ups 0.082-0.088 -> 0.065-0.067, problem 0.098-0.106 -> 0.048-0.050),
+fars_subset 0.22-0.29 -> 0.16-0.24, adult 0.37-0.43 -> 0.31-0.35. On cup_subset the
+look-ups are the compiled work itself (its ZIP hierarchy has 100,000 leaves): 0.68-0.94 ms
+either way, the problem 0.34-0.42 -> 0.25-0.26 ms.
 """
 
 from __future__ import annotations
