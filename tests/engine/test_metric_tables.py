@@ -1,0 +1,129 @@
+"""The metrics' per-problem tables, made by compiled passes (issue #26: a search with
+suppression made them in Python per QI and level), equal bit for bit to the Python
+computations they replace, kept here as oracles: entropy's per-level entropies, its
+running sums and its static bounds, on random problems and on wide domains (numpy's
+pairwise sums past 8 and 128 terms)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apps.engine.lattice import Lattice
+from apps.engine.loss import EntropyMetric, kernels
+from apps.engine.loss.formulas import generalization_entropies
+from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
+from tests.engine.test_search_properties import problems, raw_problems
+
+
+def _old_by_level(problem: SearchProblem) -> list[np.ndarray]:
+    return [
+        generalization_entropies(fr, lk.maps)
+        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+    ]
+
+
+def _old_cums(problem: SearchProblem) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    cum = []
+    for fr in problem.frequencies:
+        per_level = []
+        for f in fr:
+            desc = np.sort(f[f > 0].astype(np.float64))[::-1]
+            per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
+        cum.append(per_level)
+    return cum
+
+
+def _old_lower_bounds(by_level: list[np.ndarray], levels: np.ndarray) -> np.ndarray:
+    total = np.zeros(len(levels), dtype=np.float64)
+    for j, e in enumerate(by_level):
+        total += e[levels[:, j]]
+    return total
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _check_entropy_tables(problem: SearchProblem) -> None:
+    metric = EntropyMetric(problem)
+    old = _old_by_level(problem)
+    assert len(metric.by_level) == len(old)
+    for new_row, old_row in zip(metric.by_level, old, strict=True):
+        assert _same_bits(new_row, old_row)
+    for new_qi, old_qi in zip(metric._cum, _old_cums(problem), strict=True):
+        assert len(new_qi) == len(old_qi)
+        for (cum, flogf), (old_cum, old_flogf) in zip(new_qi, old_qi, strict=True):
+            assert _same_bits(cum, old_cum)
+            assert _same_bits(flogf, old_flogf)
+    lattice = Lattice(problem.heights)
+    assert _same_bits(metric.lower_bounds(lattice.levels), _old_lower_bounds(old, lattice.levels))
+    table = metric.search_tables()
+    for j, lk in enumerate(problem.lookups):
+        for level in range(lk.height + 1):
+            assert table["values"][j, level] == lk.values_at(level)
+            assert table["by_level"][j, level] == old[j][level]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(problems(), raw_problems()))
+def test_entropy_tables_equal_the_python_tables_bit_for_bit(problem: SearchProblem) -> None:
+    _check_entropy_tables(problem)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([7, 9, 130, 300, 1500]))
+def test_entropy_tables_on_wide_domains(seed: int, values: int) -> None:
+    """Hundreds of values per level: numpy's pairwise sums of 8 to 128 terms and beyond."""
+    rng = np.random.default_rng(seed)
+    maps = (
+        np.arange(values),
+        np.arange(values) // 3,
+        np.arange(values) // 50,
+        np.zeros(values, dtype=np.int64),
+    )
+    lookups = [QuasiLookup.from_maps(name, maps) for name in ("a", "b")]
+    tuples = int(rng.integers(1, 4 * values))
+    codes = [rng.integers(0, values, tuples), rng.integers(0, values, tuples)]
+    counts = rng.integers(1, 20, tuples)
+    _check_entropy_tables(build_problem(["a", "b"], codes, counts, lookups))
+
+
+def test_entropy_tables_of_a_problem_without_rows() -> None:
+    maps = (np.arange(3), np.zeros(3, dtype=np.int64))
+    lookups = [QuasiLookup.from_maps("a", maps)]
+    problem = build_problem(["a"], [np.zeros(0, dtype=np.int64)], np.zeros(0), lookups)
+    metric = EntropyMetric(problem)
+    assert [row.tolist() for row in metric.by_level] == [[0.0, 0.0]]
+    assert all(len(cum) == 0 for cum, _ in metric._cum[0])
+    _check_entropy_tables(problem)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(problems(), raw_problems()), st.data())
+def test_entropy_suppression_bounds_equal_the_bound_of_each_node(
+    problem: SearchProblem, data: st.DataObject
+) -> None:
+    """Each QI's term computed once per level and number of suppressed rows (or, past the
+    table's size, per node): the same floats as the bound of each node alone."""
+    metric = EntropyMetric(problem)
+    lattice = Lattice(problem.heights)
+    nodes = data.draw(st.lists(st.integers(0, lattice.size - 1), max_size=60))
+    levels = np.ascontiguousarray(lattice.levels[nodes], dtype=np.int16)
+    few = data.draw(st.booleans())  # (few numbers: the table; many: node by node)
+    top = min(problem.rows, 3) if few else problem.rows
+    suppressed = np.array([data.draw(st.integers(0, top)) for _ in nodes], dtype=np.int64).reshape(
+        len(nodes)
+    )
+    arrays = metric._bound_arrays
+    got = kernels.entropy_suppression_bounds(levels, suppressed, *arrays)
+    expected = np.array(
+        [
+            kernels.entropy_suppression_bound(row, int(s), *arrays)
+            for row, s in zip(levels, suppressed, strict=True)
+        ],
+        dtype=np.float64,
+    )
+    assert _same_bits(got, expected)
