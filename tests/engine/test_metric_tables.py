@@ -1,8 +1,9 @@
-"""The metrics' per-problem tables, made by compiled passes (issue #26: a search with
-suppression made them in Python per QI and level), equal bit for bit to the Python
-computations they replace, kept here as oracles: entropy's per-level entropies, its
-running sums and its static bounds, on random problems and on wide domains (numpy's
-pairwise sums past 8 and 128 terms)."""
+"""The metrics' per-problem tables and per-node bounds, made by compiled passes (issue
+#26: a search with suppression made them in Python per QI and level, or with numpy per
+QI over every node), equal bit for bit to the computations they replace, kept here as
+oracles: entropy's per-level entropies, its running sums, its static and suppression
+bounds, loss's and precision's static and suppression bounds, on random problems and on
+wide domains (numpy's pairwise sums past 8 and 128 terms)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.engine.lattice import Lattice
-from apps.engine.loss import EntropyMetric, kernels
-from apps.engine.loss.formulas import generalization_entropies
+from apps.engine.loss import EntropyMetric, LossMetric, PrecisionMetric, kernels
+from apps.engine.loss.formulas import ARX_FACTOR, generalization_entropies
 from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
 from tests.engine.test_search_properties import problems, raw_problems
 
@@ -127,3 +128,101 @@ def test_entropy_suppression_bounds_equal_the_bound_of_each_node(
         dtype=np.float64,
     )
     assert _same_bits(got, expected)
+
+
+def _old_loss_bounds(
+    metric: LossMetric, levels: np.ndarray, suppressed: np.ndarray | None
+) -> np.ndarray:
+    p = metric.problem
+    d = p.dimensions
+    prod = np.ones(len(levels), dtype=np.float64)
+    if suppressed is None:
+        for j in range(d):
+            prod *= 1.0 + metric.by_level[j][levels[:, j]]
+        return prod ** (1.0 / d) - 1.0
+    for j, lk in enumerate(p.lookups):
+        col = levels[:, j]
+        weighted = (
+            np.asarray(metric.weighted[j], dtype=np.int64)[col]
+            + suppressed * np.asarray(metric.penalty[j], dtype=np.int64)[col]
+        )
+        denominator = p.rows * lk.domain_size - p.rows
+        if denominator > 0:
+            share = np.maximum(0.0, (weighted - p.rows) / denominator)
+            prod *= 1.0 + np.floor(share * ARX_FACTOR) / ARX_FACTOR
+    return prod ** (1.0 / d) - 1.0
+
+
+def _old_precision_bounds(
+    problem: SearchProblem, levels: np.ndarray, suppressed: np.ndarray | None
+) -> np.ndarray:
+    d, n = problem.dimensions, problem.rows
+    total = np.zeros(len(levels), dtype=np.float64)
+    if d == 0 or n == 0:
+        return total
+    if suppressed is None:
+        for j, h in enumerate(problem.heights):
+            if h:
+                total += levels[:, j] / h
+        return total / d
+    frac = suppressed / n
+    for j, h in enumerate(problem.heights):
+        share = levels[:, j] / h if h else np.zeros(len(levels))
+        total += share + frac * (1.0 - share)
+    return total / d
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(problems(), raw_problems()), st.data())
+def test_loss_and_precision_bounds_equal_the_numpy_bounds_bit_for_bit(
+    problem: SearchProblem, data: st.DataObject
+) -> None:
+    """Static and suppression bounds of every node of random problems (the product or sum
+    compiled, numpy's root): the same floats as the numpy computations."""
+    lattice = Lattice(problem.heights)
+    levels = lattice.levels
+    suppressed = np.array(
+        [data.draw(st.integers(0, max(problem.rows, 0))) for _ in range(lattice.size)],
+        dtype=np.int64,
+    )
+    loss, precision = LossMetric(problem), PrecisionMetric(problem)
+    assert _same_bits(loss.lower_bounds(levels), _old_loss_bounds(loss, levels, None))
+    assert _same_bits(
+        loss.suppression_bounds(levels, suppressed, 2), _old_loss_bounds(loss, levels, suppressed)
+    )
+    assert _same_bits(precision.lower_bounds(levels), _old_precision_bounds(problem, levels, None))
+    assert _same_bits(
+        precision.suppression_bounds(levels, suppressed, 2),
+        _old_precision_bounds(problem, levels, suppressed),
+    )
+    weighted, penalty, rows, domain = loss._bound_arrays
+    for j, h in enumerate(problem.heights):
+        assert weighted[j, : h + 1].tolist() == list(loss.weighted[j])
+        assert penalty[j, : h + 1].tolist() == list(loss.penalty[j])
+        assert not weighted[j, h + 1 :].any() and not penalty[j, h + 1 :].any()
+    assert rows == problem.rows
+    assert domain.tolist() == [lk.domain_size for lk in problem.lookups]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_loss_bounds_on_wider_problems(seed: int, d: int) -> None:
+    """Up to four QIs (numpy's root: a square root for two, ``pow`` otherwise)."""
+    rng = np.random.default_rng(seed)
+    values = 40
+    maps = (np.arange(values), np.arange(values) // 4, np.zeros(values, dtype=np.int64))
+    names = [f"q{j}" for j in range(d)]
+    lookups = [QuasiLookup.from_maps(name, maps) for name in names]
+    tuples = 200
+    codes = [rng.integers(0, values, tuples) for _ in names]
+    problem = build_problem(names, codes, rng.integers(1, 9, tuples), lookups)
+    lattice = Lattice(problem.heights)
+    suppressed = rng.integers(0, problem.rows + 1, lattice.size)
+    loss = LossMetric(problem)
+    assert _same_bits(
+        loss.lower_bounds(lattice.levels), _old_loss_bounds(loss, lattice.levels, None)
+    )
+    assert _same_bits(
+        loss.suppression_bounds(lattice.levels, suppressed, 2),
+        _old_loss_bounds(loss, lattice.levels, suppressed),
+    )

@@ -146,3 +146,68 @@ def entropy_lower_bounds(
             total += by_level[j, levels[i, j]]
         out[i] = total
     return out
+
+
+@njit(cache=True, nogil=True)
+def loss_products(
+    levels: NDArray[np.int16],
+    suppressed: NDArray[np.int64],
+    weighted: NDArray[np.int64],
+    penalty: NDArray[np.int64],
+    rows: int,
+    domain: NDArray[np.int64],
+) -> NDArray[np.float64]:
+    """Per node (rows of ``levels``, ``suppressed[i]`` rows known suppressed), the product
+    over QIs of ``1 + truncated share`` that ``LossMetric.suppression_bounds`` takes the
+    ``d``-th root of, the same operations in the same order (the root stays numpy's)."""
+    n, d = levels.shape
+    out = np.ones(n, dtype=np.float64)
+    for j in range(d):
+        denominator = rows * domain[j] - rows
+        if denominator <= 0:
+            continue
+        for i in range(n):
+            lv = levels[i, j]
+            w = weighted[j, lv] + suppressed[i] * penalty[j, lv]
+            share = max(0.0, (w - rows) / denominator)
+            out[i] *= 1.0 + np.floor(share * 1e10) / 1e10  # formulas.truncate_like_arx
+    return out
+
+
+@njit(cache=True, nogil=True)
+def loss_static_products(
+    levels: NDArray[np.int16], by_level: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Per node, ``(1 + by_level[0, l_0]) (1 + by_level[1, l_1]) ...`` in QI order, the
+    product ``LossMetric.lower_bounds`` takes the ``d``-th root of."""
+    n, d = levels.shape
+    out = np.ones(n, dtype=np.float64)
+    for j in range(d):
+        for i in range(n):
+            out[i] *= 1.0 + by_level[j, levels[i, j]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def precision_bounds(
+    levels: NDArray[np.int16], suppressed: NDArray[np.int64], heights: NDArray[np.int64], rows: int
+) -> NDArray[np.float64]:
+    """``PrecisionMetric.suppression_bounds`` (with ``suppressed`` empty: its
+    ``lower_bounds``), the same operations in the same order: per node the mean over QIs
+    of ``share + (S / n)(1 - share)``, ``share = l_j / h_j`` (``l_j / h_j`` alone)."""
+    n, d = levels.shape
+    out = np.zeros(n, dtype=np.float64)
+    static = len(suppressed) == 0
+    for i in range(n):
+        total = 0.0
+        frac = 0.0 if static else suppressed[i] / rows
+        for j in range(d):
+            h = heights[j]
+            if static:
+                if h:
+                    total += levels[i, j] / h
+            else:
+                share = levels[i, j] / h if h else 0.0
+                total += share + frac * (1.0 - share)
+        out[i] = total / d
+    return out
