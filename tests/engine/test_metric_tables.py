@@ -7,12 +7,14 @@ wide domains (numpy's pairwise sums past 8 and 128 terms)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.engine.lattice import Lattice
-from apps.engine.loss import EntropyMetric, LossMetric, PrecisionMetric, kernels
+from apps.engine.loss import EntropyMetric, LossMetric, PrecisionMetric, kernels, prepare_metric
 from apps.engine.loss.formulas import ARX_FACTOR, generalization_entropies
 from apps.engine.search.problem import QuasiLookup, SearchProblem, build_problem
 from tests.engine.test_search_properties import problems, raw_problems
@@ -226,3 +228,38 @@ def test_loss_bounds_on_wider_problems(seed: int, d: int) -> None:
         loss.suppression_bounds(lattice.levels, suppressed, 2),
         _old_loss_bounds(loss, lattice.levels, suppressed),
     )
+
+
+def _old_keys(metric: Any, levels: np.ndarray, bounds: np.ndarray, suppressed: np.ndarray) -> Any:
+    """``Metric.suppression_keys`` before it bounded every node at once when most suppress
+    rows: the nodes that suppress rows gathered."""
+    keys = bounds.copy()
+    at = np.flatnonzero(suppressed > 0)
+    if len(at):
+        keys[at] = np.maximum(
+            bounds[at], metric._suppression_bounds_of(levels[at], suppressed[at], 2)
+        )
+    return keys
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.one_of(problems(), raw_problems()),
+    st.sampled_from(["entropy", "loss", "precision"]),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**32 - 1),
+)
+def test_suppression_keys_equal_the_keys_of_the_nodes_that_suppress_rows(
+    problem: SearchProblem, name: str, share: float, seed: int
+) -> None:
+    """Whatever share of the nodes suppresses rows (all bounded at once past half), the
+    same keys bit for bit: a node suppressing nothing gets its static bound."""
+    metric = prepare_metric(name, problem)
+    lattice = Lattice(problem.heights)
+    rng = np.random.default_rng(seed)
+    suppressed = np.where(
+        rng.random(lattice.size) < share, rng.integers(1, problem.rows + 2, lattice.size), 0
+    ).astype(np.int64)
+    bounds = metric.lower_bounds(lattice.levels)
+    got = metric.suppression_keys(lattice.levels, bounds, suppressed, 2)
+    assert _same_bits(got, _old_keys(metric, lattice.levels, bounds, suppressed))

@@ -95,23 +95,33 @@ def entropy_suppression_bounds(
     additions in the same order. A QI's term depends on its level and the suppressed
     rows alone, and a search's nodes share few numbers of suppressed rows (at most its
     limit): each term is computed once, when first met (on fars_subset at 5 %, 15,700
-    nodes x 8 QIs took 5,000 terms), unless the table of terms would outsize the nodes."""
+    nodes x 8 QIs took 5,000 terms), unless the numbers are too large to index."""
     n = len(levels)
     out = np.empty(n, dtype=np.float64)
     if n == 0:
         return out
     d = levels.shape[1]
     width = by_level.shape[1]
-    distinct = np.unique(suppressed)
-    if len(distinct) * d * width > 2 * n * d:
+    # Each number of suppressed rows numbered in order of first appearance (a dense
+    # index: the numbers are at most the search's limit).
+    most = 0
+    for i in range(n):
+        most = max(most, suppressed[i])
+    if most >= 4 * n:
         for i in range(n):
             out[i] = entropy_suppression_bound(
                 levels[i], suppressed[i], by_level, cum, cum_flogf, start, length
             )
         return out
-    terms = np.full((len(distinct), d * width), np.nan, dtype=np.float64)
+    number = np.full(most + 1, -1, dtype=np.int64)
+    distinct = 0
     for i in range(n):
-        u = np.searchsorted(distinct, suppressed[i])
+        if number[suppressed[i]] < 0:
+            number[suppressed[i]] = distinct
+            distinct += 1
+    terms = np.full((distinct, d * width), np.nan, dtype=np.float64)
+    for i in range(n):
+        u = number[suppressed[i]]
         s = float(suppressed[i])
         s_log = s * math.log2(s) if s > 0 else 0.0
         total = 0.0

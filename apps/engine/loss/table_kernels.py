@@ -198,16 +198,20 @@ def precision_bounds(
     n, d = levels.shape
     out = np.zeros(n, dtype=np.float64)
     static = len(suppressed) == 0
+    # Every share l_j / h_j once (the same division per node: read, not redone).
+    shares = np.zeros((d, max(heights.max(), 0) + 1 if d else 1), dtype=np.float64)
+    for j in range(d):
+        for level in range(heights[j] + 1):
+            shares[j, level] = level / heights[j] if heights[j] else 0.0
     for i in range(n):
         total = 0.0
         frac = 0.0 if static else suppressed[i] / rows
         for j in range(d):
-            h = heights[j]
+            share = shares[j, levels[i, j]]
             if static:
-                if h:
-                    total += levels[i, j] / h
+                if heights[j]:
+                    total += share
             else:
-                share = levels[i, j] / h if h else 0.0
                 total += share + frac * (1.0 - share)
         out[i] = total / d
     return out
