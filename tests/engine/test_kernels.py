@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apps.engine.lattice import Lattice
+from apps.engine.lattice import Lattice, lattice_shape
 from apps.engine.loss import prepare_metric
 from apps.engine.loss.formulas import geometric_mean_loss, loss_of_dimension
 from apps.engine.search import kernels
 from apps.engine.search.classes import Scratch, TableCache, _arena, base_table, roll_up
-from apps.engine.search.kernels import grouping, rare, rollup
+from apps.engine.search.kernels import frontier, grouping, rare, rollup
 from tests.engine.test_search_properties import problems, raw_problems
 
 
@@ -619,3 +619,125 @@ def test_rare_rows_the_same_with_tuples_merged_or_not(problem: Any, k: int, cap:
             rare._merges_enough = saved
         for got, want in zip(forced, compiled, strict=True):
             assert np.array_equal(got, want)
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=7), st.data())
+def test_the_queue_holds_each_nodes_total_level(tops: list[int], data: Any) -> None:
+    """Total levels read from two tables (``frontier._total_tables``) equal the levels'
+    sum of each node, whatever the lattice's shape and the nodes' order."""
+    size, strides = lattice_shape(tops)
+    order = np.array(
+        data.draw(st.lists(st.integers(0, size - 1), max_size=300, unique=True)), dtype=np.int64
+    )
+    tops_, strides_ = np.array(tops, dtype=np.int64), np.array(strides, dtype=np.int64)
+    queue = frontier.queue(order, np.zeros(size), tops_, strides_)
+    radix = np.array(tops, dtype=np.int64) + 1
+    expected = [int(((idx // strides_) % radix).sum()) for idx in order.tolist()]
+    assert queue.order_totals.tolist() == expected
+
+
+def test_totals_without_a_mixed_radix_numbering_are_computed_node_by_node() -> None:
+    tops, strides = np.array([1, 2], dtype=np.int64), np.array([1, 2], dtype=np.int64)
+    block, _, _ = frontier._total_tables(tops, strides)
+    assert block == 0
+    queue = frontier.queue(np.arange(6, dtype=np.int64), np.zeros(6), tops, strides)
+    assert queue.order_totals.tolist() == [
+        frontier.total_level(idx, tops, strides) for idx in range(6)
+    ]
+
+
+def _raise_by_rare_node_by_node(
+    tops: Any, first_qi: Any, second_qi: Any, base: Any, width: Any, rare: Any, cap: int,
+    bound: Any,
+) -> None:  # fmt: skip
+    """``lattice.raise_by_rare`` as it was before it took the last QI's levels at once
+    (the odometer node by node), the oracle of the test below."""
+    d = len(tops)
+    profiles = len(base)
+    # Profiles grouped by their last QI.
+    by_last = np.zeros(d + 1, dtype=np.int64)
+    for p in range(profiles):
+        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
+        by_last[last + 1] += 1
+    for t in range(d):
+        by_last[t + 1] += by_last[t]
+    order = np.empty(profiles, dtype=np.int64)
+    filled = by_last[:d].copy()
+    for p in range(profiles):
+        last = second_qi[p] if second_qi[p] >= 0 else first_qi[p]
+        order[filled[last]] = p
+        filled[last] += 1
+    # Nodes under a prefix of t QIs: a block of block[t] consecutive indices.
+    block = np.ones(d + 1, dtype=np.int64)
+    for t in range(d - 1, -1, -1):
+        block[t] = block[t + 1] * (tops[t] + 1)
+    counter = np.zeros(d, dtype=np.int64)
+    partial = np.zeros(d + 1, dtype=np.int64)  # partial[t]: max within QIs < t
+    changed = 0
+    idx = 0
+    size = block[0]
+    while idx < size:
+        t = changed
+        while t < d:
+            best = partial[t]
+            for q in range(by_last[t], by_last[t + 1]):
+                p = order[q]
+                s = base[p] + counter[first_qi[p]] * width[p]
+                if second_qi[p] >= 0:
+                    s += counter[t]
+                r = rare[s]
+                if r > best:
+                    best = r
+            partial[t + 1] = best
+            t += 1
+            if cap >= 0 and best > cap:
+                break
+        # t QIs fixed: the block of nodes under that prefix gets partial[t].
+        end = idx + block[t]
+        for i in range(idx, end):
+            if bound[i] < partial[t]:
+                bound[i] = partial[t]
+        idx = end
+        # Next prefix of t QIs: carry from digit t - 1.
+        j = t - 1
+        while j >= 0:
+            if counter[j] < tops[j]:
+                counter[j] += 1
+                break
+            counter[j] = 0
+            j -= 1
+        if j < 0:
+            return
+        for u in range(j + 1, d):
+            counter[u] = 0
+        changed = j
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=5), st.integers(-1, 12), st.integers(0, 2**32 - 1))
+def test_raise_by_rare_equals_the_node_by_node_odometer(
+    tops: list[int], cap: int, seed: int
+) -> None:
+    """Every node gets the same number, bounds past the cap included, with the last QI's
+    levels taken at once."""
+    rng = np.random.default_rng(seed)
+    d = len(tops)
+    first, second, base, width = [], [], [], []
+    at = 0
+    for j in range(d):
+        first.append(j), second.append(-1), base.append(at), width.append(1)
+        at += tops[j] + 1
+    for i in range(d):
+        for j in range(i + 1, d):
+            if rng.random() < 0.8:  # (some pairs left out, as past the work budget)
+                first.append(i), second.append(j), base.append(at), width.append(tops[j] + 1)
+                at += (tops[i] + 1) * (tops[j] + 1)
+    rare_ = rng.integers(0, 15, at).astype(np.int64)
+    arrays = [np.array(a, dtype=np.int64) for a in (tops, first, second, base, width)]
+    size = int(np.prod(np.array(tops) + 1))
+    start = rng.integers(0, 5, size).astype(np.int64)
+    got, expected = start.copy(), start.copy()
+    kernels.raise_by_rare(*arrays, rare_, cap, got)
+    _raise_by_rare_node_by_node(*arrays, rare_, cap, expected)
+    assert got.tolist() == expected.tolist()

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from apps.engine.loss import kernels
+from apps.engine.loss import kernels, table_kernels
 from apps.engine.loss.formulas import (
     MetricName,
-    generalization_entropies,
     suppression_entropy,
 )
 from apps.engine.loss.node import Metric, NodeClasses
@@ -34,13 +33,38 @@ class EntropyMetric(Metric):
 
     def __init__(self, problem: SearchProblem) -> None:
         super().__init__(problem)
-        self.by_level = problem.memoized(("metric", self.name), lambda: _entropy_by_level(problem))
+        #: Per QI and level, the generalization entropy (``[d x (H+1)]``), and as one row
+        #: per QI up to its height.
+        self.by_level_table = problem.memoized(
+            ("metric", self.name), lambda: _entropy_by_level(problem)
+        )
+        self.by_level = tuple(
+            self.by_level_table[j, : h + 1] for j, h in enumerate(problem.heights)
+        )
 
     @cached_property
     def _cum(self) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
         """Per QI and level, the value frequencies in decreasing order, their running
         sums and the running sums of f log2 f (for the least suppression entropy; made
-        when a bound first needs them: searches that suppress nothing never do)."""
+        when a bound first needs them: searches that suppress nothing never do), as
+        slices of :meth:`_running` arrays."""
+        cum, cum_flogf, start, length = self._running
+        return [
+            [
+                (cum[a : a + n], cum_flogf[a : a + n])
+                for a, n in zip(
+                    start[j, : h + 1].tolist(), length[j, : h + 1].tolist(), strict=True
+                )
+            ]
+            for j, h in enumerate(self.problem.heights)
+        ]
+
+    @cached_property
+    def _running(
+        self,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+        """The running sums of every QI and level in one array each, with their start
+        and length per QI and level (:func:`_entropy_cums`, per problem)."""
         return self.problem.memoized(
             ("metric", self.name, "cum"), lambda: _entropy_cums(self.problem)
         )
@@ -126,59 +150,29 @@ class EntropyMetric(Metric):
     ]:
         """``by_level`` as ``[d x (H+1)]``; the running sums of every QI and level in one
         array each, with their start and length per QI and level."""
-        p = self.problem
-        width = max(p.heights, default=0) + 1
-        by_level = np.zeros((p.dimensions, width), dtype=np.float64)
-        start = np.zeros((p.dimensions, width), dtype=np.int64)
-        length = np.zeros((p.dimensions, width), dtype=np.int64)
-        cums: list[NDArray[np.float64]] = []
-        flogfs: list[NDArray[np.float64]] = []
-        at = 0
-        for j, per_level in enumerate(self._cum):
-            by_level[j, : len(self.by_level[j])] = self.by_level[j]
-            for level, (cum, flogf) in enumerate(per_level):
-                start[j, level], length[j, level] = at, len(cum)
-                cums.append(cum)
-                flogfs.append(flogf)
-                at += len(cum)
-        empty = np.zeros(0, dtype=np.float64)
-        return (
-            by_level,
-            np.concatenate(cums) if cums else empty,
-            np.concatenate(flogfs) if flogfs else empty,
-            start,
-            length,
-        )
+        return (self.by_level_table, *self._running)
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
         """What the compiled search reads to value and bound nodes (``kernels/solve.py``'s
         ``Valuation``): the arrays of :meth:`suppression_bound` and the values per QI and
         level (``[d x (H+1)]``)."""
         by_level, cum, cum_flogf, start, length = self._bound_arrays
-        values = np.zeros(by_level.shape, dtype=np.int64)
-        for j, per_level in enumerate(self._values_at):
-            values[j, : len(per_level)] = per_level
         return {
             "by_level": by_level,
             "cum": cum,
             "cum_flogf": cum_flogf,
             "start": start,
             "length": length,
-            "values": values,
+            "values": self.problem.level_values,
         }
 
-    @cached_property
-    def _values_at(self) -> list[list[int]]:
-        """Per QI and level, the number of generalized values (``values_at``)."""
-        return [
-            [lk.values_at(level) for level in range(len(lk.leaves))] for lk in self.problem.lookups
-        ]
-
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
-        total = np.zeros(len(levels), dtype=np.float64)
-        for j, e in enumerate(self.by_level):
-            total += e[levels[:, j]]
-        return total
+        """The generalization entropy of every node: its QIs' ``by_level`` added in QI
+        order (compiled, :func:`table_kernels.entropy_lower_bounds`)."""
+        out: NDArray[np.float64] = table_kernels.entropy_lower_bounds(
+            np.ascontiguousarray(levels, dtype=np.int16), self.by_level_table
+        )
+        return out
 
     def _value(self, node: NodeClasses) -> float:
         total = 0.0
@@ -190,16 +184,14 @@ class EntropyMetric(Metric):
         if isinstance(columns, np.ndarray) and columns.ndim == 2:
             # Rows per suppressed value counted and each QI's terms summed in one
             # compiled pass (the compiled search values nodes with the same kernel).
-            values = self._values_at
+            values = self.problem.level_values
             return float(
                 kernels.add_suppression_entropy(
                     total,
                     np.ascontiguousarray(columns),
                     np.ascontiguousarray(node.sizes, dtype=np.int64),
                     np.ascontiguousarray(node.suppressed),
-                    np.array(
-                        [values[j][level] for j, level in enumerate(node.levels)], dtype=np.int64
-                    ),
+                    values[np.arange(len(node.levels)), np.asarray(node.levels, dtype=np.int64)],
                 )
             )
         if node.suppressed.any():
@@ -214,23 +206,36 @@ class EntropyMetric(Metric):
         return total
 
 
-def _entropy_by_level(problem: SearchProblem) -> tuple[NDArray[np.float64], ...]:
-    """:class:`EntropyMetric`'s ``by_level`` (per problem)."""
-    return tuple(
-        generalization_entropies(fr, lk.maps)
-        for fr, lk in zip(problem.frequencies, problem.lookups, strict=True)
+def _entropy_by_level(problem: SearchProblem) -> NDArray[np.float64]:
+    """:class:`EntropyMetric`'s ``by_level_table`` (per problem): every QI's
+    ``formulas.generalization_entropies`` bit for bit, the same operations on the same
+    floats (numpy's ``log2`` on all the quotients at once, the sums compiled)."""
+    heights = np.asarray(problem.heights, dtype=np.int64)
+    f, ratio, at, present = table_kernels.entropy_ratios(
+        problem.flat_frequencies,
+        problem.frequency_at,
+        problem.level_values,
+        heights,
+        problem.flat_maps,
+        problem.map_offsets,
     )
+    out: NDArray[np.float64] = table_kernels.entropy_by_level(
+        f * np.log2(ratio), at, present, heights
+    )
+    return out
 
 
 def _entropy_cums(
     problem: SearchProblem,
-) -> list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]]:
-    """:class:`EntropyMetric`'s ``_cum`` (per problem)."""
-    cum: list[list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = []
-    for fr in problem.frequencies:
-        per_level = []
-        for f in fr:
-            desc = np.sort(f[f > 0].astype(np.float64))[::-1]
-            per_level.append((np.cumsum(desc), np.cumsum(desc * np.log2(desc))))
-        cum.append(per_level)
-    return cum
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """:class:`EntropyMetric`'s ``_running`` (per problem): per QI and level the rows of
+    its values present in decreasing order, their running sums and those of ``f log2 f``
+    (numpy's ``log2`` on all of them at once), in one array each, with each QI's and
+    level's start and length."""
+    desc, cum, start, length = table_kernels.descending_frequencies(
+        problem.flat_frequencies,
+        problem.frequency_at,
+        problem.level_values,
+        np.asarray(problem.heights, dtype=np.int64),
+    )
+    return cum, table_kernels.running_sums(desc * np.log2(desc), start, length), start, length

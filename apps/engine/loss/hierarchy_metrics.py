@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from apps.engine.loss import kernels
+from apps.engine.loss import kernels, table_kernels
 from apps.engine.loss.formulas import (
-    ARX_FACTOR,
     MetricName,
     geometric_mean_loss,
     loss_of_dimension,
@@ -41,35 +40,38 @@ class LossMetric(Metric):
         )
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
+        """The geometric mean of ``1 + Loss_j`` less 1 (the product compiled,
+        :func:`table_kernels.loss_static_products`; the root numpy's)."""
         d = self.problem.dimensions
         if d == 0:
             return np.zeros(len(levels), dtype=np.float64)
-        prod = np.ones(len(levels), dtype=np.float64)
-        for j in range(d):
-            prod *= 1.0 + self.by_level[j][levels[:, j]]
-        return prod ** (1.0 / d) - 1.0
+        _, by_level, _ = _loss_arrays(self.problem)
+        prod = table_kernels.loss_static_products(
+            np.ascontiguousarray(levels, dtype=np.int16), by_level
+        )
+        out: NDArray[np.float64] = prod ** (1.0 / d) - 1.0
+        return out
 
     def suppression_bounds(
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
     ) -> NDArray[np.float64]:
         """Each suppressed row adds at least ``|H_j| - (most leaves of a value at l_j)``
-        to ``S_j |H_j|`` (its share becomes 1)."""
-        p = self.problem
-        d = p.dimensions
+        to ``S_j |H_j|`` (its share becomes 1). The product compiled
+        (:func:`table_kernels.loss_products`), the root numpy's."""
+        d = self.problem.dimensions
         if d == 0:
             return np.zeros(len(levels), dtype=np.float64)
-        prod = np.ones(len(levels), dtype=np.float64)
-        for j, lk in enumerate(p.lookups):
-            col = levels[:, j]
-            weighted = (
-                np.asarray(self.weighted[j], dtype=np.int64)[col]
-                + suppressed * np.asarray(self.penalty[j], dtype=np.int64)[col]
-            )
-            denominator = p.rows * lk.domain_size - p.rows
-            if denominator > 0:
-                share = np.maximum(0.0, (weighted - p.rows) / denominator)
-                prod *= 1.0 + np.floor(share * ARX_FACTOR) / ARX_FACTOR  # truncate_like_arx
-        return prod ** (1.0 / d) - 1.0
+        weighted, penalty, rows, domain = self._bound_arrays
+        prod = table_kernels.loss_products(
+            np.ascontiguousarray(levels, dtype=np.int16),
+            np.ascontiguousarray(suppressed, dtype=np.int64),
+            weighted,
+            penalty,
+            rows,
+            domain,
+        )
+        out: NDArray[np.float64] = prod ** (1.0 / d) - 1.0
+        return out
 
     def suppression_bound(self, levels: Sequence[int], suppressed: int, k: int) -> float:
         return float(
@@ -95,12 +97,7 @@ class LossMetric(Metric):
     def _bound_arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64], int, NDArray[np.int64]]:
         """``weighted``, ``penalty`` as ``[d x (H+1)]`` arrays, rows, domain sizes."""
         p = self.problem
-        width = max(p.heights, default=0) + 1
-        weighted = np.zeros((p.dimensions, width), dtype=np.int64)
-        penalty = np.zeros((p.dimensions, width), dtype=np.int64)
-        for j in range(p.dimensions):
-            weighted[j, : len(self.weighted[j])] = self.weighted[j]
-            penalty[j, : len(self.penalty[j])] = self.penalty[j]
+        weighted, _, penalty = _loss_arrays(p)
         domain = np.array([lk.domain_size for lk in p.lookups], dtype=np.int64)
         return weighted, penalty, p.rows, domain
 
@@ -155,13 +152,20 @@ def _flat_leaves(problem: SearchProblem) -> tuple[NDArray[np.int64], NDArray[np.
     return np.ascontiguousarray(flat, dtype=np.int64), offsets
 
 
-def _loss_tables(
+def _loss_arrays(
     problem: SearchProblem,
-) -> tuple[tuple[tuple[int, ...], ...], tuple[NDArray[np.float64], ...], tuple[list[int], ...]]:
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     """:class:`LossMetric`'s ``weighted`` (per QI and level: the leaves covered by all rows,
     ``S_j |H_j|``), ``by_level`` (its Loss) and ``penalty`` (the least increase of
     ``S_j |H_j|`` per suppressed row: ``|H_j|`` less the most leaves a value present at
-    that level covers), per problem, in one compiled pass (:func:`kernels.loss_tables`)."""
+    that level covers), ``[d x (H+1)]`` each, per problem, in one compiled pass
+    (:func:`kernels.loss_tables`)."""
+    return problem.memoized(("metric", "loss", "arrays"), lambda: _loss_arrays_of(problem))
+
+
+def _loss_arrays_of(
+    problem: SearchProblem,
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
     leaves, offsets = problem.memoized(("leaves", "flat"), lambda: _flat_leaves(problem))
     parts = [f for per_qi in problem.frequencies for f in per_qi]
     frequencies = (
@@ -176,11 +180,24 @@ def _loss_tables(
         problem.rows,
         np.array([lk.domain_size for lk in problem.lookups], dtype=np.int64),
     )
+    return weighted, by_level, penalty
+
+
+def _loss_tables(
+    problem: SearchProblem,
+) -> tuple[tuple[tuple[int, ...], ...], tuple[NDArray[np.float64], ...], tuple[list[int], ...]]:
+    """:func:`_loss_arrays` per QI up to its height (``LossMetric``'s ``weighted``,
+    ``by_level``, ``penalty``)."""
+    weighted, by_level, penalty = _loss_arrays(problem)
     return (
         tuple(tuple(weighted[j, : h + 1].tolist()) for j, h in enumerate(problem.heights)),
         tuple(by_level[j, : h + 1].copy() for j, h in enumerate(problem.heights)),
         tuple(penalty[j, : h + 1].tolist() for j, h in enumerate(problem.heights)),
     )
+
+
+#: No suppressed rows given: :meth:`PrecisionMetric.lower_bounds`.
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 class PrecisionMetric(Metric):
@@ -191,28 +208,28 @@ class PrecisionMetric(Metric):
     static_at_zero = True  # (no suppressed row: the same shares, added in the same order)
 
     def lower_bounds(self, levels: NDArray[np.int16]) -> NDArray[np.float64]:
-        d = self.problem.dimensions
-        total = np.zeros(len(levels), dtype=np.float64)
-        if d == 0 or self.problem.rows == 0:
-            return total
-        for j, h in enumerate(self.problem.heights):
-            if h:
-                total += levels[:, j] / h
-        return total / d
+        """The mean over QIs of ``l_j / h_j`` (compiled, :func:`table_kernels.precision_bounds`)."""
+        return self._bounds(levels, _NO_ROWS)
 
     def suppression_bounds(
         self, levels: NDArray[np.int16], suppressed: NDArray[np.int64], k: int
     ) -> NDArray[np.float64]:
         """``mean_j [s_j + (S/n)(1 - s_j)]`` is increasing in ``S``."""
+        return self._bounds(levels, np.ascontiguousarray(suppressed, dtype=np.int64))
+
+    def _bounds(
+        self, levels: NDArray[np.int16], suppressed: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
         d, n = self.problem.dimensions, self.problem.rows
-        total = np.zeros(len(levels), dtype=np.float64)
         if d == 0 or n == 0:
-            return total
-        frac = suppressed / n
-        for j, h in enumerate(self.problem.heights):
-            share = levels[:, j] / h if h else np.zeros(len(levels))
-            total += share + frac * (1.0 - share)
-        return total / d
+            return np.zeros(len(levels), dtype=np.float64)
+        out: NDArray[np.float64] = table_kernels.precision_bounds(
+            np.ascontiguousarray(levels, dtype=np.int16),
+            suppressed,
+            np.asarray(self.problem.heights, dtype=np.int64),
+            n,
+        )
+        return out
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
         """What the compiled search reads (``kernels/solve.py``'s ``Valuation``): the

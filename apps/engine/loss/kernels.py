@@ -40,6 +40,25 @@ def loss_suppression_bound(
     return float(prod ** (1.0 / d) - 1.0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _least_suppression_term(
+    s: float,
+    s_log: float,
+    cum: NDArray[np.float64],
+    cum_flogf: NDArray[np.float64],
+    at: int,
+    n: int,
+) -> float:
+    """One QI's least suppression entropy of ``s`` rows (``s_log`` = ``s log2 s``) at a
+    level whose running sums start at ``at`` (``n`` of them)."""
+    full = np.searchsorted(cum[at : at + n], s, side="right")
+    filled = cum[at + full - 1] if full else 0.0
+    flogf = cum_flogf[at + full - 1] if full else 0.0
+    rest = s - filled
+    rest_log = rest * math.log2(rest) if rest > 0 else 0.0
+    return max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
+
+
 @njit(cache=True, nogil=True)
 def entropy_suppression_bound(
     levels: NDArray[np.int16],
@@ -58,13 +77,7 @@ def entropy_suppression_bound(
     for j in range(len(levels)):
         lv = levels[j]
         total += by_level[j, lv]
-        at, n = start[j, lv], length[j, lv]
-        full = np.searchsorted(cum[at : at + n], s, side="right")
-        filled = cum[at + full - 1] if full else 0.0
-        flogf = cum_flogf[at + full - 1] if full else 0.0
-        rest = s - filled
-        rest_log = rest * math.log2(rest) if rest > 0 else 0.0
-        total += max(0.0, s_log - flogf - rest_log) * (1.0 - 1e-12)
+        total += _least_suppression_term(s, s_log, cum, cum_flogf, start[j, lv], length[j, lv])
     return total
 
 
@@ -78,12 +91,51 @@ def entropy_suppression_bounds(
     start: NDArray[np.int64],
     length: NDArray[np.int64],
 ) -> NDArray[np.float64]:
-    """:func:`entropy_suppression_bound` for every node (rows of ``levels``)."""
-    out = np.empty(len(levels), dtype=np.float64)
-    for i in range(len(levels)):
-        out[i] = entropy_suppression_bound(
-            levels[i], suppressed[i], by_level, cum, cum_flogf, start, length
-        )
+    """:func:`entropy_suppression_bound` for every node (rows of ``levels``), the same
+    additions in the same order. A QI's term depends on its level and the suppressed
+    rows alone, and a search's nodes share few numbers of suppressed rows (at most its
+    limit): each term is computed once, when first met (on fars_subset at 5 %, 15,700
+    nodes x 8 QIs took 5,000 terms), unless the numbers are too large to index."""
+    n = len(levels)
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    d = levels.shape[1]
+    width = by_level.shape[1]
+    # Each number of suppressed rows numbered in order of first appearance (a dense
+    # index: the numbers are at most the search's limit).
+    most = 0
+    for i in range(n):
+        most = max(most, suppressed[i])
+    if most >= 4 * n:
+        for i in range(n):
+            out[i] = entropy_suppression_bound(
+                levels[i], suppressed[i], by_level, cum, cum_flogf, start, length
+            )
+        return out
+    number = np.full(most + 1, -1, dtype=np.int64)
+    distinct = 0
+    for i in range(n):
+        if number[suppressed[i]] < 0:
+            number[suppressed[i]] = distinct
+            distinct += 1
+    terms = np.full((distinct, d * width), np.nan, dtype=np.float64)
+    for i in range(n):
+        u = number[suppressed[i]]
+        s = float(suppressed[i])
+        s_log = s * math.log2(s) if s > 0 else 0.0
+        total = 0.0
+        for j in range(d):
+            lv = levels[i, j]
+            total += by_level[j, lv]
+            term = terms[u, j * width + lv]
+            if term != term:  # (not computed yet: NaN)
+                term = _least_suppression_term(
+                    s, s_log, cum, cum_flogf, start[j, lv], length[j, lv]
+                )
+                terms[u, j * width + lv] = term
+            total += term
+        out[i] = total
     return out
 
 

@@ -115,8 +115,12 @@ class Metric(ABC):
         :meth:`lower_bounds`) and its bound knowing it suppresses ``suppressed`` rows."""
         if not self.static_at_zero:
             return np.maximum(bounds, self.suppression_bounds(levels, suppressed, k))
-        keys = bounds.copy()
         at = np.flatnonzero(suppressed > 0)
+        if 2 * len(at) >= len(suppressed) and len(at):
+            # (most nodes suppress rows, as with a limit above 0: their bounds at once,
+            # the others' equal to their static bounds bit for bit, without the copies)
+            return np.maximum(bounds, self._suppression_bounds_of(levels, suppressed, k))
+        keys = bounds.copy()
         if len(at):
             keys[at] = np.maximum(
                 bounds[at], self._suppression_bounds_of(levels[at], suppressed[at], k)

@@ -112,6 +112,40 @@ STARTING, SEARCHING, FINISHED = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
+def _total_tables(
+    tops: NDArray[np.int64], strides: NDArray[np.int64]
+) -> tuple[int, NDArray[np.int64], NDArray[np.int64]]:
+    """Total levels by two look-ups: a node ``idx`` of the lattice numbered in mixed radix
+    (``strides[j]`` = the product of the radices after ``j``) has total level
+    ``high[idx // block] + low[idx % block]``, ``block`` the stride that splits the QIs
+    into two tables of about the square root of the lattice's size each (on
+    adult_subset 12,960 nodes: 144 + 90 entries, against 9 divisions per node). Returns
+    ``block`` 0 (no tables) when the strides are not such a numbering."""
+    d = len(tops)
+    size = 1
+    for t in tops:
+        size *= t + 1
+    for j in range(d):
+        after = strides[j + 1] * (tops[j + 1] + 1) if j + 1 < d else 1
+        if strides[j] != after:
+            return 0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    block, cost = 0, size + 1
+    for j in range(d - 1):  # (low: QIs after j; high: QIs up to j)
+        b = strides[j]
+        if b + size // b < cost:
+            block, cost = b, b + size // b
+    if block == 0:
+        return 0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    high = np.empty(size // block, dtype=np.int64)
+    for q in range(size // block):
+        high[q] = total_level(q * block, tops, strides)
+    low = np.empty(block, dtype=np.int64)
+    for r in range(block):
+        low[r] = total_level(r, tops, strides)
+    return block, high, low
+
+
+@njit(cache=True, nogil=True)
 def queue(
     order: NDArray[np.int64],
     keys: NDArray[np.float64],
@@ -123,9 +157,14 @@ def queue(
     end = len(order)
     order_keys = np.empty(end, dtype=np.float64)
     order_totals = np.empty(end, dtype=np.int64)
+    block, high, low = _total_tables(tops, strides)
     for i in range(end):
         order_keys[i] = keys[order[i]]
-        order_totals[i] = total_level(order[i], tops, strides)
+        if block:
+            q = order[i] // block
+            order_totals[i] = high[q] + low[order[i] - q * block]
+        else:
+            order_totals[i] = total_level(order[i], tops, strides)
     ints = np.zeros(7, dtype=np.int64)  # (STARTING, at 0, an empty heap)
     ints[Q_BEST], ints[Q_BEST_TOTAL], ints[Q_NEXT] = -1, np.int64(1) << np.int64(62), -1
     floats = np.array([math.inf, 0.0])

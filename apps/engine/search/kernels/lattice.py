@@ -217,7 +217,10 @@ def raise_by_rare(
     only the profiles whose last QI is the digit that changed and those after it (on
     adult about 13 profiles per node instead of 45). Once a prefix's maximum exceeds
     ``cap`` (``cap >= 0``), every node under it gets that maximum (more than ``cap``,
-    not necessarily the node's whole bound) and is skipped."""
+    not necessarily the node's whole bound) and is skipped. The last QI's levels are
+    taken all at once under each prefix of the others: its profiles' segments are runs
+    of consecutive levels, as are the nodes (a node costs a pass over those profiles
+    without the odometer's steps)."""
     d = len(tops)
     profiles = len(base)
     # Profiles grouped by their last QI.
@@ -239,12 +242,14 @@ def raise_by_rare(
         block[t] = block[t + 1] * (tops[t] + 1)
     counter = np.zeros(d, dtype=np.int64)
     partial = np.zeros(d + 1, dtype=np.int64)  # partial[t]: max within QIs < t
+    final = d - 1  # (the last QI)
+    row = np.empty(tops[final] + 1 if d else 1, dtype=np.int64)
     changed = 0
     idx = 0
     size = block[0]
     while idx < size:
         t = changed
-        while t < d:
+        while t < final:
             best = partial[t]
             for q in range(by_last[t], by_last[t + 1]):
                 p = order[q]
@@ -258,12 +263,27 @@ def raise_by_rare(
             t += 1
             if cap >= 0 and best > cap:
                 break
-        # t QIs fixed: the block of nodes under that prefix gets partial[t].
-        end = idx + block[t]
-        for i in range(idx, end):
-            if bound[i] < partial[t]:
-                bound[i] = partial[t]
-        idx = end
+        if t == final and not (cap >= 0 and partial[t] > cap):
+            # Every level of the last QI at once: its profiles' segments are runs of
+            # consecutive levels (``rare[row + b]``), as are the nodes (``idx + b``).
+            row[:] = partial[final]
+            for q in range(by_last[final], by_last[d]):
+                p = order[q]
+                at = base[p] + (counter[first_qi[p]] * width[p] if second_qi[p] >= 0 else 0)
+                for b in range(tops[final] + 1):
+                    if rare[at + b] > row[b]:
+                        row[b] = rare[at + b]
+            for b in range(tops[final] + 1):
+                if bound[idx + b] < row[b]:
+                    bound[idx + b] = row[b]
+            idx += tops[final] + 1
+        else:
+            # t QIs fixed: the block of nodes under that prefix gets partial[t].
+            end = idx + block[t]
+            for i in range(idx, end):
+                if bound[i] < partial[t]:
+                    bound[i] = partial[t]
+            idx = end
         # Next prefix of t QIs: carry from digit t - 1.
         j = t - 1
         while j >= 0:
