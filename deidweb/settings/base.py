@@ -30,7 +30,8 @@ VAR_DIR = Path(env_str("DEIDWEB_VAR_DIR", str(BASE_DIR / "var")))
 # numba's on-disk cache of the engine's compiled kernels, filled by `manage.py deid warmup`
 # at install: under var/, which stays writable where the sources are not (the Docker image
 # runs as a user who does not own them, and numba refuses to compile a cached kernel it
-# cannot cache). Read by numba when the engine is first imported, after the settings.
+# cannot cache). The root: when the engine is first imported, after the settings, it points
+# numba at the folder of its sources' digest under it (apps/engine/numba_cache.py).
 os.environ.setdefault("NUMBA_CACHE_DIR", str(VAR_DIR / "numba"))
 
 SECRET_KEY = env_str("SECRET_KEY", "insecure-local-development-key-change-me")
