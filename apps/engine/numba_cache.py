@@ -37,11 +37,19 @@ _HELD: list[IO[bytes]] = []
 
 
 def sources_digest() -> str:
-    """A digest of the engine's sources: a cache folder holds the compiled code of these."""
+    """A digest of the engine's sources: a cache folder holds the compiled code of these.
+
+    Every process that imports the engine computes it, so the walk skips the compiled
+    files' folders (``Path.rglob`` through them took most of its 20 ms)."""
+    relative = []
+    for folder, subfolders, names in os.walk(_ENGINE):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        relative += [os.path.relpath(os.path.join(folder, n), _ENGINE) for n in names]
     digest = hashlib.sha256()
-    for path in sorted(_ENGINE.rglob("*.py")):
-        digest.update(str(path.relative_to(_ENGINE)).encode())
-        digest.update(path.read_bytes())
+    for name in sorted(n for n in relative if n.endswith(".py")):
+        digest.update(name.encode())
+        with open(_ENGINE / name, "rb") as source:
+            digest.update(source.read())
     return digest.hexdigest()[:16]
 
 
