@@ -27,9 +27,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP) ## Create .venv and install deidweb with its dependencies (idempotent)
 	@mkdir -p var/media var/broker/queue var/broker/processed && chmod 700 var var/media
 
-# The engine's numba kernels, compiled into var/numba once per change of the engine's
-# sources (cli_warmup.py). `make run` does not wait for them: the worker starts the
-# compilation in the background on a cold cache (deidweb/celery.py).
+# The engine's numba kernels, compiled into var/numba/sources-<digest> once per change of
+# the engine's sources (cli_warmup.py; numba_cache.py: the settings set NUMBA_CACHE_DIR to
+# var/numba and the engine picks its sources' folder under it). `make run` does not wait
+# for them: the worker starts the compilation in the background on a cold cache
+# (deidweb/celery.py).
 warm: install ## Compile the engine's numba kernels into var/numba (nothing to do when they are current)
 	$(BIN)/python manage.py deid warmup --if-cold
 

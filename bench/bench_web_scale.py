@@ -30,8 +30,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_load import LOW_ANSWERS  # noqa: E402 - the answers the load test uses too
+sys.path.insert(0, str(ROOT))
 from bench_scale import machine  # noqa: E402
+
+from bench.load.api import LOW_ANSWERS  # noqa: E402 - the answers the load test uses too
 
 
 def _rss_mib() -> int:

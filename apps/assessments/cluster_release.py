@@ -28,12 +28,12 @@ from apps.assessments import release_apply, release_figures, release_files, rele
 from apps.assessments.configuration import Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.population import population_figures
 from apps.assessments.search_job import search_inputs
-from apps.assessments.services import assessment_lock_draft
 from apps.assessments.techniques import TITLES, engine_params
 from apps.core.errors import ApplicationError
 from apps.datasets.cluster import cluster_source, dataset_is_cluster, job_progress

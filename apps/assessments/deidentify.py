@@ -21,19 +21,15 @@ from apps.assessments.configuration import (
     masking_numbers_check,
     parse,
 )
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.freetext import free_text_columns
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchies_proposed
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.person_dates import engine_heights
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.privacy_models import privacy_models_check
-from apps.assessments.selectors import overall_risk
-from apps.assessments.services import (
-    assessment_editable,
-    assessment_job_start,
-    quasi_identifiers,
-    sensitive_columns,
-)
+from apps.assessments.selectors import overall_risk, quasi_identifiers, sensitive_columns
+from apps.assessments.services import assessment_job_start
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.engine.masking import mapped_values_refusal

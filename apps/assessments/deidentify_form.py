@@ -14,9 +14,10 @@ from typing import Any
 
 from apps.assessments import deidentify
 from apps.assessments.configuration import DeidConfig, parse
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.privacy_models import spec_from_form
-from apps.assessments.services import assessment_editable, quasi_identifiers, sensitive_columns
+from apps.assessments.selectors import quasi_identifiers, sensitive_columns
 from apps.core.errors import ApplicationError
 from apps.engine.hierarchies import DATE_LEVELS
 

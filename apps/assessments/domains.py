@@ -30,8 +30,9 @@ from django.db import IntegrityError, transaction
 
 from apps.accounts.models import Organization
 from apps.accounts.selectors import membership_get
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment, PseudonymDomain
-from apps.assessments.services import _save, assessment_editable, assessment_set_release
+from apps.assessments.services import _save, assessment_set_release
 from apps.audit.services import audit_record
 from apps.core import crypto
 from apps.core.errors import ApplicationError

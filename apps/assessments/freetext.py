@@ -24,6 +24,7 @@ from django.db import transaction
 
 from apps.accounts.selectors import membership_get
 from apps.assessments.configuration import DeidConfig
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
     grounds_for,
@@ -32,7 +33,6 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import assessment_editable
 from apps.audit.services import audit_record
 from apps.classification.detectors import CLOSED_MAX_DISTINCT, CLOSED_MAX_UNIQUE_SHARE
 from apps.classification.models import Variable

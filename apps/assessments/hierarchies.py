@@ -17,10 +17,12 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.hierarchy_builders import build_hierarchy, level_labels
 from apps.assessments.hierarchy_defaults import completed_params, default_spec
 from apps.assessments.models import Assessment, HierarchySpec
-from apps.assessments.services import assessment_editable, forget_search, quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers
+from apps.assessments.services import forget_search
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.cluster import cluster_column_values, dataset_is_cluster

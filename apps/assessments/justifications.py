@@ -21,9 +21,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment
 from apps.assessments.person_suppression import rows_suppressed
-from apps.assessments.services import assessment_editable
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.labels import label_for

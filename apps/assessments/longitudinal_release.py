@@ -32,6 +32,7 @@ from django.db import transaction
 from apps.assessments.cluster_release import assessment_apply_handler
 from apps.assessments.deidentify import masking_check
 from apps.assessments.domains import domain_summary
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.linked_release import (
     check_tables_measure,
@@ -61,7 +62,7 @@ from apps.assessments.person_suppression import COUNTED_ONCE
 from apps.assessments.release_apply import _apply_summary, suppression_share
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
-from apps.assessments.services import assessment_lock_draft, sensitive_columns
+from apps.assessments.selectors import sensitive_columns
 from apps.classification.models import Variable
 from apps.core import crypto
 from apps.core.errors import ApplicationError

@@ -42,7 +42,7 @@ from apps.assessments.persons import (
     refuse_longitudinal_deidentify,
     suggested_levels,
 )
-from apps.assessments.services import quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path
 from apps.engine.criteria import Criterion, criterion_for_release

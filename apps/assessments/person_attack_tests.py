@@ -28,7 +28,7 @@ from apps.assessments.attack_tests import attacks_tested, seed_of
 from apps.assessments.longitudinal_search import PersonInputs
 from apps.assessments.models import Assessment
 from apps.assessments.released_persons import derived_known, released_data, released_problem
-from apps.assessments.services import sensitive_columns
+from apps.assessments.selectors import sensitive_columns
 from apps.assessments.threat_model_live import current_threat_model
 from apps.core.errors import ApplicationError
 from apps.engine.attacks import attack_persons

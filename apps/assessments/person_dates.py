@@ -35,9 +35,10 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.configuration import DeidConfig, PersonDates, parse
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment, HierarchySpec
 from apps.assessments.persons import data_levels
-from apps.assessments.services import assessment_editable, forget_search
+from apps.assessments.services import forget_search
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError

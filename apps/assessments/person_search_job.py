@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.longitudinal_search import (
     node_budgets,
     node_data,
@@ -24,7 +25,6 @@ from apps.assessments.models import Assessment
 from apps.assessments.person_dates import dates_state, derived_facts, dimension_levels, fixed_levels
 from apps.assessments.person_nodes import measured_node
 from apps.assessments.search_job import assessment_search_handler
-from apps.assessments.services import assessment_lock_draft
 from apps.engine.errors import EngineError
 from apps.engine.longitudinal import NodeResult, Workspace, optimal_search
 from apps.engine.progress import SearchProgress

@@ -31,10 +31,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment
 from apps.assessments.person_hints import longitudinal_hints
 from apps.assessments.person_tables import check_structure, structure_levels
-from apps.assessments.services import _save, assessment_editable, quasi_identifiers, risk_input_save
+from apps.assessments.selectors import quasi_identifiers
+from apps.assessments.services import _save, risk_input_save
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets.storage import local_path

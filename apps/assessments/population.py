@@ -18,8 +18,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import Assessment
-from apps.assessments.services import assessment_editable, risk_input_save
+from apps.assessments.services import risk_input_save
 from apps.core.errors import ApplicationError
 from apps.engine.errors import EngineError
 from apps.engine.population import (

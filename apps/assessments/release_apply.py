@@ -15,6 +15,7 @@ from django.db import transaction
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, masking_check, search_target
 from apps.assessments.domains import KEYED_METHODS, domain_summary, release_pseudonym_keys
+from apps.assessments.drafts import assessment_editable, assessment_lock_draft
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify, refuse_row_search
@@ -31,12 +32,8 @@ from apps.assessments.release_files import (
     release_store,
 )
 from apps.assessments.release_secrets import release_secrets_store
-from apps.assessments.services import (
-    assessment_editable,
-    assessment_job_start,
-    assessment_lock_draft,
-    quasi_identifiers,
-)
+from apps.assessments.selectors import quasi_identifiers
+from apps.assessments.services import assessment_job_start
 from apps.assessments.techniques import run_techniques
 from apps.core.errors import ApplicationError
 from apps.datasets import storage

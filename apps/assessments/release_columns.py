@@ -27,6 +27,7 @@ from django.db import transaction
 
 from apps.accounts.selectors import membership_get
 from apps.assessments.configuration import DeidConfig
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.freetext import OPAQUE_METHODS
 from apps.assessments.models import Assessment
 from apps.assessments.release_reasons import (
@@ -36,7 +37,6 @@ from apps.assessments.release_reasons import (
     review_entry,
     review_text,
 )
-from apps.assessments.services import assessment_editable
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.engine.masking import kept_characters

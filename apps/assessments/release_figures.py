@@ -15,9 +15,7 @@ from apps.assessments.freetext import free_text_columns, release_text_scan
 from apps.assessments.models import Assessment
 from apps.assessments.release_columns import release_columns_measure
 from apps.assessments.release_measures import release_measures
-from apps.assessments.services import (
-    sensitive_columns,
-)
+from apps.assessments.selectors import sensitive_columns
 from apps.assessments.threat_model_live import current_threat_model
 from apps.classification.models import Variable
 

@@ -9,12 +9,13 @@ import polars as pl
 from django.db import transaction
 
 from apps.assessments import steps
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.models import Assessment
 from apps.assessments.person_risk import person_risk_result
 from apps.assessments.population import population_figures
-from apps.assessments.selectors import data_risk_of, overall_risk
-from apps.assessments.services import (
-    assessment_lock_draft,
+from apps.assessments.selectors import (
+    data_risk_of,
+    overall_risk,
     quasi_identifiers,
     sensitive_columns,
 )

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from apps.assessments.configuration import DeidConfig
 from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.lattice_advice import suggestions_to_drop
 from apps.assessments.models import Assessment, HierarchySpec
@@ -26,7 +27,7 @@ from apps.assessments.privacy_models import (
     encoded_for_search,
     models_of,
 )
-from apps.assessments.services import assessment_lock_draft, quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers
 from apps.core.errors import ApplicationError
 from apps.datasets.cluster import cluster_histogram, dataset_is_cluster, job_progress
 from apps.datasets.storage import local_path

@@ -1,4 +1,5 @@
-"""Reads for an assessment: the derived Step 6 figures and the target of Step 7."""
+"""Reads for an assessment: the derived Step 6 figures, the target of Step 7, and the columns
+of the data set's roles (quasi-identifiers, sensitive)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.http import Http404
 
 from apps.accounts.models import Organization
 from apps.assessments.models import Assessment
+from apps.classification.models import Variable
 from apps.engine import context as engine_context
 from apps.engine.criteria import size_for_risk
 from apps.engine.risk import DEFAULT_STRICT_AVERAGE_CAP
@@ -76,3 +78,19 @@ def overall_risk(assessment: Assessment) -> dict[str, Any] | None:
         overall = engine_context.overall_risk(data_risk, context, threshold)
         result.update(value=overall.value, passes=overall.passes, explanation=overall.explanation)
     return result
+
+
+def quasi_identifiers(assessment: Assessment) -> list[str]:
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="quasi")
+        .order_by("position")
+        .values_list("name", flat=True)
+    )
+
+
+def sensitive_columns(assessment: Assessment) -> list[str]:
+    return list(
+        Variable.objects.filter(dataset=assessment.dataset, role="sensitive")
+        .order_by("position")
+        .values_list("name", flat=True)
+    )

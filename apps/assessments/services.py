@@ -1,8 +1,10 @@
-"""Writes for an assessment, Steps 1–6 (Steps 7–8 are in ``deidentify.py``).
+"""Writes for an assessment's steps: creating it, Steps 1, 3 and 5, starting its jobs
+(Step 4's risk), accepting Step 8's utility (Step 7 is in ``deidentify.py``).
 
-Every save stores the inputs as entered and the computed result with all its intermediate
-figures, then marks the steps that depend on it stale (``steps.mark_changed``). The results
-of Steps 3 and 5 are computed in ``step_results.py``.
+Every write first checks that the assessment is a draft (``drafts.py``). Every save stores
+the inputs as entered and the computed result with all its intermediate figures, then marks
+the steps that depend on it stale (``steps.mark_changed``). The results of Steps 3 and 5
+are computed in ``step_results.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from django.db import transaction
 
 from apps.accounts.models import Organization
 from apps.assessments import steps
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.models import (
     RELEASE_FIELDS,
     AgreementKind,
@@ -22,6 +25,7 @@ from apps.assessments.models import (
     AssessmentStatus,
     ThresholdMode,
 )
+from apps.assessments.selectors import quasi_identifiers
 from apps.assessments.step_results import context_result, threshold_again, threshold_result
 from apps.assessments.threat_model import step1_part, step5_part
 from apps.audit.services import audit_record
@@ -30,66 +34,6 @@ from apps.core.errors import ApplicationError
 from apps.datasets.models import Dataset, DatasetStatus, ReleaseModel
 from apps.jobs.models import Job
 from apps.jobs.queueing import job_create
-
-
-def _frozen_error(status: str) -> ApplicationError:
-    label = AssessmentStatus(status).label.lower()
-    return ApplicationError(
-        f"This assessment is {label} and frozen; start a new version to change it.",
-        {"status": status},
-        status=409,
-    )
-
-
-def assessment_editable(assessment: Assessment) -> None:
-    """The one check every write to an assessment goes through: only a draft changes.
-
-    The status is read from the database, under a row lock when inside a transaction, so a
-    submission that happened after the caller loaded the assessment is seen. (The database
-    refuses such a write too: ``apps.core.db_guards``.)"""
-    if assessment.read_only:
-        raise _frozen_error(assessment.status)
-    rows = Assessment.objects.filter(id=assessment.id)
-    if transaction.get_connection().in_atomic_block:
-        rows = rows.select_for_update()
-    status = rows.values_list("status", flat=True).first()
-    if status is None:
-        raise ApplicationError("The assessment no longer exists.", status=404)
-    if status != AssessmentStatus.DRAFT:
-        assessment.status = status
-        raise _frozen_error(status)
-
-
-def assessment_lock_draft(assessment_id: Any) -> Assessment:
-    """For a job handler about to write its result: lock the assessment's row and return it,
-    or refuse when it is no longer a draft (submitted, decided). Call inside a transaction."""
-    locked = Assessment.objects.select_for_update().get(id=assessment_id)
-    if locked.status != AssessmentStatus.DRAFT:
-        raise _frozen_error(locked.status)
-    return locked
-
-
-def assessment_job_guard(job: Job, action: str) -> None:
-    """A risk, search or apply job of a submitted or decided version is never run, cancelled
-    or retried: its results are what the reviewer decides on."""
-    assessment_id = (job.params or {}).get("assessment_id") or job.subject.partition(":")[2]
-    status = (
-        Assessment.objects.filter(id=assessment_id, organization_id=job.organization_id)
-        .values_list("status", flat=True)
-        .first()
-    )
-    if status is None:
-        raise ApplicationError("The assessment of this job no longer exists.", status=404)
-    if status != AssessmentStatus.DRAFT:
-        label = AssessmentStatus(status).label.lower()
-        verb = {"run": "run", "cancel": "cancelled", "retry": "retried"}.get(action, action)
-        raise ApplicationError(
-            f"This job belongs to a version that is {label}: its work is frozen and cannot be "
-            f"{verb}. Start a new version to change the assessment.",
-            {"status": status},
-            status=409,
-        )
-
 
 # Steps whose change moves the target of the Step 7 search (or what it searches over).
 SEARCH_INPUTS = ("release", "classification", "threshold", "context-risk")
@@ -388,22 +332,6 @@ def assessment_job_start(*, assessment: Assessment, user: User, kind: str, **par
     Assessment.objects.filter(id=assessment.id).update(**{f"{kind}_job": job})
     setattr(assessment, f"{kind}_job", job)
     return job
-
-
-def quasi_identifiers(assessment: Assessment) -> list[str]:
-    return list(
-        Variable.objects.filter(dataset=assessment.dataset, role="quasi")
-        .order_by("position")
-        .values_list("name", flat=True)
-    )
-
-
-def sensitive_columns(assessment: Assessment) -> list[str]:
-    return list(
-        Variable.objects.filter(dataset=assessment.dataset, role="sensitive")
-        .order_by("position")
-        .values_list("name", flat=True)
-    )
 
 
 # --------------------------------------------------------------------------- Step 8

@@ -34,10 +34,11 @@ from django.db import transaction
 from apps.assessments import steps
 from apps.assessments.configuration import DeidConfig, Technique
 from apps.assessments.deidentify import deid_config, search_target
+from apps.assessments.drafts import assessment_editable
 from apps.assessments.hierarchies import hierarchies_ensure
 from apps.assessments.models import Assessment
 from apps.assessments.privacy_models import encode_for_search
-from apps.assessments.services import assessment_editable, quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers
 from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from apps.assessments.deidentify import deid_config
-from apps.assessments.services import quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers
 from apps.assessments.threat_model import threat_model_of
 
 

@@ -42,8 +42,7 @@ from apps.assessments.presenters import pareto_chart
 from apps.assessments.privacy_models import OFFERED_KINDS, step4_findings
 from apps.assessments.release_columns import column_findings, columns_reviewed_set, masked_columns
 from apps.assessments.release_forms.presenters import release_form_context
-from apps.assessments.selectors import assessment_get
-from apps.assessments.services import quasi_identifiers, sensitive_columns
+from apps.assessments.selectors import assessment_get, quasi_identifiers, sensitive_columns
 from apps.assessments.solution_words import ALTERNATIVE_SORTS, alternatives_rows
 from apps.assessments.techniques import NUMERIC as NUMERIC_TECHNIQUES
 from apps.assessments.techniques import TITLES as TECHNIQUE_TITLES

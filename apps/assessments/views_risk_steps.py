@@ -15,7 +15,7 @@ from apps.assessments.forms import ContextForm, PersonDatesForm, PopulationForm,
 from apps.assessments.models import Assessment
 from apps.assessments.person_dates import assessment_set_dates, dates_state
 from apps.assessments.presenters import person_risk_chart, population_chart, risk_charts
-from apps.assessments.selectors import overall_risk
+from apps.assessments.selectors import overall_risk, quasi_identifiers
 from apps.assessments.threat_model_live import current_threat_model
 from apps.assessments.views_base import _context, _go, _post_or_error, _saved, step_view
 from apps.classification.models import Variable
@@ -39,7 +39,7 @@ def risk_step(
     )
     dates_form = PersonDatesForm(
         request.POST if "dates_form" in request.POST else None,
-        columns=services.quasi_identifiers(assessment) if assessment.person_key else [],
+        columns=quasi_identifiers(assessment) if assessment.person_key else [],
         initial=PersonDatesForm.initial_from(
             dates_state(DeidConfig.from_json(assessment.deid_config))
         ),

@@ -17,6 +17,7 @@ from apps.assessments.domains import pseudonym_domains, release_and_domain_save
 from apps.assessments.forms import PersonsForm, ReleaseForm, ThresholdForm
 from apps.assessments.models import RELEASE_FIELDS, Assessment
 from apps.assessments.persons import assessment_set_persons, persons_state
+from apps.assessments.selectors import quasi_identifiers
 from apps.assessments.threshold_profiles import not_offered, offered_profiles
 from apps.assessments.views_base import _context, _go, _post_or_error, _saved, step_view
 from apps.classification.selectors import classification_status
@@ -66,7 +67,7 @@ def classification_step(
     """Step 2: the columns' roles (kept with the data set, on its own page) and, for this
     assessment, whether the data holds several rows per person."""
 
-    quasi = services.quasi_identifiers(assessment)
+    quasi = quasi_identifiers(assessment)
     state_for = request.GET.get("person_key") if request.method == "GET" else None
     status = 200
     form: PersonsForm | None = None

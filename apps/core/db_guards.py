@@ -1,6 +1,6 @@
 """Database triggers that keep decided things decided, whatever client writes.
 
-The services refuse to change a submitted or decided version (``assessments.services.
+The services refuse to change a submitted or decided version (``assessments.drafts.
 assessment_editable``) and the job handlers check again under a row lock; these triggers are the last
 guard, for every path — a handler bug, a shell, raw SQL:
 

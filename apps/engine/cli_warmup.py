@@ -11,8 +11,9 @@ what is exercised). It ends by writing a marker (:func:`marker_path`) naming the
 it compiled: a Celery worker loads the compiled code when it starts if the marker is there,
 and else starts this command in the background, so that neither a worker's start nor
 `make run` waits for the compiler (a search that comes first compiles what it needs). The
-cache lives in ``NUMBA_CACHE_DIR`` when set (Django's settings set it under var/, so that a
-read-only install still has a writable cache), else beside the sources.
+cache lives under ``NUMBA_CACHE_DIR`` when set (Django's settings set it under var/, so that
+a read-only install still has a writable cache), in a folder per version of the sources
+(numba_cache.py), else beside the sources.
 """
 
 from __future__ import annotations
@@ -28,15 +29,22 @@ from typing import Any
 from apps.engine.attacks.persons import load_person_attack_code
 from apps.engine.errors import EngineInputError
 from apps.engine.longitudinal.preload import load_longitudinal_code
+from apps.engine.numba_cache import (
+    cache_root,
+    remove_unused_folders,
+    sources_digest,
+    sources_folder,
+)
 from apps.engine.search.preload import load_compiled_code, load_sensitive_code
 
 _ENGINE = Path(__file__).resolve().parent
 
 
 def cache_dir() -> Path | None:
-    """Where numba writes its cache: NUMBA_CACHE_DIR, or None for beside the sources."""
-    value = os.environ.get("NUMBA_CACHE_DIR", "").strip()
-    return Path(value) if value else None
+    """Where numba writes the current sources' compiled code: their folder under
+    NUMBA_CACHE_DIR, or None for beside the sources."""
+    root = cache_root()
+    return None if root is None else sources_folder(root, sources_digest())
 
 
 def check_writable(folder: Path) -> None:
@@ -50,15 +58,6 @@ def check_writable(folder: Path) -> None:
         raise EngineInputError(
             f"numba's cache folder {folder} (NUMBA_CACHE_DIR) is not writable: {exc}"
         ) from None
-
-
-def sources_digest() -> str:
-    """A digest of the engine's sources: the cache holds the compiled code of these."""
-    digest = hashlib.sha256()
-    for path in sorted(_ENGINE.rglob("*.py")):
-        digest.update(str(path.relative_to(_ENGINE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def marker_path() -> Path:
@@ -89,12 +88,15 @@ def cache_folders() -> list[Path]:
 
 
 def clear_cache() -> int:
-    """Remove the compiled code of these sources from the cache; returns the files removed.
+    """Remove the compiled code beside the sources (no NUMBA_CACHE_DIR); returns the files
+    removed.
 
     numba checks a cached function against its own source file only: a compiled caller in
     one file keeps the machine code of a callee from another file as it was when the caller
     was compiled. Once any engine source changed (an upgrade, a checkout), every cached
-    kernel may hold stale callees, so a warm-up on new sources starts from an empty cache."""
+    kernel may hold stale callees, so a warm-up on new sources starts from an empty cache.
+    Under NUMBA_CACHE_DIR the new sources' folder starts empty instead, and nothing that a
+    running process may be loading is removed (numba_cache.py)."""
     removed = 0
     for folder in cache_folders():
         if not folder.is_dir():
@@ -108,9 +110,12 @@ def clear_cache() -> int:
 
 def warmup() -> float:
     """Compile (or load) every kernel a search uses; returns the seconds it took. Sources
-    other than those last compiled (no marker of theirs) start from an empty cache."""
+    other than those last compiled (no marker of theirs) start from an empty cache: their
+    own folder under NUMBA_CACHE_DIR, whose other sources' folders are then removed once
+    no process uses them; beside the sources, the cache emptied first."""
     started = time.perf_counter()
-    if not is_warm():
+    root = cache_root()
+    if root is None and not is_warm():
         clear_cache()
     load_compiled_code()
     load_sensitive_code()
@@ -122,6 +127,8 @@ def warmup() -> float:
     for old in marker.parent.glob(".compiled-*"):
         old.unlink(missing_ok=True)
     marker.write_text(f"{seconds:.1f}\n")
+    if root is not None:
+        remove_unused_folders(root, keep=marker.parent)
     return seconds
 
 

@@ -38,11 +38,11 @@ JOB_HANDLERS: dict[str, str] = {
 # decided assessment is frozen. Every path goes through ``job_guard``; the handlers check again
 # under a row lock before they write.
 JOB_GUARDS: dict[str, str] = {
-    "assessment-risk": "apps.assessments.services.assessment_job_guard",
-    "assessment-search": "apps.assessments.services.assessment_job_guard",
-    "assessment-apply": "apps.assessments.services.assessment_job_guard",
-    "assessment-synthetic": "apps.assessments.services.assessment_job_guard",
-    "assessment-table": "apps.assessments.services.assessment_job_guard",
+    "assessment-risk": "apps.assessments.drafts.assessment_job_guard",
+    "assessment-search": "apps.assessments.drafts.assessment_job_guard",
+    "assessment-apply": "apps.assessments.drafts.assessment_job_guard",
+    "assessment-synthetic": "apps.assessments.drafts.assessment_job_guard",
+    "assessment-table": "apps.assessments.drafts.assessment_job_guard",
     "report": "apps.reports.jobs.report_job_guard",
 }
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Membership, Role
 from apps.assessments.models import Assessment
-from apps.assessments.services import quasi_identifiers as current_quasi_identifiers
+from apps.assessments.selectors import quasi_identifiers as current_quasi_identifiers
 from apps.audit.services import audit_record
 from apps.reviews.models import ReleaseRecord
 from apps.reviews.reassessment import default_interval, reassess_on

@@ -1,8 +1,9 @@
 """Local development: embedded SQLite database, filesystem broker, debug on."""
 
 from .base import *  # noqa: F403
-from .base import DEIDWEB_CSP_DIRECTIVES, DEIDWEB_MASTER_KEY, VAR_DIR
 from .env import env_bool, local_master_key
+from .paths import VAR_DIR
+from .security import DEIDWEB_CSP_DIRECTIVES, DEIDWEB_MASTER_KEY
 
 DEBUG = env_bool("DEBUG", True)
 WHITENOISE_USE_FINDERS = True

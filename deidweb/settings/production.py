@@ -10,8 +10,8 @@ from django.core.exceptions import ImproperlyConfigured
 from apps.core.secret_strength import secret_weakness
 
 from .base import *  # noqa: F403
-from .base import DEIDWEB_AUDIT_KEY, DEIDWEB_MASTER_KEY, SECRET_KEY
 from .env import env_bool, env_int, env_str
+from .security import DEIDWEB_AUDIT_KEY, DEIDWEB_MASTER_KEY, SECRET_KEY
 
 # Django's own check (security.W009) asks for 50 characters, five of them different; a
 # secret must also look random (env.secret_weakness): 50 identical characters, a sequence,

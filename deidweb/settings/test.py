@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from .base import *  # noqa: F403
 from .env import env_bool, env_str, parse_database_url
+from .jobs import redis_transport_options
 
 
 def _reachable(url: str, default_port: int) -> bool:
@@ -42,7 +43,7 @@ else:
 
 CELERY_BROKER_URL = TEST_BROKER_URL if DEIDWEB_SERVICES["redis"] else "memory://"
 CELERY_BROKER_TRANSPORT = None  # the URL's own (base sets the embedded broker's)
-CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options() if DEIDWEB_SERVICES["redis"] else {}  # noqa: F405
+CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options() if DEIDWEB_SERVICES["redis"] else {}
 # Handlers replaced in a worker started by a test: "kind=dotted.path,..." (tests/slow_jobs.py).
 DEIDWEB_JOB_HANDLERS = dict(
     item.split("=", 1) for item in env_str("DEIDWEB_TEST_JOB_HANDLERS", "").split(",") if item

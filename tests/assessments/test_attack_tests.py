@@ -19,6 +19,7 @@ from django.urls import reverse
 from apps.assessments import deidentify, release_apply, services
 from apps.assessments.attack_tests import attack_rows, release_attacks, seed_of
 from apps.assessments.hierarchies import hierarchies_ensure, hierarchy_set
+from apps.assessments.selectors import quasi_identifiers
 from apps.classification.services import variables_accept_suggestions
 from tests.assessments.conftest import LOW_ANSWERS, _run, uploaded_register
 
@@ -37,7 +38,7 @@ def register(custodian, analyst):  # type: ignore[no-untyped-def]
     dataset = uploaded_register(custodian, analyst, UNIQUE)
     variables_accept_suggestions(dataset=dataset, user=analyst)
     assessment = services.assessment_create(organization=custodian, dataset=dataset, user=analyst)
-    assert services.quasi_identifiers(assessment) == ["age", "sex"]
+    assert quasi_identifiers(assessment) == ["age", "sex"]
     services.assessment_set_release(assessment=assessment, release_model="public")
     # Low invasion under the IPC 2016 profile: threshold 0.1; public: context 1 → k = 10.
     services.assessment_set_threshold(

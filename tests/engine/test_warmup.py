@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from apps.engine.cli import main
+from apps.engine.numba_cache import cache_root, sources_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +60,8 @@ def test_an_unwritable_cache_is_named(tmp_path: Path, monkeypatch, capsys) -> No
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker / "numba"))
     assert main(["warmup"]) == 2
     error = capsys.readouterr().err
-    assert f"numba's cache folder {blocker / 'numba'} (NUMBA_CACHE_DIR) is not writable" in error
+    folder = blocker / "numba" / f"sources-{sources_digest()}"
+    assert f"numba's cache folder {folder} (NUMBA_CACHE_DIR) is not writable" in error
 
 
 def test_the_settings_put_the_cache_under_var(settings) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +69,11 @@ def test_the_settings_put_the_cache_under_var(settings) -> None:  # type: ignore
         str(settings.VAR_DIR)
     ):
         return  # chosen by whoever runs the tests
-    assert os.environ["NUMBA_CACHE_DIR"] == str(settings.VAR_DIR / "numba")
+    # The settings name the root; the engine points numba at its sources' folder under it.
+    assert cache_root() == settings.VAR_DIR / "numba"
+    assert os.environ["NUMBA_CACHE_DIR"] == str(
+        settings.VAR_DIR / "numba" / f"sources-{sources_digest()}"
+    )
 
 
 def test_the_marker_names_the_sources_compiled(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -78,12 +84,14 @@ def test_the_marker_names_the_sources_compiled(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setattr(cli_warmup, "warmup", lambda: _fake_warmup(cli_warmup))
     assert not cli_warmup.is_warm()
     assert main(["warmup", "--if-cold"]) == 0
-    assert cli_warmup.is_warm() and cli_warmup.marker_path().parent == tmp_path
+    assert cli_warmup.is_warm()
+    assert cli_warmup.marker_path().parent == tmp_path / f"sources-{sources_digest()}"
     monkeypatch.setattr(cli_warmup, "sources_digest", lambda: "other-sources")
     assert not cli_warmup.is_warm()
 
 
 def _fake_warmup(cli_warmup) -> float:  # type: ignore[no-untyped-def]
+    cli_warmup.marker_path().parent.mkdir(exist_ok=True)
     cli_warmup.marker_path().write_text("0\n")
     return 0.0
 
@@ -109,44 +117,126 @@ def test_a_worker_never_waits_for_the_compiler(tmp_path: Path, monkeypatch) -> N
     celery.compile_kernels_in_the_background()
     celery.load_compiled_code_at_start()
     assert started == [[sys.executable, "-m", "apps.engine", "warmup"]] and threads == []
+    cli_warmup.marker_path().parent.mkdir()
     cli_warmup.marker_path().write_text("0\n")  # warm now
     celery.compile_kernels_in_the_background()
     celery.load_compiled_code_at_start()
     assert len(started) == 1 and threads == ["load-compiled-code"]
 
 
-def test_new_sources_start_from_an_empty_cache(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """numba checks a cached kernel against its own file only, so after any source changed a
-    warm-up drops this checkout's compiled code (stale callees inside cached callers) and
-    leaves another checkout's alone; a warm cache is left as it is."""
-    import hashlib
-
-    from apps.engine import cli_warmup
-
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    kernels = Path(cli_warmup.__file__).resolve().parent / "search" / "kernels"
-    ours = tmp_path / f"kernels_{hashlib.sha1(str(kernels).encode()).hexdigest()}"
-    theirs = (
-        tmp_path / f"kernels_{hashlib.sha1(b'/elsewhere/apps/engine/search/kernels').hexdigest()}"
-    )
-    for folder in (ours, theirs):
-        folder.mkdir()
-        (folder / "solve.search-1.py311.nbi").write_text("index")
-        (folder / "solve.search-1.py311.1.nbc").write_text("code")
-    assert ours in cli_warmup.cache_folders() and theirs not in cli_warmup.cache_folders()
+def _stub_loaders(cli_warmup, monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """The warm-up's compilation replaced by a count of its calls."""
     compiled: list[int] = []
     monkeypatch.setattr(cli_warmup, "load_compiled_code", lambda: compiled.append(1))
     for name in ("load_sensitive_code", "load_longitudinal_code", "load_person_attack_code"):
         monkeypatch.setattr(cli_warmup, name, lambda: None)
-    (tmp_path / ".compiled-older-sources").write_text("1\n")
+    return compiled
 
-    assert main(["warmup", "--if-cold"]) == 0
-    assert compiled == [1] and cli_warmup.is_warm()
-    assert sorted(p.name for p in ours.iterdir()) == []
-    assert len(list(theirs.iterdir())) == 2
-    assert not (tmp_path / ".compiled-older-sources").exists()
 
-    # warm: a second warm-up keeps what the first one compiled
-    (ours / "solve.search-1.py311.nbi").write_text("index")
-    assert main(["warmup"]) == 0
-    assert [p.name for p in ours.iterdir()] == ["solve.search-1.py311.nbi"]
+# A process of the current sources that loads compiled code: it prints the folder numba
+# loads a search kernel from, then lives (holding its folder) until its input closes.
+WHERE_NUMBA_LOADS = """
+import sys
+from numba.core.registry import CPUDispatcher
+from apps.engine.search.preload import kernel_modules
+
+kernels = [k for m in kernel_modules() for k in vars(m).values() if isinstance(k, CPUDispatcher)]
+print(kernels[0]._cache.cache_path, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_warm_up_for_new_sources_leaves_a_running_process_its_compiled_code(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A worker starting on new sources warms up while jobs on the sources before are
+    running: numba of those jobs still finds the files it loads (it used to find them
+    deleted: the warm-up emptied the one cache both used). Once no process uses the old
+    sources' folder, a warm-up removes it."""
+    from apps.engine import cli_warmup
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    running = subprocess.Popen(  # noqa: S603 (this interpreter, a fixed script)
+        [sys.executable, "-c", WHERE_NUMBA_LOADS],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert running.stdout is not None and running.stdin is not None
+        loads_from = Path(running.stdout.readline().strip())
+        assert tmp_path in loads_from.parents
+        compiled_code = [loads_from / "solve.search-1.py311.nbi", loads_from / "solve.1.nbc"]
+        for path in compiled_code:
+            path.write_text("compiled")
+
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+        monkeypatch.setattr(cli_warmup, "sources_digest", lambda: "new-sources")
+        compiled = _stub_loaders(cli_warmup, monkeypatch)
+        assert main(["warmup", "--if-cold"]) == 0
+        assert compiled == [1] and cli_warmup.is_warm()
+        assert all(path.exists() for path in compiled_code)
+        assert cli_warmup.marker_path().parent == tmp_path / "sources-new-sources"
+    finally:
+        running.communicate(input="", timeout=60)
+    assert running.returncode == 0
+
+    assert main(["warmup"]) == 0  # nobody uses the old sources' folder now
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sources-new-sources"]
+
+
+def test_a_folder_in_use_is_kept_and_an_unused_one_removed(tmp_path: Path) -> None:
+    """A folder is removed only when no process holds its lock."""
+    from apps.engine import numba_cache
+
+    used, unused, current = (tmp_path / f"sources-{n}" for n in ("used", "unused", "current"))
+    for folder in (used, unused, current):
+        folder.mkdir()
+        (folder / "kernel.nbi").write_text("index")
+    numba_cache.hold(used)
+    try:
+        removed = numba_cache.remove_unused_folders(tmp_path, keep=current)
+        assert removed == [unused]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["sources-current", "sources-used"]
+        assert (used / "kernel.nbi").read_text() == "index"
+    finally:
+        numba_cache._HELD.pop().close()
+    assert numba_cache.remove_unused_folders(tmp_path, keep=current) == [used]
+
+
+def test_a_child_process_picks_its_own_sources_folder(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A process started by one that chose its folder inherits NUMBA_CACHE_DIR naming that
+    folder: its root is the folder's parent, not a folder nested in it."""
+    from apps.engine.numba_cache import cache_root
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "sources-0123456789abcdef"))
+    assert cache_root() == tmp_path
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert cache_root() == tmp_path
+
+
+def test_without_a_cache_dir_new_sources_start_from_an_empty_cache(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Beside the sources (no NUMBA_CACHE_DIR) there is one cache per source folder, so a
+    warm-up on new sources empties it: numba checks a cached kernel against its own file
+    only (stale callees inside cached callers)."""
+    from apps.engine import cli_warmup
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    cleared: list[int] = []
+
+    def clear_cache() -> int:
+        cleared.append(1)
+        return 0
+
+    monkeypatch.setattr(cli_warmup, "clear_cache", clear_cache)
+    monkeypatch.setattr(cli_warmup, "marker_path", lambda: tmp_path / ".compiled-new")
+    compiled = _stub_loaders(cli_warmup, monkeypatch)
+    cli_warmup.warmup()
+    assert cleared == [1] and compiled == [1]
+    assert (tmp_path / ".compiled-new").exists()
+    cli_warmup.warmup()  # warm now: nothing is cleared
+    assert cleared == [1] and compiled == [1, 1]

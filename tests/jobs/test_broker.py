@@ -106,7 +106,7 @@ def test_unreadable_messages_are_set_aside_and_the_next_one_is_read(folder, name
 
 
 def test_the_settings_use_this_transport_with_the_embedded_broker():
-    from deidweb.settings import base
+    from deidweb.settings import jobs
 
-    if base.CELERY_BROKER_URL.startswith("filesystem://"):
-        assert base.CELERY_BROKER_TRANSPORT == "apps.jobs.broker:FilesystemTransport"
+    if jobs.CELERY_BROKER_URL.startswith("filesystem://"):
+        assert jobs.CELERY_BROKER_TRANSPORT == "apps.jobs.broker:FilesystemTransport"

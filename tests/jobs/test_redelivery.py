@@ -123,11 +123,11 @@ def test_jobs_go_to_a_queue_by_kind():
 
 
 def test_tasks_are_acknowledged_late_and_the_broker_waits_past_the_time_limit():
-    from deidweb.settings import base
+    from deidweb.settings import jobs
 
-    assert base.CELERY_TASK_ACKS_LATE is True
-    assert base.CELERY_TASK_REJECT_ON_WORKER_LOST is True
-    assert base.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
-    assert base.DEIDWEB_BROKER_VISIBILITY_TIMEOUT > base.CELERY_TASK_TIME_LIMIT
-    options = base.redis_transport_options()
-    assert options["visibility_timeout"] == base.DEIDWEB_BROKER_VISIBILITY_TIMEOUT
+    assert jobs.CELERY_TASK_ACKS_LATE is True
+    assert jobs.CELERY_TASK_REJECT_ON_WORKER_LOST is True
+    assert jobs.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
+    assert jobs.DEIDWEB_BROKER_VISIBILITY_TIMEOUT > jobs.CELERY_TASK_TIME_LIMIT
+    options = jobs.redis_transport_options()
+    assert options["visibility_timeout"] == jobs.DEIDWEB_BROKER_VISIBILITY_TIMEOUT

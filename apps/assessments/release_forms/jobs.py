@@ -31,6 +31,7 @@ from django.db import transaction
 
 from apps.assessments.attack_tests import attack_rows
 from apps.assessments.deidentify import search_target
+from apps.assessments.drafts import assessment_lock_draft
 from apps.assessments.freetext import release_text_scan
 from apps.assessments.hierarchies import class_threshold
 from apps.assessments.models import Assessment
@@ -38,7 +39,6 @@ from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.release_files import _apply_folders, _discard_unreferenced, release_store
 from apps.assessments.release_forms.config import FORM_TITLES, SYNTHETIC, TABLE, ReleaseForm
 from apps.assessments.release_forms.services import release_form_check, synthetic_columns
-from apps.assessments.services import assessment_lock_draft
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
 from apps.datasets import storage

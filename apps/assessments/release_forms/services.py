@@ -17,6 +17,7 @@ from django.db import transaction
 
 from apps.assessments import steps
 from apps.assessments.deidentify import search_target
+from apps.assessments.drafts import assessment_editable, assessment_lock_draft
 from apps.assessments.models import Assessment
 from apps.assessments.persons import refuse_longitudinal_deidentify
 from apps.assessments.release_forms.config import (
@@ -26,12 +27,7 @@ from apps.assessments.release_forms.config import (
     ReleaseForm,
     parse,
 )
-from apps.assessments.services import (
-    assessment_editable,
-    assessment_lock_draft,
-    quasi_identifiers,
-    sensitive_columns,
-)
+from apps.assessments.selectors import quasi_identifiers, sensitive_columns
 from apps.audit.services import audit_record
 from apps.classification.models import Variable
 from apps.core.errors import ApplicationError
