@@ -9,9 +9,8 @@ search on a chain above them (``_probe``) or a climb (``_climb``), evaluated one
 their up-set or down-set and lifting their generalizations' bounds (``_evaluate``).
 Facts learnt in one solve bound the next.
 
-The same loop runs compiled (``kernels/solve.py``) without suppression and, with it
-(no Pareto front, no sensitive models), for discernibility and AECS (``zero_limit.py``)
-and for loss, entropy and precision (``suppressed.py``).
+The same loop runs compiled (``compiled_search.py``, ``kernels/solve.py``) without
+suppression and, with it (no Pareto front, no sensitive models), for every metric.
 """
 
 from __future__ import annotations

@@ -1,32 +1,32 @@
-"""The optimal search compiled: when nothing may be suppressed, or for the metrics valued
-from the class summary (discernibility, AECS) under any suppression limit.
+"""The optimal search compiled: without suppression for every metric, and with it for
+every metric the compiled loop values (discernibility and AECS from the summary of a
+node's classes; loss, entropy and precision from its classes).
 
-With a monotone criterion (k-anonymity, maximum risk) on consistent hierarchies, a
-search without suppression, or one with suppression valued by discernibility or AECS, is
-``best_first.py``'s best-first search with nothing in it that needs Python per node:
-whether a node passes and what it is worth come from the summary of its classes
-(``kernels.fetch``). (The module keeps its first name, the search without suppression.) :func:`zero_limit_search` prepares what that
-search prepares (the rows every node certainly suppresses, the metric's static bounds and
-keys of the nodes that may pass, the table cache) and hands the rest to
-:func:`kernels.solve.solve_zero_limit`, which takes the same nodes in the same order and
-chooses the same node as ``BestFirst.solve`` (``tests/engine/test_zero_limit.py`` checks it
-node for node). Nothing is built per lattice node but flat arrays: no :class:`Lattice`,
-no tie-order array (a node's tie rank is its total level and index), no Python object
-per evaluated node.
+With a monotone criterion (k-anonymity, maximum risk) on consistent hierarchies,
+``best_first.py``'s best-first search needs no Python per node: whether a node passes
+and what it is worth come from its classes, fetched into the table cache's arena
+(``kernels.fetch``). :func:`find_optimum` prepares what that search prepares (the rows
+every node certainly suppresses, the metric's static bounds and keys of the nodes that
+may pass, its tables when it values suppressed classes, the table cache) and hands the
+rest to :func:`~apps.engine.search.kernels.solve.search_slice`, which takes the same
+nodes in the same order and chooses the same node as ``BestFirst.solve``
+(``tests/engine/test_zero_limit.py``, ``test_compiled_suppression.py`` and
+``test_compiled_suppressed.py`` check it node for node). Nothing is built per lattice
+node but flat arrays: no :class:`Lattice`, no tie-order array (a node's tie rank is its
+total level and index), no Python object per evaluated node.
 
 ``optimal_search`` takes this path when it can (:func:`applies`, no sensitive models; with
-suppression, no Pareto front).
-The compiled search runs in slices of a few milliseconds (:data:`SLICE_SECONDS`); between
-them the progress listener hears where it stands, the cancel signal is checked and the
-deadline too, as ``BestFirst.solve`` does between nodes: slices of any size take the same
-nodes in the same order as one call.
+suppression, no Pareto front). The compiled search runs in slices of a few milliseconds
+(:data:`SLICE_SECONDS`); between them the progress listener hears where it stands, the
+cancel signal is checked and the deadline too, as ``BestFirst.solve`` does between
+nodes: slices of any size take the same nodes in the same order as one call.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,14 +42,18 @@ from apps.engine.progress import (
     is_cancelled,
 )
 from apps.engine.search.bounds import PARALLEL_TUPLES, RareRows, rare_profiles
-from apps.engine.search.classes import TableCache
+from apps.engine.search.classes import CompiledTables, TableCache
 from apps.engine.search.evaluate import NodeResult
-from apps.engine.search.kernels import frontier, search_state
+from apps.engine.search.kernels import frontier, search_state, solve
 from apps.engine.search.problem import SearchProblem
 from apps.engine.workers import Deferred
 
-#: Metric kinds of the compiled search (``kernels/solve.py``).
-_KINDS = {"discernibility": search_state.DISCERNIBILITY, "aecs": search_state.AECS}
+#: Metric kinds of the compiled search valued from the summary of a node's classes
+#: (``kernels/search_state.py``), under any suppression limit.
+_SUMMARY_KINDS = {"discernibility": search_state.DISCERNIBILITY, "aecs": search_state.AECS}
+#: Metric kinds valued from a node's suppressed classes (``kernels/solve.py``), with
+#: suppression; without it their value is their static bound (``search_state.EXACT``).
+_CLASS_KINDS = {"entropy": solve.ENTROPY, "loss": solve.LOSS, "precision": solve.PRECISION}
 #: The time a slice of the search aims at (seconds): long enough that what is done
 #: between slices (a report, the cancel signal, the clock) costs nothing measurable,
 #: short enough that a report, a cancel or a deadline is heard at once.
@@ -66,9 +70,9 @@ _NO_LIFT = np.zeros(0, dtype=np.float64)
 _NO_LIFT.flags.writeable = False
 
 
-class ZeroLimitFound(NamedTuple):
-    """What :func:`zero_limit_search` found: the solution (or None), the nodes evaluated,
-    the lattice size, the metric, and whether the search finished (False: the deadline
+class CompiledFound(NamedTuple):
+    """What :func:`find_optimum` found: the solution (or None), the nodes evaluated, the
+    lattice size, the metric, and whether the search finished (False: the deadline
     passed first and the solution is the best found so far)."""
 
     solution: NodeResult | None
@@ -79,17 +83,26 @@ class ZeroLimitFound(NamedTuple):
 
 
 def applies(problem: SearchProblem, criterion: Criterion, allowed: int, metric: str) -> bool:
-    """Whether :func:`zero_limit_search` finds what ``BestFirst.solve`` would: nothing may be
-    suppressed or the metric is discernibility or AECS, the criterion is monotone (then,
-    without sensitive models, so is its suppression: ``BestFirst.monotone``), the
-    hierarchies consistent, and there are quasi-identifiers and rows."""
+    """Whether :func:`find_optimum` finds what ``BestFirst.solve`` would: nothing may be
+    suppressed or the metric is one the compiled loop values with suppression, the
+    criterion is monotone (then, without sensitive models, so is its suppression:
+    ``BestFirst.monotone``), the hierarchies consistent, and there are quasi-identifiers
+    and rows."""
     return (
-        (allowed == 0 or metric in _KINDS)
+        (allowed == 0 or metric in _SUMMARY_KINDS or metric in _CLASS_KINDS)
         and criterion.monotone
         and problem.consistent
         and problem.dimensions > 0
         and problem.rows > 0
     )
+
+
+def values_suppressed_classes(metric: str, allowed: int) -> bool:
+    """Whether the compiled search values nodes from their suppressed classes (loss,
+    entropy and precision with rows to suppress) rather than from their summary (the
+    others, and every metric without suppression): ``optimal_search`` lets the tests
+    turn the two off apart."""
+    return allowed > 0 and metric in _CLASS_KINDS
 
 
 def _levels(
@@ -103,7 +116,59 @@ def _levels(
     return out
 
 
-def zero_limit_search(
+def _valuation(
+    tables: dict[str, NDArray[np.float64] | NDArray[np.int64]],
+    least: NDArray[np.int64],
+    d: int,
+) -> solve.Valuation:
+    """The metric's tables (``Metric.search_tables``) as a ``Valuation``: the ones it
+    has not, empty arrays of the right type (never read for its kind)."""
+    real2 = np.zeros((0, 0), dtype=np.float64)
+    real1 = np.zeros(0, dtype=np.float64)
+    int2 = np.zeros((0, 0), dtype=np.int64)
+    int1 = np.zeros(0, dtype=np.int64)
+
+    def get(name: str, empty: NDArray[np.float64] | NDArray[np.int64]) -> Any:
+        found = tables.get(name)
+        return np.ascontiguousarray(found if found is not None else empty, dtype=empty.dtype)
+
+    return solve.Valuation(
+        least=least.copy(),
+        levels=np.zeros(d, dtype=np.int16),
+        by_level=get("by_level", real2),
+        cum=get("cum", real1),
+        cum_flogf=get("cum_flogf", real1),
+        start=get("start", int2),
+        length=get("length", int2),
+        values=get("values", int2),
+        weighted=get("weighted", int2),
+        penalty=get("penalty", int2),
+        domain=get("domain", int1),
+        leaves=get("leaves", int1),
+        offsets=get("offsets", int2),
+        heights=get("heights", int1),
+    )
+
+
+def solve_slice(
+    state: search_state.State,
+    metric: search_state.Metric,
+    valuation: solve.Valuation | None,
+    queue: frontier.Queue,
+    shortcut: bool,
+    budget: int,
+    stop: bool,
+    tables: CompiledTables,
+) -> bool:
+    """One slice of the compiled search (``kernels/solve.py``) on a table cache's
+    ``tables``: whether the search finished. ``valuation``: the metric's tables when it
+    values suppressed classes, else None."""
+    if valuation is None:
+        return bool(solve.solve_zero_limit(state, metric, queue, shortcut, budget, stop, *tables))
+    return bool(solve.solve_suppressed(state, metric, valuation, queue, budget, stop, *tables))
+
+
+def find_optimum(
     problem: SearchProblem,
     criterion: Criterion,
     metric_name: str,
@@ -114,12 +179,12 @@ def zero_limit_search(
     progress: ProgressListener | None = None,
     cancel: CancelSignal | None = None,
     deadline: float | None = None,
-) -> ZeroLimitFound:
-    """The optimum with at most ``allowed`` suppressed rows (module docstring; above 0
-    for discernibility and AECS only: :func:`applies`). ``progress`` hears
-    after each slice and at the end, ``cancel`` is checked before each slice (raises
-    :class:`SearchCancelled`); past ``deadline`` (``time.perf_counter``) the best node
-    so far is returned, not optimal, as ``BestFirst.solve`` does."""
+) -> CompiledFound:
+    """The optimum with at most ``allowed`` suppressed rows (module docstring,
+    :func:`applies`). ``progress`` hears after each slice and at the end, ``cancel`` is
+    checked before each slice (raises :class:`SearchCancelled`); past ``deadline``
+    (``time.perf_counter``) the best node so far is returned, not optimal, as
+    ``BestFirst.solve`` does."""
     started = _now()
     size, strides = lattice_shape(tops)
     k = criterion.release_size
@@ -131,6 +196,8 @@ def zero_limit_search(
         pending = None
         rare = rare_profiles(problem, k, allowed)
     metric = prepare_metric(metric_name, problem)
+    by_classes = values_suppressed_classes(metric.name, allowed)
+    tables = metric.search_tables() if by_classes else None
     cache = TableCache(problem, cache_bytes, k)
     try:
         if pending is not None:
@@ -148,6 +215,7 @@ def zero_limit_search(
         bounds[may] = static = metric.lower_bounds(levels)
         keys[may] = metric.suppression_keys(levels, static, least[may], k)
         d = len(tops)
+        valuation = _valuation(tables, least, d) if tables is not None else None
         state = search_state.State(
             tops=tops_,
             strides=strides_,
@@ -167,7 +235,9 @@ def zero_limit_search(
         )
         rows = problem.rows
         spec = search_state.Metric(
-            kind=_KINDS.get(metric.name, search_state.EXACT),
+            kind=(_CLASS_KINDS if by_classes else _SUMMARY_KINDS).get(
+                metric.name, search_state.EXACT
+            ),
             rows=rows,
             k=k,
             least_cost=min(max(k, 1), max(rows, 1)),
@@ -178,6 +248,7 @@ def zero_limit_search(
             may[np.lexsort((may, totals, keys[may]))], state.keys, state.tops, state.strides
         )
         shortcut = bool(metric.exact_bound) and allowed == 0
+        compiled = cache.compiled_tables
         # (with nothing to hear between slices, one slice)
         heard = progress is not None or cancel is not None or deadline is not None
         budget = FIRST_SLICE if heard else 1 << 62
@@ -191,7 +262,9 @@ def zero_limit_search(
             if expired and queue.ints[frontier.Q_PHASE] != frontier.STARTING:
                 break
             before = int(state.counters[0])
-            if cache.solve_zero_limit(state, spec, queue, shortcut, 0 if expired else budget):
+            if solve_slice(
+                state, spec, valuation, queue, shortcut, 0 if expired else budget, False, compiled
+            ):
                 break
             if expired:
                 break
@@ -200,7 +273,7 @@ def zero_limit_search(
                 progress(_progress(state, queue, size, tops, strides, _now() - started))
         optimal = bool(queue.ints[frontier.Q_PHASE] == frontier.FINISHED)
         if not optimal:  # (the best so far, evaluated if it was not)
-            cache.solve_zero_limit(state, spec, queue, shortcut, 0, stop=True)
+            solve_slice(state, spec, valuation, queue, shortcut, 0, True, compiled)
         if progress is not None:
             progress(_progress(state, queue, size, tops, strides, _now() - started))
     finally:
@@ -208,12 +281,11 @@ def zero_limit_search(
     evaluations = int(state.counters[0])
     best = int(queue.ints[frontier.Q_BEST])
     if best < 0:
-        return ZeroLimitFound(None, evaluations, size, metric, optimal)
+        return CompiledFound(None, evaluations, size, metric, optimal)
     row = int(state.slot[best])
     suppressed, released, smallest = (int(v) for v in state.facts[row])
     node_levels = tuple(int(v) for v in _levels(np.array([best]), tops, strides)[0])
-    released_rows = rows - suppressed
-    return ZeroLimitFound(
+    return CompiledFound(
         NodeResult(
             levels=node_levels,
             passes=True,  # (evaluated: at most ``allowed`` suppressed)
@@ -221,7 +293,7 @@ def zero_limit_search(
             equivalence_classes=released,
             min_class_size=smallest,
             max_risk=1.0 / smallest if smallest else 0.0,
-            average_risk=average_risk(released, released_rows),
+            average_risk=average_risk(released, rows - suppressed),
             information_loss=float(state.values[row]),
         ),
         evaluations,
