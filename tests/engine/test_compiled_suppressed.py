@@ -26,7 +26,8 @@ from apps.engine.progress import SearchCancelled, SearchProgress
 from apps.engine.search import SearchProblem, compiled_search, optimal, optimal_search
 from apps.engine.search.best_first import BestFirst
 from apps.engine.search.evaluate import Evaluator
-from apps.engine.search.kernels import search_state, solve
+from apps.engine.search.kernels import search_state
+from apps.engine.search.kernels.valuation import ENTROPY, bound, facts
 from apps.engine.search.problem import lattice_tops
 from tests.engine.test_compiled_suppression import compiled_levels
 from tests.engine.test_search_properties import problems, raw_problems
@@ -50,7 +51,7 @@ def recorded(budget: int) -> Iterator[list[np.ndarray]]:
     def recording(state: search_state.State, metric: search_state.Metric, *args: Any) -> bool:
         # (the searches valued from suppressed classes: test_zero_limit.py records the
         # others)
-        if metric.kind >= solve.ENTROPY and (not states or states[-1] is not state):
+        if metric.kind >= ENTROPY and (not states or states[-1] is not state):
             states.append(state)
         return bool(original(state, metric, *args))
 
@@ -199,8 +200,8 @@ def test_same_search_as_python_on_adult(adult: SearchProblem, metric: str) -> No
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("metric", METRICS)
 def test_values_and_bounds_of_every_node(seed: int, metric: str) -> None:
-    """The compiled value of every node (``solve._facts``) is ``Metric.value`` bit for bit,
-    and its suppression bound (``solve._bound``, the node known to suppress more rows
+    """The compiled value of every node (``valuation.facts``) is ``Metric.value`` bit for bit,
+    and its suppression bound (``valuation.bound``, the node known to suppress more rows
     than the search started with) is ``Metric.suppression_bound``'s."""
     problem = random_problem(seed)
     tops = lattice_tops(problem, None)
@@ -248,16 +249,16 @@ def test_values_and_bounds_of_every_node(seed: int, metric: str) -> None:
     tables = cache.compiled_tables
     try:
         for idx in range(size):
-            row = solve._facts(state, spec, valuation, idx, *tables)
-            facts = python.facts_of(idx)
-            assert state.facts[row, 0] == facts.suppressed_rows
+            row = facts(state, spec, valuation, idx, *tables)
+            known = python.facts_of(idx)
+            assert state.facts[row, 0] == known.suppressed_rows
             want = python.metric.value(python.classes(idx))
             assert state.values[row] == want, (idx, lattice.node(idx))
             # the bound of a node known to suppress s rows more than it started with
             for s in (1, 7, problem.rows // 3):
                 state.at_least[idx] = s
                 state.keys[idx] = -np.inf
-                assert solve._bound(state, spec, valuation, idx) == prepared.suppression_bound(
+                assert bound(state, spec, valuation, idx) == prepared.suppression_bound(
                     lattice.node(idx), s, k
                 )
     finally:

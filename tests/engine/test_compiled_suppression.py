@@ -58,7 +58,8 @@ def compiled_levels(slot: np.ndarray, tops: list[int]) -> list[tuple[int, ...]]:
     evaluated = np.flatnonzero(slot >= 0)
     order = evaluated[np.argsort(slot[evaluated], kind="stable")]
     strides = [int(np.prod(np.asarray(tops[j + 1 :]) + 1)) for j in range(len(tops))]
-    return [tuple(int(v) for v in row) for row in compiled_search._levels(order, tops, strides)]
+    levels = (order[:, None] // np.asarray(strides)) % (np.asarray(tops) + 1)
+    return [tuple(int(v) for v in row) for row in levels]
 
 
 def agree(

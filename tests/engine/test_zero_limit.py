@@ -31,7 +31,8 @@ from apps.engine.search import (
     optimal_search,
 )
 from apps.engine.search.exhaustive import exhaustive_search
-from apps.engine.search.kernels import frontier, search_state, solve
+from apps.engine.search.kernels import frontier, probe, search_state
+from apps.engine.search.kernels.valuation import ENTROPY
 from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
 from tests.engine.test_search_properties import problems
@@ -212,11 +213,11 @@ def _state(
 def test_chain_climbs_to_most_suppressed_then_least_key() -> None:
     # Lattice (1, 1): nodes 0 = (0,0), 1 = (0,1), 2 = (1,0), 3 = (1,1).
     state = _state([1, 1], [0, 0, 0, 0], [0.0, 2.0, 1.0, 3.0])
-    assert solve._chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
+    assert probe.chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
     state.at_least[1] = 5  # (0,1) is known to suppress more: it goes first
-    assert solve._chain(state, 0).tolist() == [0, 1, 3]
+    assert probe.chain(state, 0).tolist() == [0, 1, 3]
     state.status[3] = search_state.TOO_MANY  # only unknown nodes: the chain stops below
-    assert solve._chain(state, 0).tolist() == [0, 1]
+    assert probe.chain(state, 0).tolist() == [0, 1]
 
 
 def test_lifted_bounds_by_hand() -> None:
@@ -315,7 +316,7 @@ def slices(budget: int) -> Iterator[list[np.ndarray]]:
     def recording(state: search_state.State, metric: search_state.Metric, *args: Any) -> bool:
         # (the searches valued from the class summary: test_compiled_suppressed.py
         # records the others)
-        if metric.kind < solve.ENTROPY and (not states or states[-1] is not state):
+        if metric.kind < ENTROPY and (not states or states[-1] is not state):
             states.append(state)
         return original(state, metric, *args)
 

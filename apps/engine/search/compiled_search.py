@@ -45,15 +45,16 @@ from apps.engine.search.bounds import PARALLEL_TUPLES, RareRows, rare_profiles
 from apps.engine.search.classes import CompiledTables, TableCache
 from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.kernels import frontier, search_state, solve
+from apps.engine.search.kernels.valuation import ENTROPY, LOSS, PRECISION, Valuation
 from apps.engine.search.problem import SearchProblem
 from apps.engine.workers import Deferred
 
 #: Metric kinds of the compiled search valued from the summary of a node's classes
 #: (``kernels/search_state.py``), under any suppression limit.
 _SUMMARY_KINDS = {"discernibility": search_state.DISCERNIBILITY, "aecs": search_state.AECS}
-#: Metric kinds valued from a node's suppressed classes (``kernels/solve.py``), with
+#: Metric kinds valued from a node's suppressed classes (``kernels/valuation.py``), with
 #: suppression; without it their value is their static bound (``search_state.EXACT``).
-_CLASS_KINDS = {"entropy": solve.ENTROPY, "loss": solve.LOSS, "precision": solve.PRECISION}
+_CLASS_KINDS = {"entropy": ENTROPY, "loss": LOSS, "precision": PRECISION}
 #: The time a slice of the search aims at (seconds): long enough that what is done
 #: between slices (a report, the cancel signal, the clock) costs nothing measurable,
 #: short enough that a report, a cancel or a deadline is heard at once.
@@ -105,55 +106,59 @@ def values_suppressed_classes(metric: str, allowed: int) -> bool:
     return allowed > 0 and metric in _CLASS_KINDS
 
 
-def _levels(
-    nodes: NDArray[np.int64], tops: Sequence[int], strides: Sequence[int]
-) -> NDArray[np.int16]:
-    """The levels of ``nodes`` (``[len(nodes) x d]``), from their numbers."""
-    radix = np.asarray(tops, dtype=np.int64) + 1
-    out: NDArray[np.int16] = (
-        (nodes[:, None] // np.asarray(strides, dtype=np.int64)) % radix
-    ).astype(np.int16)
-    return out
+def _node_levels(idx: int, tops: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
+    """The levels of node ``idx``, from its number (mixed radix, ``lattice.py``)."""
+    return tuple(int(idx // s % (t + 1)) for t, s in zip(tops, strides, strict=True))
+
+
+#: The metric's tables a :class:`Valuation` holds (``Metric.search_tables``' names).
+_TABLES = Valuation._fields[2:]
+#: The valuation of the metrics valued from the class summary (none of it is read): empty
+#: arrays of each field's type.
+_NO_VALUATION = Valuation(
+    least=np.zeros(0, dtype=np.int64),
+    levels=np.zeros(0, dtype=np.int16),
+    by_level=np.zeros((0, 0), dtype=np.float64),
+    cum=np.zeros(0, dtype=np.float64),
+    cum_flogf=np.zeros(0, dtype=np.float64),
+    start=np.zeros((0, 0), dtype=np.int64),
+    length=np.zeros((0, 0), dtype=np.int64),
+    values=np.zeros((0, 0), dtype=np.int64),
+    weighted=np.zeros((0, 0), dtype=np.int64),
+    penalty=np.zeros((0, 0), dtype=np.int64),
+    domain=np.zeros(0, dtype=np.int64),
+    leaves=np.zeros(0, dtype=np.int64),
+    offsets=np.zeros((0, 0), dtype=np.int64),
+    heights=np.zeros(0, dtype=np.int64),
+)
+_NO_VALUATION_FIELDS = tuple(_NO_VALUATION)
 
 
 def _valuation(
     tables: dict[str, NDArray[np.float64] | NDArray[np.int64]],
     least: NDArray[np.int64],
     d: int,
-) -> solve.Valuation:
+) -> Valuation:
     """The metric's tables (``Metric.search_tables``) as a ``Valuation``: the ones it
-    has not, empty arrays of the right type (never read for its kind)."""
-    real2 = np.zeros((0, 0), dtype=np.float64)
-    real1 = np.zeros(0, dtype=np.float64)
-    int2 = np.zeros((0, 0), dtype=np.int64)
-    int1 = np.zeros(0, dtype=np.int64)
+    has not, empty arrays of the right type (never read for its kind). Each is a
+    C-ordered writeable array of its field's type (copied if need be), as in
+    :data:`_NO_VALUATION`: every search of a code width has one compiled loop."""
 
     def get(name: str, empty: NDArray[np.float64] | NDArray[np.int64]) -> Any:
         found = tables.get(name)
-        return np.ascontiguousarray(found if found is not None else empty, dtype=empty.dtype)
+        return np.require(found if found is not None else empty, empty.dtype, ("C", "W"))
 
-    return solve.Valuation(
+    return _NO_VALUATION._replace(
         least=least.copy(),
         levels=np.zeros(d, dtype=np.int16),
-        by_level=get("by_level", real2),
-        cum=get("cum", real1),
-        cum_flogf=get("cum_flogf", real1),
-        start=get("start", int2),
-        length=get("length", int2),
-        values=get("values", int2),
-        weighted=get("weighted", int2),
-        penalty=get("penalty", int2),
-        domain=get("domain", int1),
-        leaves=get("leaves", int1),
-        offsets=get("offsets", int2),
-        heights=get("heights", int1),
+        **{name: get(name, getattr(_NO_VALUATION, name)) for name in _TABLES},
     )
 
 
 def solve_slice(
     state: search_state.State,
     metric: search_state.Metric,
-    valuation: solve.Valuation | None,
+    valuation: Valuation | None,
     queue: frontier.Queue,
     shortcut: bool,
     budget: int,
@@ -162,10 +167,23 @@ def solve_slice(
 ) -> bool:
     """One slice of the compiled search (``kernels/solve.py``) on a table cache's
     ``tables``: whether the search finished. ``valuation``: the metric's tables when it
-    values suppressed classes, else None."""
-    if valuation is None:
-        return bool(solve.solve_zero_limit(state, metric, queue, shortcut, budget, stop, *tables))
-    return bool(solve.solve_suppressed(state, metric, valuation, queue, budget, stop, *tables))
+    values suppressed classes, else None. (The bundles go as plain tuples:
+    :func:`~apps.engine.search.kernels.solve.search_slice`.)"""
+    return bool(
+        solve.search_slice(
+            tuple(state),
+            tuple(metric),
+            _NO_VALUATION_FIELDS if valuation is None else tuple(valuation),
+            tuple(queue),
+            shortcut,
+            budget,
+            stop,
+            tuple(tables.arena),
+            tables.base,
+            tables.base_summary,
+            tuple(tables.maps),
+        )  # fmt: skip
+    )
 
 
 def find_optimum(
@@ -284,10 +302,9 @@ def find_optimum(
         return CompiledFound(None, evaluations, size, metric, optimal)
     row = int(state.slot[best])
     suppressed, released, smallest = (int(v) for v in state.facts[row])
-    node_levels = tuple(int(v) for v in _levels(np.array([best]), tops, strides)[0])
     return CompiledFound(
         NodeResult(
-            levels=node_levels,
+            levels=_node_levels(best, tops, strides),
             passes=True,  # (evaluated: at most ``allowed`` suppressed)
             suppressed_rows=suppressed,
             equivalence_classes=released,
@@ -325,9 +342,7 @@ def _progress(
     return SearchProgress(
         nodes_evaluated=int(state.counters[0]),
         nodes_total=size,
-        best_levels=(
-            tuple(int(v) for v in _levels(np.array([best]), tops, strides)[0]) if found else None
-        ),
+        best_levels=_node_levels(best, tops, strides) if found else None,
         best_loss=float(queue.floats[frontier.QF_BEST_VALUE]) if found else None,
         seconds=seconds,
     )

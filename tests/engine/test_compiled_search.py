@@ -1,0 +1,42 @@
+"""The compiled search's driver (``search/compiled_search.py``) and the table cache it
+runs on: one compiled loop for every metric of a code width (issue #26: a search of a
+small table pays per run for what it types)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numba import typeof
+
+from apps.engine.loss import METRICS, prepare_metric
+from apps.engine.search import compiled_search
+from apps.engine.search.classes import TableCache
+from apps.engine.search.problem import lattice_tops
+from tests.engine.test_loss import tiny
+from tests.engine.test_zero_limit import random_problem
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_every_valuation_has_the_type_of_none(metric: str) -> None:
+    """The metric's tables go to the loop as arrays of the same numba types as the empty
+    valuation of the metrics valued from the class summary: one compiled loop serves
+    every metric (one specialization per code width, loaded by the preload)."""
+    problem = random_problem(1)
+    prepared = prepare_metric(metric, problem)
+    size = math.prod(t + 1 for t in lattice_tops(problem, None))
+    least = np.zeros(size, dtype=np.int64)
+    valuation = compiled_search._valuation(prepared.search_tables(), least, problem.dimensions)
+    assert typeof(tuple(valuation)) == typeof(compiled_search._NO_VALUATION_FIELDS)
+    # (the metric's own tables, not copies of the empty ones, where it has them)
+    for name, table in prepared.search_tables().items():
+        np.testing.assert_array_equal(getattr(valuation, name), table)
+    assert valuation.least is not least and np.array_equal(valuation.least, least)
+
+
+def test_the_released_cache_has_no_tables() -> None:
+    cache = TableCache(tiny(), None, 2)
+    cache.release()
+    with pytest.raises(RuntimeError, match="released"):
+        cache.compiled_tables  # noqa: B018
