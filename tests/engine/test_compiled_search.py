@@ -1,6 +1,7 @@
 """The compiled search's driver (``search/compiled_search.py``) and the table cache it
-runs on: one compiled loop for every metric of a code width (issue #26: a search of a
-small table pays per run for what it types)."""
+runs on: one compiled loop for every metric of a code width, and an arena sized for the
+lattice it searches (issue #26: a search of a small table pays per run for what it
+allocates and types)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,28 @@ def test_every_valuation_has_the_type_of_none(metric: str) -> None:
     for name, table in prepared.search_tables().items():
         np.testing.assert_array_equal(getattr(valuation, name), table)
     assert valuation.least is not least and np.array_equal(valuation.least, least)
+
+
+def test_the_arena_has_a_slot_per_node_at_most() -> None:
+    """A cached table takes a slot, and a node has at most one: the arena of a problem
+    whose lattice has fewer nodes than its ring could hold tables has a slot per node
+    (before: 65,536 slots, 6 MB of slot rows for a lattice of a few hundred nodes)."""
+    problem = random_problem(0)
+    nodes = math.prod(t + 1 for t in lattice_tops(problem, None))
+    assert 64 < nodes < 1 << 16
+    cache = TableCache(problem, None, 2)
+    try:
+        arena = cache.compiled_tables.arena
+        assert arena.meta.shape[0] == nodes
+        assert arena.summaries.shape[0] == nodes
+    finally:
+        cache.release()
+    # a tiny lattice keeps the floor of 64 slots
+    small = TableCache(tiny(), None, 2)
+    try:
+        assert small.compiled_tables.arena.meta.shape[0] == 64
+    finally:
+        small.release()
 
 
 def test_the_released_cache_has_no_tables() -> None:

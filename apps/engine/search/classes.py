@@ -13,6 +13,7 @@ nodes in one arena and does lookup, roll-up and storage in one compiled call
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -176,7 +177,10 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
     sizes = np.empty(m + ring, dtype=np.int64)
     codes[: d * m] = base.columns.ravel()
     sizes[:m] = base.sizes
-    slots = max(64, min(1 << 16, ring // 16))
+    # A slot per cached table: at most one per node of the lattice (a search of a small
+    # lattice needs far fewer than a large table's ring could hold).
+    nodes = math.prod(h + 1 for h in problem.heights)
+    slots = max(64, min(1 << 16, ring // 16, nodes))
     state = np.zeros(kernels.STATE, dtype=np.int64)
     state[kernels.HEAD] = m
     return kernels.Arena(
