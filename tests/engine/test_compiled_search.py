@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from numba import typeof
 
+from apps.engine.lattice import Lattice
 from apps.engine.loss import METRICS, prepare_metric
-from apps.engine.search import compiled_search
+from apps.engine.search import bounds, compiled_search
 from apps.engine.search.classes import TableCache
 from apps.engine.search.problem import lattice_tops
 from tests.engine.test_loss import tiny
@@ -56,6 +57,29 @@ def test_the_arena_has_a_slot_per_node_at_most() -> None:
         assert small.compiled_tables.arena.meta.shape[0] == 64
     finally:
         small.release()
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("seed", range(4))
+def test_keys_are_the_metrics_suppression_keys(metric: str, seed: int) -> None:
+    """The driver's keys (``_keys``: for the metrics with lifted numbers without
+    suppression, one floor for every node) are ``Metric.suppression_keys`` bit for bit,
+    with and without suppression: the static order and every pruning of the search are
+    the Python search's."""
+    problem = random_problem(seed)
+    tops = lattice_tops(problem, None)
+    lattice = Lattice(tops)
+    prepared = prepare_metric(metric, problem)
+    for k in (2, 5, 11):
+        static = prepared.lower_bounds(lattice.levels)
+        for allowed in (0, 30):
+            least = bounds.lattice_suppression_bounds(problem, tops, lattice.size, k, allowed)
+            may = np.flatnonzero(least <= allowed)
+            levels = lattice.levels[may]
+            want = prepared.suppression_keys(levels, static[may], least[may], k)
+            got = compiled_search._keys(prepared, levels, static[may], least[may], k, allowed)
+            assert got.dtype == want.dtype
+            assert got.tobytes() == want.tobytes()
 
 
 def test_the_released_cache_has_no_tables() -> None:
