@@ -5,7 +5,7 @@ DIR --data NAME``, a data set of ARX's benchmark laid out as ``bench/bench_grid.
 loads it (the table parsed as strings, the hierarchies parsed and compiled), then built
 ``--runs`` times; with ``--search METRIC,K,LIMIT`` each run is a whole protocol run
 (``timed_search``: the build, then the search and the solution's figures), and the stages
-of the search without suppression (``zero_limit.py``) are timed too.
+of the compiled search (``compiled_search.py``) are timed too.
 
     .venv/bin/python bench/bench_build.py [--runs 300] [--serial]
     .venv/bin/python bench/bench_build.py --benchmark DIR --data fars_subset --search loss,11,0
@@ -51,10 +51,9 @@ def main() -> None:
     import apps.engine.frame as frame
     import apps.engine.hierarchies.model as model
     import apps.engine.search.best_first as best_first
-    import apps.engine.search.classes as classes
+    import apps.engine.search.compiled_search as compiled_search
     import apps.engine.search.problem as problem
     import apps.engine.search.protocol as protocol
-    import apps.engine.search.zero_limit as zero_limit
     import apps.engine.textcodes.dictionary as dictionary
     import apps.engine.textcodes.index as index
     from apps.engine.criteria import KAnonymity
@@ -67,7 +66,7 @@ def main() -> None:
     if args.serial:
         frame.PARALLEL_ROWS = 1 << 62
         # (the search modules read the bounds' constant as imported)
-        for searching in (zero_limit, best_first):
+        for searching in (compiled_search, best_first):
             vars(searching)["PARALLEL_TUPLES"] = 1 << 62
     spent: dict[str, int] = collections.defaultdict(int)
 
@@ -103,12 +102,12 @@ def main() -> None:
     if args.search:
         stages += [
             (protocol, "optimal_search", "search"),
-            (zero_limit, "rare_profiles", "  K pairs' rare rows"),
-            (zero_limit, "prepare_metric", "  the metric's arrays"),
-            (zero_limit, "TableCache", "  the table cache (bottom node)"),
+            (compiled_search, "rare_profiles", "  K pairs' rare rows"),
+            (compiled_search, "prepare_metric", "  the metric's arrays"),
+            (compiled_search, "TableCache", "  the table cache (bottom node)"),
             (search_state, "start", "  K the lattice's arrays (bounds, layout)"),
             (frontier, "queue", "  K the queue"),
-            (classes.TableCache, "solve_zero_limit", "  K the search loop"),
+            (compiled_search, "solve_slice", "  K the search loop"),
         ]
     for module, name, label in stages:
         timed(module, name, label)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_web_search.py [--runs 5] [--data DIR]
 
 The web job always passes a listener (``apps/assessments/search_job.py``); before issue
-#26 that sent every search to the Python search, the compiled one (``zero_limit.py``)
+#26 that sent every search to the Python search, the compiled one (``compiled_search.py``)
 being taken only without listener, cancel signal or time budget. Per configuration (k in
 {2, 5, 11, 20} x metric, no suppression) a fresh problem is built for every run (as the
 job does: nothing kept), one warm-up run, then ``--runs`` measured runs of

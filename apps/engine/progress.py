@@ -1,8 +1,8 @@
 """Progress reporting and cancellation of a long search (ARX's ``ARXListener``).
 
 The search calls a *listener* with a :class:`SearchProgress` after each evaluated node
-and checks a *cancel* signal between nodes (the compiled search, ``search/zero_limit.py``:
-between slices of a few milliseconds, and once at the end).
+and checks a *cancel* signal between nodes (the compiled search,
+``search/compiled_search.py``: between slices of a few milliseconds, and once at the end).
 The service layer throttles what it writes to the job row (about once a second); the
 engine stays free of any storage.
 """

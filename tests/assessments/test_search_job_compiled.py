@@ -7,7 +7,7 @@ import pytest
 
 from apps.assessments import deidentify
 from apps.classification.services import variables_accept_suggestions
-from apps.engine.search import optimal, zero_limit
+from apps.engine.search import compiled_search, optimal
 from apps.jobs.context import JobContext
 from tests.assessments.conftest import _run, through_risk, trade_off_people, uploaded_register
 
@@ -35,7 +35,7 @@ def _search(assessment: Any, analyst: Any) -> tuple[dict[str, Any], dict[str, An
 
 def test_a_search_without_suppression_runs_compiled_and_reports(register, analyst, monkeypatch):  # type: ignore[no-untyped-def]
     compiled: list[int] = []
-    searched = zero_limit.zero_limit_search
+    searched = compiled_search.find_optimum
 
     def spy(*args: Any, **kw: Any) -> Any:
         assert kw["progress"] is not None  # (the job's listener)
@@ -50,11 +50,11 @@ def test_a_search_without_suppression_runs_compiled_and_reports(register, analys
         reports.append(message)
         progress(self, percent, message, **kw)
 
-    monkeypatch.setattr(zero_limit, "zero_limit_search", spy)
+    monkeypatch.setattr(compiled_search, "find_optimum", spy)
     monkeypatch.setattr(JobContext, "progress", record)
     # slices of one evaluation: a report after each (the job writes one a second)
-    monkeypatch.setattr(zero_limit, "FIRST_SLICE", 1)
-    monkeypatch.setattr(zero_limit, "_next_slice", lambda budget, evaluated, seconds: 1)
+    monkeypatch.setattr(compiled_search, "FIRST_SLICE", 1)
+    monkeypatch.setattr(compiled_search, "_next_slice", lambda budget, evaluated, seconds: 1)
     stored, result = _search(register, analyst)
     assert compiled == [stored["nodes_evaluated"]]
     assert stored["optimal"] is True and stored["outcome"] == "optimal"

@@ -1,5 +1,5 @@
 """The compiled search with suppression for loss, entropy and precision
-(``search/suppressed.py``, ``kernels/solve.py``'s ``solve_suppressed``; issue #26).
+(``search/compiled_search.py``, ``kernels/solve.py``; issue #26).
 
 It must take the same nodes in the same order and choose the same node with the same
 value as the Python search (``best_first.py``): checked node for node on random small
@@ -23,10 +23,11 @@ from apps.engine.criteria import Criterion, KAnonymity, MaxRisk, allowed_suppres
 from apps.engine.lattice import Lattice
 from apps.engine.loss import prepare_metric
 from apps.engine.progress import SearchCancelled, SearchProgress
-from apps.engine.search import SearchProblem, optimal, optimal_search, suppressed, zero_limit
+from apps.engine.search import SearchProblem, compiled_search, optimal, optimal_search
 from apps.engine.search.best_first import BestFirst
 from apps.engine.search.evaluate import Evaluator
-from apps.engine.search.kernels import search_state, solve
+from apps.engine.search.kernels import search_state
+from apps.engine.search.kernels.valuation import ENTROPY, bound, facts
 from apps.engine.search.problem import lattice_tops
 from tests.engine.test_compiled_suppression import compiled_levels
 from tests.engine.test_search_properties import problems, raw_problems
@@ -44,21 +45,25 @@ def recorded(budget: int) -> Iterator[list[np.ndarray]]:
     of each compiled search made meanwhile (``State.slot``), read when it is over."""
     states: list[search_state.State] = []
     orders: list[np.ndarray] = []
-    saved = (zero_limit.FIRST_SLICE, zero_limit._next_slice, solve.solve_suppressed)
-    original = solve.solve_suppressed
+    saved = (compiled_search.FIRST_SLICE, compiled_search._next_slice, compiled_search.solve_slice)
+    original = compiled_search.solve_slice
 
-    def recording(state: search_state.State, *args: Any) -> bool:
-        if not states or states[-1] is not state:
+    def recording(state: search_state.State, metric: search_state.Metric, *args: Any) -> bool:
+        # (the searches valued from suppressed classes: test_zero_limit.py records the
+        # others)
+        if metric.kind >= ENTROPY and (not states or states[-1] is not state):
             states.append(state)
-        return bool(original(state, *args))
+        return bool(original(state, metric, *args))
 
-    zero_limit.FIRST_SLICE = budget
-    zero_limit._next_slice = lambda last, evaluated, seconds: budget  # type: ignore[assignment]
-    solve.solve_suppressed = recording
+    compiled_search.FIRST_SLICE = budget
+    compiled_search._next_slice = lambda last, evaluated, seconds: budget  # type: ignore[assignment]
+    compiled_search.solve_slice = recording
     try:
         yield orders
     finally:
-        zero_limit.FIRST_SLICE, zero_limit._next_slice, solve.solve_suppressed = saved
+        compiled_search.FIRST_SLICE, compiled_search._next_slice, compiled_search.solve_slice = (
+            saved
+        )
         orders.extend(s.slot.copy() for s in states)
 
 
@@ -94,7 +99,11 @@ def agree(
     with python_orders() as made:
         slow = optimal_search(problem, criterion, metric=metric, suppression_limit=limit, **kw)
     allowed = allowed_suppression(problem.rows, limit)
-    compiled = suppressed.applies(problem, criterion, allowed, metric) and not kw.get("pareto")
+    compiled = (
+        compiled_search.applies(problem, criterion, allowed, metric)
+        and compiled_search.values_suppressed_classes(metric, allowed)
+        and not kw.get("pareto")
+    )
     assert len(orders) == (1 if compiled else 0)
     assert fast.solution == slow.solution
     assert fast.nodes_evaluated == slow.nodes_evaluated
@@ -114,7 +123,7 @@ def agree(
 
 def test_dispatch() -> None:
     # compiled: loss, entropy, precision with suppression, no Pareto front; not without
-    # suppression (zero_limit.py), nor with a front, nor for the summary metrics
+    # suppression (valued from the class summary), nor with a front, nor for the summary metrics
     problem = random_problem(0)
     for metric, limit, pareto, compiled in (
         ("entropy", 0.05, False, True),
@@ -191,8 +200,8 @@ def test_same_search_as_python_on_adult(adult: SearchProblem, metric: str) -> No
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("metric", METRICS)
 def test_values_and_bounds_of_every_node(seed: int, metric: str) -> None:
-    """The compiled value of every node (``solve._facts``) is ``Metric.value`` bit for bit,
-    and its suppression bound (``solve._bound``, the node known to suppress more rows
+    """The compiled value of every node (``valuation.facts``) is ``Metric.value`` bit for bit,
+    and its suppression bound (``valuation.bound``, the node known to suppress more rows
     than the search started with) is ``Metric.suppression_bound``'s."""
     problem = random_problem(seed)
     tops = lattice_tops(problem, None)
@@ -207,7 +216,7 @@ def test_values_and_bounds_of_every_node(seed: int, metric: str) -> None:
     # every node evaluated by the compiled kernels, nothing beyond the limit
     size = lattice.size
     least = np.zeros(size, dtype=np.int64)
-    valuation = suppressed._valuation(prepared.search_tables(), least, len(tops))
+    valuation = compiled_search._valuation(prepared.search_tables(), least, len(tops))
     from apps.engine.search.classes import TableCache
 
     cache = TableCache(problem, None, k)
@@ -231,24 +240,25 @@ def test_values_and_bounds_of_every_node(seed: int, metric: str) -> None:
         lift=np.zeros(1, dtype=np.float64),
     )
     spec = search_state.Metric(
-        kind=suppressed._KINDS[metric], rows=problem.rows, k=k, least_cost=0, allowed=problem.rows
+        kind=compiled_search._CLASS_KINDS[metric],
+        rows=problem.rows,
+        k=k,
+        least_cost=0,
+        allowed=problem.rows,
     )
-    arena = cache._arena
-    assert arena is not None
+    tables = cache.compiled_tables
     try:
         for idx in range(size):
-            row = solve._facts(
-                state, spec, valuation, idx, arena, cache._base, cache.base.summary, problem.maps
-            )
-            facts = python.facts_of(idx)
-            assert state.facts[row, 0] == facts.suppressed_rows
+            row = facts(state, spec, valuation, idx, *tables)
+            known = python.facts_of(idx)
+            assert state.facts[row, 0] == known.suppressed_rows
             want = python.metric.value(python.classes(idx))
             assert state.values[row] == want, (idx, lattice.node(idx))
             # the bound of a node known to suppress s rows more than it started with
             for s in (1, 7, problem.rows // 3):
                 state.at_least[idx] = s
                 state.keys[idx] = -np.inf
-                assert solve._bound(state, spec, valuation, idx) == prepared.suppression_bound(
+                assert bound(state, spec, valuation, idx) == prepared.suppression_bound(
                     lattice.node(idx), s, k
                 )
     finally:

@@ -1,4 +1,4 @@
-"""The compiled search with suppression (``search/zero_limit.py``, ``kernels/solve.py``):
+"""The compiled search with suppression (``search/compiled_search.py``, ``kernels/solve.py``):
 discernibility and AECS under a suppression limit above 0 (issue #26).
 
 It must take the same nodes in the same order and choose the same node as the Python
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from apps.engine.criteria import Criterion, KAnonymity, MaxRisk, allowed_suppression
 from apps.engine.progress import SearchCancelled, SearchProgress
-from apps.engine.search import SearchProblem, optimal, optimal_search, zero_limit
+from apps.engine.search import SearchProblem, compiled_search, optimal, optimal_search
 from apps.engine.search.best_first import BestFirst
 from apps.engine.search.problem import lattice_tops
 from tests.engine.test_search_properties import problems, raw_problems
@@ -58,7 +58,8 @@ def compiled_levels(slot: np.ndarray, tops: list[int]) -> list[tuple[int, ...]]:
     evaluated = np.flatnonzero(slot >= 0)
     order = evaluated[np.argsort(slot[evaluated], kind="stable")]
     strides = [int(np.prod(np.asarray(tops[j + 1 :]) + 1)) for j in range(len(tops))]
-    return [tuple(int(v) for v in row) for row in zero_limit._levels(order, tops, strides)]
+    levels = (order[:, None] // np.asarray(strides)) % (np.asarray(tops) + 1)
+    return [tuple(int(v) for v in row) for row in levels]
 
 
 def agree(
@@ -71,7 +72,7 @@ def agree(
     with python_orders() as made:
         slow = optimal_search(problem, criterion, metric=metric, suppression_limit=limit, **kw)
     allowed = allowed_suppression(problem.rows, limit)
-    compiled = zero_limit.applies(problem, criterion, allowed, metric)
+    compiled = compiled_search.applies(problem, criterion, allowed, metric)
     assert len(orders) == (1 if compiled else 0)
     assert fast.solution == slow.solution
     assert fast.nodes_evaluated == slow.nodes_evaluated
@@ -224,11 +225,11 @@ def test_deadline_returns_the_best_so_far(metric: str, after: int) -> None:
     allowed = allowed_suppression(problem.rows, 0.05)
     full, _, reports = sliced(problem, criterion, metric, 0.05, 1)
     clock = Reports()
-    saved = zero_limit._now
-    zero_limit._now = clock
+    saved = compiled_search._now
+    compiled_search._now = clock
     try:
         with slices(1):
-            found = zero_limit.zero_limit_search(
+            found = compiled_search.find_optimum(
                 problem,
                 criterion,
                 metric,
@@ -238,7 +239,7 @@ def test_deadline_returns_the_best_so_far(metric: str, after: int) -> None:
                 deadline=after - 0.5,
             )
     finally:
-        zero_limit._now = saved
+        compiled_search._now = saved
     if after >= len(reports):
         assert found.optimal
         assert (found.solution, found.evaluated) == (full.solution, full.nodes_evaluated)

@@ -1,4 +1,5 @@
-"""The compiled search without suppression (``search/zero_limit.py``, ``kernels/solve.py``).
+"""The compiled search without suppression (``search/compiled_search.py``,
+``kernels/solve.py``).
 
 It must take the same nodes and choose the same one as ``optimal.py``'s search: checked
 node for node (solution, nodes evaluated) on random problems and on adult, against
@@ -25,13 +26,13 @@ from apps.engine.search import (
     SearchProblem,
     bounds,
     build_problem,
+    compiled_search,
     optimal,
     optimal_search,
-    zero_limit,
 )
-from apps.engine.search.classes import TableCache
 from apps.engine.search.exhaustive import exhaustive_search
-from apps.engine.search.kernels import frontier, search_state, solve
+from apps.engine.search.kernels import frontier, probe, search_state
+from apps.engine.search.kernels.valuation import ENTROPY
 from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
 from tests.engine.test_search_properties import problems
@@ -212,11 +213,11 @@ def _state(
 def test_chain_climbs_to_most_suppressed_then_least_key() -> None:
     # Lattice (1, 1): nodes 0 = (0,0), 1 = (0,1), 2 = (1,0), 3 = (1,1).
     state = _state([1, 1], [0, 0, 0, 0], [0.0, 2.0, 1.0, 3.0])
-    assert solve._chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
+    assert probe.chain(state, 0).tolist() == [0, 2, 3]  # (1,0) has the smaller key
     state.at_least[1] = 5  # (0,1) is known to suppress more: it goes first
-    assert solve._chain(state, 0).tolist() == [0, 1, 3]
+    assert probe.chain(state, 0).tolist() == [0, 1, 3]
     state.status[3] = search_state.TOO_MANY  # only unknown nodes: the chain stops below
-    assert solve._chain(state, 0).tolist() == [0, 1]
+    assert probe.chain(state, 0).tolist() == [0, 1]
 
 
 def test_lifted_bounds_by_hand() -> None:
@@ -278,12 +279,12 @@ def test_start_is_the_bounds_then_the_layout(problem: SearchProblem, k: int, all
     """search_state.start (one call, issue #26) gives what the bounds
     (lattice_suppression_bounds), layout and the lifted numbers' rows gave, call by call."""
     tops = lattice_tops(problem, None)
-    size, strides = zero_limit.lattice_shape(tops)
+    size, strides = compiled_search.lattice_shape(tops)
     tops_, strides_ = np.asarray(tops, dtype=np.int64), np.asarray(strides, dtype=np.int64)
     least = bounds.lattice_suppression_bounds(problem, tops, size, k, allowed)
     expected = search_state.layout(least, tops_, strides_, allowed)
     rare = bounds.rare_profiles(problem, k, allowed)
-    for lift in (zero_limit._NO_LIFT, np.array([2.5, -1.0])):
+    for lift in (compiled_search._NO_LIFT, np.array([2.5, -1.0])):
         got = search_state.start(
             tops_, strides_, rare.first_qi, rare.second_qi, rare.base, rare.width, rare.rare,
             allowed, lift,
@@ -297,7 +298,7 @@ def test_start_is_the_bounds_then_the_layout(problem: SearchProblem, k: int, all
 
 
 # ---------------------------------------------------------------- slices (issue #26)
-# The compiled search runs in slices (zero_limit.SLICE_SECONDS) between which it reports,
+# The compiled search runs in slices (compiled_search.SLICE_SECONDS) between which it reports,
 # checks the cancel signal and the deadline: slices of any size must take the same nodes
 # in the same order as one call.
 
@@ -309,21 +310,25 @@ def slices(budget: int) -> Iterator[list[np.ndarray]]:
     the nodes evaluated, -1 for those not evaluated), read when the search is over."""
     states: list[search_state.State] = []
     orders: list[np.ndarray] = []
-    saved = (zero_limit.FIRST_SLICE, zero_limit._next_slice, TableCache.solve_zero_limit)
-    original = TableCache.solve_zero_limit
+    saved = (compiled_search.FIRST_SLICE, compiled_search._next_slice, compiled_search.solve_slice)
+    original = compiled_search.solve_slice
 
-    def recording(self: TableCache, state: search_state.State, *args: Any, **kw: Any) -> bool:
-        if not states or states[-1] is not state:
+    def recording(state: search_state.State, metric: search_state.Metric, *args: Any) -> bool:
+        # (the searches valued from the class summary: test_compiled_suppressed.py
+        # records the others)
+        if metric.kind < ENTROPY and (not states or states[-1] is not state):
             states.append(state)
-        return original(self, state, *args, **kw)
+        return original(state, metric, *args)
 
-    zero_limit.FIRST_SLICE = budget
-    zero_limit._next_slice = lambda last, evaluated, seconds: budget  # type: ignore[assignment]
-    TableCache.solve_zero_limit = recording  # type: ignore[method-assign]
+    compiled_search.FIRST_SLICE = budget
+    compiled_search._next_slice = lambda last, evaluated, seconds: budget  # type: ignore[assignment]
+    compiled_search.solve_slice = recording
     try:
         yield orders
     finally:
-        zero_limit.FIRST_SLICE, zero_limit._next_slice, TableCache.solve_zero_limit = saved
+        compiled_search.FIRST_SLICE, compiled_search._next_slice, compiled_search.solve_slice = (
+            saved
+        )
         orders.extend(s.slot.copy() for s in states)
 
 
@@ -347,7 +352,7 @@ BUDGETS = (1, 2, 7, 1 << 40)
 def same_in_slices(problem: SearchProblem, criterion: Criterion, metric: str) -> None:
     """Slices of every budget: the same nodes evaluated in the same order, the same
     solution, as one call and as the Python search; the reports in order."""
-    if not zero_limit.applies(problem, criterion, 0, metric):  # (the Python search: not sliced)
+    if not compiled_search.applies(problem, criterion, 0, metric):  # (Python: not sliced)
         return
     one, order, _ = sliced(problem, criterion, metric, 1 << 40)
     with python_search():
@@ -410,7 +415,7 @@ def test_cancel_between_slices() -> None:
     assert seen[-1].nodes_evaluated < full.nodes_evaluated
     # a signal set before the search: nothing is evaluated
     with pytest.raises(SearchCancelled):
-        zero_limit.zero_limit_search(
+        compiled_search.find_optimum(
             problem, KAnonymity(2), "loss", lattice_tops(problem, None), cancel=lambda: True
         )
 
@@ -465,11 +470,11 @@ def test_deadline_returns_the_best_so_far(metric: str, after: int) -> None:
     _, every = exhaustive_search(problem, criterion, metric=metric, suppression_limit=0.0)
     by_levels = {r.levels: r for r in every}
     clock = Reports()
-    saved = zero_limit._now
-    zero_limit._now = clock
+    saved = compiled_search._now
+    compiled_search._now = clock
     try:
         with slices(1):
-            found = zero_limit.zero_limit_search(
+            found = compiled_search.find_optimum(
                 problem,
                 criterion,
                 metric,
@@ -478,7 +483,7 @@ def test_deadline_returns_the_best_so_far(metric: str, after: int) -> None:
                 deadline=after - 0.5,
             )
     finally:
-        zero_limit._now = saved
+        compiled_search._now = saved
     if after >= len(reports):  # the search finished first: the optimum
         assert found.optimal
         assert (found.solution, found.evaluated) == (full.solution, full.nodes_evaluated)
@@ -527,7 +532,7 @@ def test_bounds_in_a_thread_as_in_the_caller(monkeypatch: pytest.MonkeyPatch) ->
         optimal_search(problem, KAnonymity(k), metric=m, suppression_limit=s)
         for k, m, s in configurations
     ]
-    monkeypatch.setattr(zero_limit, "PARALLEL_TUPLES", 1)
+    monkeypatch.setattr(compiled_search, "PARALLEL_TUPLES", 1)
     monkeypatch.setattr(best_first, "PARALLEL_TUPLES", 1)
     threaded = [
         optimal_search(problem, KAnonymity(k), metric=m, suppression_limit=s)

@@ -9,9 +9,8 @@ search on a chain above them (``_probe``) or a climb (``_climb``), evaluated one
 their up-set or down-set and lifting their generalizations' bounds (``_evaluate``).
 Facts learnt in one solve bound the next.
 
-The same loop runs compiled (``kernels/solve.py``) without suppression and, with it
-(no Pareto front, no sensitive models), for discernibility and AECS (``zero_limit.py``)
-and for loss, entropy and precision (``suppressed.py``).
+The same loop runs compiled (``compiled_search.py``, ``kernels/solve.py``) without
+suppression and, with it (no Pareto front, no sensitive models), for every metric.
 """
 
 from __future__ import annotations
@@ -68,11 +67,9 @@ class BestFirst:
         k = self.k = (
             criterion.release_size if sensitive is None else sensitive.release_size(criterion)
         )
-        # Rows each node certainly suppresses (pairs of QIs) and the bound it implies.
-        # (Classes smaller than k are suppressed whatever the sensitive models.)
-        # (Beyond ``most_allowed`` a node fails in every solve: its bound need only say so.)
-        # Compiled code that lets go of the interpreter: on a large problem it runs in a
-        # thread while the table cache and the tie order are made.
+        # Rows each node certainly suppresses (pairs of QIs; classes under k whatever the
+        # sensitive models; beyond ``most_allowed`` only that it fails every solve), on a
+        # large problem in a thread while the table cache and the tie order are made.
         if len(problem.counts) >= PARALLEL_TUPLES:
             pending = Deferred(suppression_lower_bounds, problem, self.lattice, k, most_allowed)
         else:

@@ -13,15 +13,15 @@ nodes in one arena and does lookup, roll-up and storage in one compiled call
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from apps.engine.search import kernels
-from apps.engine.search.kernels import frontier, search_state, solve
 from apps.engine.search.problem import I64, SearchProblem
 from apps.engine.search.problem import Codes as Codes
 
@@ -125,6 +125,18 @@ def roll_up(
     return ClassTable(tuple(levels), codes, sizes, summary, k)
 
 
+class CompiledTables(NamedTuple):
+    """A table cache's arrays as the compiled search reads them (the arguments of
+    :func:`kernels.fetch` that do not change during a search): the arena, the bottom
+    node's classes (the arena's first ``base`` slots) and their summary under ``k``,
+    and the problem's inter-level maps."""
+
+    arena: kernels.Arena
+    base: int
+    base_summary: I64
+    maps: kernels.LevelMaps
+
+
 #: Bounds of the automatic cache size (:func:`default_cache_bytes`).
 MIN_CACHE_BYTES, MAX_CACHE_BYTES = 16 << 20, 512 << 20
 
@@ -165,7 +177,10 @@ def _arena(problem: SearchProblem, base: ClassTable, max_bytes: int) -> kernels.
     sizes = np.empty(m + ring, dtype=np.int64)
     codes[: d * m] = base.columns.ravel()
     sizes[:m] = base.sizes
-    slots = max(64, min(1 << 16, ring // 16))
+    # A slot per cached table: at most one per node of the lattice (a search of a small
+    # lattice needs far fewer than a large table's ring could hold).
+    nodes = math.prod(h + 1 for h in problem.heights)
+    slots = max(64, min(1 << 16, ring // 16, nodes))
     state = np.zeros(kernels.STATE, dtype=np.int64)
     state[kernels.HEAD] = m
     return kernels.Arena(
@@ -222,7 +237,7 @@ class TableCache:
         self._cacheable = problem.consistent and problem.dimensions > 0
         # The arguments of kernels.fetch after the node's levels, and its machine code
         # for them (:func:`_fetch_entry`), found at the first fetch: the compiled search
-        # (:meth:`solve_zero_limit`) fetches within its own call and never needs it, and
+        # (:attr:`compiled_tables`) fetches within its own call and never needs it, and
         # finding it types every array of the arguments (about 15 us a search).
         self._fixed: tuple[Any, ...] = (
             arena,
@@ -256,33 +271,14 @@ class TableCache:
             return found
         return kernels.fetch(levels, *self._fixed)
 
-    def solve_zero_limit(
-        self,
-        state: search_state.State,
-        metric: search_state.Metric,
-        queue: frontier.Queue,
-        shortcut: bool,
-        budget: int,
-        stop: bool = False,
-    ) -> bool:
-        """A slice of the search without suppression on this cache's tables
-        (:func:`kernels.solve.solve_zero_limit`): whether it finished."""
-        if self._arena is None:
+    @property
+    def compiled_tables(self) -> CompiledTables:
+        """What the compiled search reads of this cache (``kernels/solve.py``: it fetches
+        nodes itself); valid until :meth:`release`."""
+        arena = self._arena
+        if arena is None:
             raise RuntimeError("the table cache was released")
-        return bool(
-            solve.solve_zero_limit(
-                state,
-                metric,
-                queue,
-                shortcut,
-                budget,
-                stop,
-                self._arena,
-                self._base,
-                self.base.summary,
-                self.problem.maps,
-            )  # fmt: skip
-        )
+        return CompiledTables(arena, self._base, self.base.summary, self.problem.maps)
 
     def view(self, where: int, count: int) -> tuple[Codes, I64]:
         """Codes and sizes of the table :meth:`fetch` returned (views, valid until the

@@ -37,11 +37,10 @@ is computed once per problem and reused by its later searches (``SearchProblem.m
 Nodes that suppress more rows than allowed get no key (they are never taken).
 
 Without suppression, or with it without a Pareto front (monotone criterion, consistent
-hierarchies, no sensitive models) the same search runs compiled (``zero_limit.py``;
-for loss, entropy and precision with suppression ``suppressed.py``; both
-``kernels/solve.py``), in slices of a few
-milliseconds between which it reports progress and checks the cancel signal and the time
-budget: the same nodes in the same order, the same solution, without Python per node.
+hierarchies, no sensitive models) the same search runs compiled (``compiled_search.py``,
+``kernels/solve.py``), in slices of a few milliseconds between which it reports progress
+and checks the cancel signal and the time budget: the same nodes in the same order, the
+same solution, without Python per node.
 
 Classes of a node are rolled up from the cached node below it with the fewest classes
 (``classes.py``, one compiled call per node), never recomputed from raw rows. Values of nodes suppressing more rows
@@ -61,17 +60,19 @@ from apps.engine.criteria import (
 )
 from apps.engine.loss import MetricName
 from apps.engine.progress import CancelSignal, ProgressListener
-from apps.engine.search import suppressed, zero_limit
+from apps.engine.search import compiled_search
 from apps.engine.search.best_first import BestFirst
 from apps.engine.search.evaluate import NodeResult
 from apps.engine.search.problem import SearchProblem, lattice_tops
 from apps.engine.search.sensitive import SensitiveTable
 
-#: Whether searches take the compiled path when it applies (``zero_limit.py``); the
-#: tests turn it off to compare it with this module's search node for node.
+#: Whether searches take the compiled path when it applies (``compiled_search.py``) and
+#: values nodes from their class summary (every metric without suppression, and
+#: discernibility and AECS with it); the tests turn it off to compare it with this
+#: module's search node for node.
 COMPILED_ZERO_LIMIT = True
-#: Whether loss, entropy and precision searches with suppression take their compiled
-#: path when it applies (``suppressed.py``); the tests turn it off to compare.
+#: Whether loss, entropy and precision searches with suppression take the compiled path
+#: when it applies (``compiled_search.py``); the tests turn it off to compare.
 COMPILED_SUPPRESSED = True
 
 
@@ -121,7 +122,7 @@ def optimal_search(
     ``time_budget`` (seconds): when it runs out the best node found so far is returned
     with ``optimal=False``. ``cancel`` (an Event or a callable) is checked between nodes
     and raises :class:`SearchCancelled`. ``progress`` is called after each evaluated node
-    (on the compiled search: after each slice, ``zero_limit.py``).
+    (on the compiled search: after each slice, ``compiled_search.py``).
 
     Alternatives (``pareto``), each the optimum under a smaller suppression budget, so
     each is on the Pareto front of information loss vs suppressed rows (METHOD.md 7.3):
@@ -141,24 +142,20 @@ def optimal_search(
     deadline = started + time_budget if time_budget is not None else None
     allowed = allowed_suppression(problem.rows, suppression_limit)
     tops = lattice_tops(problem, max_levels)
-    compiled_zero = (
-        COMPILED_ZERO_LIMIT
-        and sensitive is None
-        and zero_limit.applies(problem, criterion, allowed, str(metric))
+    compiled = (
+        sensitive is None
+        and compiled_search.applies(problem, criterion, allowed, str(metric))
         and (allowed == 0 or not _wants_front(pareto))
+        and (
+            COMPILED_SUPPRESSED
+            if compiled_search.values_suppressed_classes(str(metric), allowed)
+            else COMPILED_ZERO_LIMIT
+        )
     )
-    compiled_suppressed = (
-        not compiled_zero
-        and COMPILED_SUPPRESSED
-        and sensitive is None
-        and not _wants_front(pareto)
-        and suppressed.applies(problem, criterion, allowed, str(metric))
-    )
-    if compiled_zero or compiled_suppressed:
+    if compiled:
         # (the search compiled, in slices between which it reports and checks; with
         # nothing suppressed the Pareto front is the solution)
-        search_of = zero_limit.zero_limit_search if compiled_zero else suppressed.suppressed_search
-        found = search_of(
+        found = compiled_search.find_optimum(
             problem, criterion, str(metric), tops, cache_bytes, allowed=allowed,
             progress=progress, cancel=cancel, deadline=deadline,
         )  # fmt: skip

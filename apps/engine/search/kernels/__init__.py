@@ -7,8 +7,9 @@
 * :mod:`.rare`: the rows every node certainly suppresses, from single QIs and pairs;
 * :mod:`.lattice`: up-sets, down-sets and chains of the lattice, walked as boxes, and
   every node raised to its rare rows;
-* :mod:`.frontier` and :mod:`.solve`: the compiled search (without suppression, or with it
-  for discernibility and AECS), its queue and its loop.
+* :mod:`.search_state`, :mod:`.frontier`, :mod:`.valuation`, :mod:`.probe` and
+  :mod:`.solve`: the compiled best-first search: its arrays, its queue, a node's facts
+  and value, evaluating and probing nodes, and its loop.
 
 Arrays that travel together are bundled: a problem's inter-level maps
 (:class:`LevelMaps`) and the arena's arrays (:class:`Arena`). Every function is checked
@@ -58,7 +59,18 @@ from apps.engine.search.kernels.rare import rare_rows
 from apps.engine.search.kernels.rollup import fetch
 
 #: The modules holding compiled functions (the warm-up and its tests walk them).
-MODULES = ("grouping", "arena", "rollup", "rare", "lattice", "frontier", "search_state", "solve")
+MODULES = (
+    "grouping",
+    "arena",
+    "rollup",
+    "rare",
+    "lattice",
+    "frontier",
+    "search_state",
+    "valuation",
+    "probe",
+    "solve",
+)
 
 __all__ = [
     "CLASSES",

@@ -5,7 +5,7 @@ then index): from the static order, sorted once, merged with a ``heapq`` of node
 re-queued under a raised key. Here the same queue over integer arrays: :func:`before`
 compares (key, tie rank), :func:`push` and :func:`pop` keep a binary heap of three
 parallel arrays, and a :class:`Queue` holds the static order, the heap and the loop's
-scalars, so that :func:`solve.solve_zero_limit` can stop after a budget of nodes and go
+scalars, so that :func:`solve.search_slice` can stop after a budget of nodes and go
 on from the same place in the next call.
 """
 
@@ -87,7 +87,7 @@ def pop(
 
 
 class Queue(NamedTuple):
-    """Where a search stands between calls of :func:`solve_zero_limit`: the static order
+    """Where a search stands between calls of :func:`solve.search_slice`: the static order
     with its keys and total levels, the heap of re-queued nodes, and the scalars of the
     loop (``ints``: ``Q_*``; ``floats``: ``QF_*``)."""
 

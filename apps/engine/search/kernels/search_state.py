@@ -53,8 +53,7 @@ class State(NamedTuple):
 class Metric(NamedTuple):
     """What the search needs of the metric and the limit: the metric's kind, the rows,
     ``k``, the least cost of a row in a class under ``k`` (discernibility), and the rows a
-    node may suppress (``allowed``; above 0 only for discernibility and AECS, whose value
-    comes from the class summary)."""
+    node may suppress (``allowed``)."""
 
     kind: int
     rows: int
