@@ -153,7 +153,7 @@ class EntropyMetric(Metric):
         return (self.by_level_table, *self._running)
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
-        """What the compiled search reads to value and bound nodes (``kernels/solve.py``'s
+        """What the compiled search reads to value and bound nodes (``kernels/valuation.py``'s
         ``Valuation``): the arrays of :meth:`suppression_bound` and the values per QI and
         level (``[d x (H+1)]``)."""
         by_level, cum, cum_flogf, start, length = self._bound_arrays

@@ -81,7 +81,7 @@ class LossMetric(Metric):
         )
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
-        """What the compiled search reads to value and bound nodes (``kernels/solve.py``'s
+        """What the compiled search reads to value and bound nodes (``kernels/valuation.py``'s
         ``Valuation``): the arrays of :meth:`suppression_bound` and every value's leaves."""
         weighted, penalty, _, domain = self._bound_arrays
         leaves, offsets = self._leaves
@@ -232,7 +232,7 @@ class PrecisionMetric(Metric):
         return out
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
-        """What the compiled search reads (``kernels/solve.py``'s ``Valuation``): the
+        """What the compiled search reads (``kernels/valuation.py``'s ``Valuation``): the
         hierarchies' heights."""
         return {"heights": np.asarray(self.problem.heights, dtype=np.int64)}
 

@@ -295,7 +295,7 @@ def add_suppression_entropy(
     summed as numpy sums them, :func:`segment_sums`, and added as ``-term + 0.0``).
 
     The one expression of :meth:`EntropyMetric._value` and of the compiled search
-    (``search/kernels/solve.py``), so that both value a node bit for bit alike: the
+    (``search/kernels/valuation.py``), so that both value a node bit for bit alike: the
     logarithm is ``math.log2`` (the C library's), which numpy's vectorized ``log2``
     differs from in the last bit on some processors (AVX-512: 1 term in 70 here)."""
     counts, starts = suppressed_value_counts(columns, sizes, suppressed, values)

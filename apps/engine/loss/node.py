@@ -178,8 +178,8 @@ class Metric(ABC):
 
     def search_tables(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
         """The arrays the compiled search with suppression reads to value and bound this
-        metric's nodes (``search/kernels/solve.py``'s ``Valuation``), by field name; loss,
-        entropy and precision have them (``search/suppressed.py``)."""
+        metric's nodes (``search/kernels/valuation.py``'s ``Valuation``), by field name; loss,
+        entropy and precision have them (``search/compiled_search.py``)."""
         return {}
 
     def _base(self, k: int) -> list[float]:

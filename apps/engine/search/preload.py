@@ -52,7 +52,8 @@ from apps.engine import lattice, textcodes
 from apps.engine.criteria import KAnonymity
 from apps.engine.frame import encode
 from apps.engine.hierarchies import Hierarchy, compiled, hierarchy_from_rows
-from apps.engine.loss import METRICS, NodeClasses, prepare_metric
+from apps.engine.hierarchies import lookups as lookup_kernels
+from apps.engine.loss import METRICS, NodeClasses, prepare_metric, table_kernels
 from apps.engine.loss import kernels as loss_kernels
 from apps.engine.search.classes import base_table
 from apps.engine.search.kernels import MODULES
@@ -86,9 +87,11 @@ def kernel_modules() -> list[ModuleType]:
     return [
         *(importlib.import_module(f"apps.engine.textcodes.{name}") for name in textcodes.MODULES),
         compiled,
+        lookup_kernels,
         lattice,
         *(importlib.import_module(f"apps.engine.search.kernels.{name}") for name in MODULES),
         loss_kernels,
+        table_kernels,
         sensitive_kernels,
     ]
 
@@ -279,6 +282,7 @@ def _encoding_modules() -> list[ModuleType]:
     return [
         *(importlib.import_module(f"apps.engine.textcodes.{name}") for name in textcodes.MODULES),
         compiled,
+        lookup_kernels,
     ]
 
 
