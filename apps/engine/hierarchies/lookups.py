@@ -22,9 +22,9 @@ either way, the problem 0.34-0.42 -> 0.25-0.26 ms.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -35,12 +35,28 @@ from numba.np.numpy_support import carray
 from numpy.typing import NDArray
 
 from apps.engine.hierarchies import compiled as ch
-from apps.engine.hierarchies.compiled import LevelLabels, level_maps
+from apps.engine.hierarchies.compiled import CompiledHierarchy, LevelLabels, level_maps
 from apps.engine.textcodes import TableViews, joined_views, text_views
 from apps.engine.textcodes.index import _find, _merge
 
-if TYPE_CHECKING:
-    from apps.engine.hierarchies.model import Hierarchy
+
+class Hierarchy(Protocol):
+    """What a look-up reads of a hierarchy (:class:`~.model.Hierarchy`, which calls
+    :func:`lookup_columns` for its own look-up, so this module does not import it): its
+    column, its rows, its compiled arrays, and the check that names the values it does
+    not cover."""
+
+    @property
+    def column(self) -> str: ...
+
+    @property
+    def rows(self) -> tuple[tuple[str, ...], ...]: ...
+
+    @property
+    def compiled(self) -> CompiledHierarchy: ...
+
+    def check_covers(self, values: Iterable[str | None]) -> None: ...
+
 
 CodeArray = npt.NDArray[np.uint32]
 CountArray = npt.NDArray[np.int64]
