@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 from bench.load.api import prepare_assessment, wait_http  # noqa: E402
 from bench.load.database import job_counts, psql  # noqa: E402
 from bench.load.jobs import Jobs  # noqa: E402
-from bench.load.report import load_average, markdown  # noqa: E402
+from bench.load.report import markdown  # noqa: E402
 from bench.load.seed import seed  # noqa: E402
+from bench.machine import load_average  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

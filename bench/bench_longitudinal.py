@@ -35,7 +35,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -48,6 +47,9 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.machine import load_average, machine, software  # noqa: E402 (the root is on sys.path first)
+
 WORK = Path("/tmp/deidweb-bench-longitudinal")
 OUT = ROOT / "docs" / "bench" / "longitudinal.md"
 SEED = 2025
@@ -264,25 +266,6 @@ def run_case(case: str, args: list[str], timeout: float) -> dict[str, Any]:
     return out
 
 
-def machine() -> str:
-    model = "unknown"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    with open("/proc/meminfo") as f:
-        mem = next(
-            int(line.split()[1]) // (1024 * 1024) for line in f if line.startswith("MemTotal:")
-        )
-    return (
-        f"{model}, {os.cpu_count()} cores, {mem} GiB RAM, Python {platform.python_version()}, "
-        f"polars {pl.__version__}, numpy {np.__version__}; load average at start "
-        f"{os.getloadavg()[0]:.2f}"
-    )
-
-
 def _what(case: str, r: dict[str, Any]) -> str:
     if "error" in r:
         return r["error"]
@@ -389,7 +372,15 @@ def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     saved = results_path(args.persons)
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    saved.write_text(json.dumps({"machine": machine(), "started": started}) + "\n")
+    saved.write_text(
+        json.dumps(
+            {
+                "machine": f"{machine()}, {software()}; load average at start {load_average()}",
+                "started": started,
+            }
+        )
+        + "\n"
+    )
     paths = WORK / f"persons_{args.persons}.parquet", WORK / f"visits_{args.persons}.parquet"
     for case in args.cases.split(","):
         if case == "generate":

@@ -27,6 +27,10 @@ from typing import Any
 from bench_search import peak_mib  # (bench/ is on sys.path: run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.machine import load_average, machine  # noqa: E402 (the root is on sys.path first)
+
 ADULT = ROOT.parent / "shared" / "data" / "arx" / "adult.csv"
 ADULT_QUASI = (
     "sex,age,race,marital-status,education,native-country,workclass,occupation,salary-class"
@@ -183,29 +187,6 @@ def spawn(
 
 
 # --------------------------------------------------------------------------- report
-
-
-def machine() -> str:
-    model, cores = platform.processor() or "unknown", "?"
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        fields = dict(line.split(":", 1) for line in lscpu.splitlines() if ":" in line)
-        model = fields.get("Model name", model).strip()
-        cores = fields.get("CPU(s)", cores).strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    memory = "?"
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            memory = f"{int(line.split()[1]) / 1024**2:.1f} GiB"
-    return f"{model}, {cores} CPUs, {memory} RAM"
-
-
-def load_average() -> str:
-    try:
-        return " / ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def markdown(

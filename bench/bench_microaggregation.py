@@ -22,14 +22,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_measure import load_average, machine  # noqa: E402 (bench/ is on sys.path)
-
 from apps.engine.techniques.microaggregation import (  # noqa: E402
     MULTIVARIATE_MAX_ROWS,
     _standardised,
     mdav_groups,
     mdav_univariate,
 )
+from bench.machine import load_average, machine  # noqa: E402 (the root is on sys.path first)
 
 K = 3
 QUADRATIC_ROWS = (5_000, 10_000, 20_000)

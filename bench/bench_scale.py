@@ -42,6 +42,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.machine import load_average, machine  # noqa: E402 (the root is on sys.path first)
+
 ARX = ROOT.parent / "shared" / "data" / "arx"
 QUASI = [
     "sex",
@@ -317,25 +321,6 @@ def run_step(step: str, args: argparse.Namespace, data: Path, work: Path) -> dic
         return {"error": stopped or f"exit status {process.returncode}", "peak_mib": sampled}
     result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
     return result
-
-
-def machine() -> str:
-    model = "unknown"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    memory = 0.0
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            memory = int(line.split()[1]) / 1024**2
-    return f"{model}, {os.cpu_count()} CPUs (`nproc`), {memory:.1f} GiB RAM"
-
-
-def load_average() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _detail(step: str, r: dict[str, Any]) -> str:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -35,6 +33,9 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.machine import load_average, machine, software  # noqa: E402 (the root is on sys.path first)
+
 ARX = ROOT.parent / "shared" / "data" / "arx"
 QUASI = [
     "sex",
@@ -161,26 +162,6 @@ def run_case(path: Path, metric: str, limit: float, k: int, runs: int) -> dict[s
     return out
 
 
-def machine() -> str:
-    model = "unknown"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    mem = 0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem = int(line.split()[1]) // (1024 * 1024)
-    load = os.getloadavg()[0]
-    return (
-        f"{model}, {os.cpu_count()} cores, {mem} GiB RAM, Python {platform.python_version()}, "
-        f"polars {pl.__version__}, numpy {np.__version__}; load average at start {load:.2f}"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="adult only")
@@ -191,7 +172,7 @@ def main() -> None:
         path, metric, limit, k, runs = args.worker
         worker(path, metric, float(limit), int(k), int(runs))
         return
-    header = machine()
+    header = f"{machine()}, {software()}; load average at start {load_average()}"
     files = generate()
     cases = [("adult", m, 0.05) for m in METRICS] + [("adult", m, 0.0) for m in METRICS]
     if not args.quick:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_scale import ARX, METRIC, QUASI, SUPPRESSION, K, step_generate  # noqa: E402
+from bench.machine import machine  # noqa: E402 (the root is on sys.path first)
 
 FRAGMENT = ROOT / "docs" / "bench" / "spark.md"
 
@@ -224,7 +224,7 @@ def write_fragment(
         f"# Spark path ({rows:,} rows)",
         "",
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M')} UTC",
-        f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"- machine: {machine()}; "
         f"load average (1/5/15 min) before {' / '.join(f'{x:.2f}' for x in load[0])}, after "
         f"{' / '.join(f'{x:.2f}' for x in load[1])}",
         f"- Apache Spark {pyspark.__version__} (local[2], driver memory {args.driver_memory}, "

@@ -25,8 +25,6 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_measure import load_average, machine  # noqa: E402 (bench/ is on sys.path)
-
 from apps.engine.techniques._common import row_codes  # noqa: E402
 from apps.engine.techniques.aggregation import TableParams, suppress_table  # noqa: E402
 from apps.engine.techniques.local_suppression import (  # noqa: E402
@@ -38,6 +36,7 @@ from apps.engine.techniques.local_suppression.sdcmicro import (  # noqa: E402
     sdcmicro_local_suppression,
 )
 from apps.engine.techniques.synthetic import SyntheticParams, synthesize  # noqa: E402
+from bench.machine import load_average, machine  # noqa: E402 (the root is on sys.path first)
 
 ADULT = ROOT.parent / "shared" / "data" / "arx" / "adult.csv"
 QUASI = ("age", "sex", "race", "marital-status", "education")

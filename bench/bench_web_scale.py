@@ -31,9 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
-from bench_scale import machine  # noqa: E402
-
 from bench.load.api import LOW_ANSWERS  # noqa: E402 - the answers the load test uses too
+from bench.machine import machine  # noqa: E402
 
 
 def _rss_mib() -> int:

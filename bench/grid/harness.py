@@ -21,6 +21,7 @@ import polars as pl
 
 from bench.grid import data
 from bench.grid.data import ROOT, WORK, configurations, data_sets
+from bench.machine import machine
 
 #: The command line the worker is started with (``--worker``).
 ENTRY = ROOT / "bench" / "bench_grid.py"
@@ -170,20 +171,6 @@ def parse_arx(line: str) -> dict[str, Any]:
         "levels": [int(part.split("=")[1]) for part in levels.split(";")] if levels else None,
         "runs": [float(v) / 1000 for v in runs.split(";")],
     }
-
-
-def machine() -> str:
-    model = "unknown CPU"
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith("Model name:"):
-            model = line.split(":", 1)[1].strip()
-    mem = 0.0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem = int(line.split()[1]) / 1024**2
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    return f"{model}, nproc {nproc}, {mem:.1f} GiB RAM"
 
 
 def _cpu_ticks(pid: int) -> int:

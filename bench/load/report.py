@@ -5,33 +5,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 from bench.load.jobs import Jobs
+from bench.machine import machine
 
 TARGET_P95_MS = 500
-
-
-def machine() -> str:
-    model = "unknown"
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    memory = 0.0
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            memory = int(line.split()[1]) / 1024**2
-    return f"{model}, {os.cpu_count()} CPUs (`nproc`), {memory:.1f} GiB RAM"
-
-
-def load_average() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def summarize(
