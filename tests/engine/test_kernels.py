@@ -56,13 +56,58 @@ def test_raise_up_and_down_cover_the_up_set_and_down_set(tops: list[int], data: 
     assert np.array_equal(status, expected)
     assert np.array_equal(lifted[0], np.where(up, 2.5, 0.0))
     assert np.array_equal(lifted[1], np.zeros(lattice.size))  # -1 < 0: no rise
-    at_least = np.arange(lattice.size, dtype=np.int64)
+    # raise_down on a search's state: rows certainly suppressed never grow upwards, and
+    # the failing nodes are a down-set (test_raise_down_visits_only_what_rises)
+    below = (lattice.levels.sum(axis=1).max() - lattice.levels.sum(axis=1)).astype(np.int64)
+    at_least = 2 * below
+    status = np.where(lattice.specializations_mask(0), 2, status % 2).astype(np.int8)
+    expected = status.copy()
     kernels.raise_down(node, strides, status, 2, at_least, 5)
     expected[down] = 2
     assert np.array_equal(status, expected)
-    assert np.array_equal(
-        at_least, np.where(down, np.maximum(np.arange(lattice.size), 5), np.arange(lattice.size))
-    )
+    assert np.array_equal(at_least, np.where(down, np.maximum(2 * below, 5), 2 * below))
+
+
+def _down_closed(lattice: Lattice, nodes: list[int]) -> Any:
+    mask = np.zeros(lattice.size, dtype=bool)
+    for idx in nodes:
+        mask |= lattice.specializations_mask(idx)
+    return mask
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.data())
+def test_raise_down_visits_only_what_rises(tops: list[int], data: Any) -> None:
+    """raise_down skips a box of the down-set whose top corner needs nothing; over a
+    search's states (known suppression never growing upwards, failing nodes a down-set)
+    a sequence of raises leaves what the plain definition leaves: every node of the
+    down-set at the new status, its known suppression the larger of the two, and the
+    memo forgotten exactly where that rose."""
+    lattice = Lattice(tops)
+    strides = np.asarray(lattice.strides, dtype=np.int64)
+    draw = lambda n: data.draw(st.lists(st.integers(0, lattice.size - 1), max_size=n))  # noqa: E731
+    # a start as raise_by_rare leaves it: a maximum of down-set indicators
+    at_least = np.zeros(lattice.size, dtype=np.int64)
+    for idx in draw(4):
+        mask = lattice.specializations_mask(idx)
+        at_least[mask] = np.maximum(at_least[mask], data.draw(st.integers(0, 9)))
+    status = np.where(_down_closed(lattice, draw(2)), 2, 0).astype(np.int8)
+    for idx in draw(6):
+        to_status = data.draw(st.sampled_from([-1, 2]))
+        value = data.draw(st.integers(0, 12))
+        down = lattice.specializations_mask(idx)
+        bound = np.zeros(lattice.size)
+        want_status = status.copy()
+        if to_status >= 0:
+            want_status[down] = to_status
+        rises = down & (at_least < value)
+        want_least = np.where(rises, value, at_least)
+        kernels.raise_down_memo(
+            lattice.levels[idx], strides, status, to_status, at_least, value, bound
+        )
+        assert np.array_equal(status, want_status)
+        assert np.array_equal(at_least, want_least)
+        assert np.array_equal(np.isnan(bound), rises)
 
 
 def test_store_lookup_and_climb_chain() -> None:

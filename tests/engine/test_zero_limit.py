@@ -31,7 +31,7 @@ from apps.engine.search import (
     optimal_search,
 )
 from apps.engine.search.exhaustive import exhaustive_search
-from apps.engine.search.kernels import frontier, probe, search_state
+from apps.engine.search.kernels import frontier, probe, search_state, valuation
 from apps.engine.search.kernels.valuation import ENTROPY
 from apps.engine.search.problem import QuasiLookup, lattice_tops
 from tests.engine.test_loss import tiny
@@ -224,23 +224,36 @@ def test_lifted_bounds_by_hand() -> None:
     # Discernibility, 100 rows, k = 5 (least cost 5): lifted + (100 - 5) x suppressed.
     state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, [[10.0, 20.0, 30.0, 40.0]])
     disc = search_state.Metric(kind=search_state.DISCERNIBILITY, rows=100, k=5, least_cost=5)
-    assert search_state._lifted_bound(state, disc, 1, 0) == 20.0
-    assert search_state._lifted_bound(state, disc, 1, 2) == 20.0 + 95.0 * 2
+    assert search_state._lifted_bound(disc, state.lifted, 1, 0) == 20.0
+    assert search_state._lifted_bound(disc, state.lifted, 1, 2) == 20.0 + 95.0 * 2
     # AECS, 100 rows, k = 5; lifted (-classes, -(k released + suppressed)) of node 1:
     # (-30, -67): at most min(30, 67 // 5, 100 // 5) = 13 released classes: 100 / 13;
     # knowing 10 rows suppressed: min(30, 57 // 5, 90 // 5) = 11: 100 / 11.
     lifted = [[-1.0, -30.0, -1.0, -1.0], [-3.0, -67.0, -1.0, -1.0]]
     state = _state([1, 1], [0, 0, 0, 0], [0.0] * 4, lifted)
     aecs = search_state.Metric(kind=search_state.AECS, rows=100, k=5, least_cost=5)
-    assert search_state._lifted_bound(state, aecs, 1, 0) == 100 / 13
-    assert search_state._lifted_bound(state, aecs, 1, 10) == 100 / 11
+    assert search_state._lifted_bound(aecs, state.lifted, 1, 0) == 100 / 13
+    assert search_state._lifted_bound(aecs, state.lifted, 1, 10) == 100 / 11
     # node 0: 3 // 5 = 0 classes can be released: no finite bound
-    assert search_state._lifted_bound(state, aecs, 0, 0) == math.inf
+    assert search_state._lifted_bound(aecs, state.lifted, 0, 0) == math.inf
     # the key is the larger of the static key and the lifted bound without suppression
     state.keys[1] = 9.0
-    assert search_state._order_key(state, aecs, 1) == 9.0
+    assert search_state._order_key(aecs, state.keys, state.lifted, state.at_least, 1) == 9.0
     state.keys[1] = 1.0
-    assert search_state._order_key(state, aecs, 1) == 100 / 13
+    assert search_state._order_key(aecs, state.keys, state.lifted, state.at_least, 1) == 100 / 13
+    # the bound reads the rows known suppressed: 10 of them, 100 / 11; cheap_bound is
+    # the same for discernibility and AECS, and defers to bound() (NaN) only for loss,
+    # entropy and precision when more rows are known suppressed than the key assumed
+    state.at_least[1] = 10
+    args = (state.keys, state.lifted, state.at_least)
+    assert search_state._current_bound(aecs, *args, 1) == 100 / 11
+    assert valuation.cheap_bound(aecs, *args, np.zeros(0, dtype=np.int64), 1, False) == 100 / 11
+    assert valuation.cheap_bound(aecs, *args, np.zeros(0, dtype=np.int64), 1, True) == 100 / 13
+    loss = search_state.Metric(kind=valuation.LOSS, rows=100, k=5, least_cost=5)
+    least = np.array([0, 10, 0, 0], dtype=np.int64)
+    assert valuation.cheap_bound(loss, *args, least, 1, True) == 1.0
+    least[1] = 9
+    assert math.isnan(valuation.cheap_bound(loss, *args, least, 1, False))
 
 
 @pytest.fixture(scope="module")

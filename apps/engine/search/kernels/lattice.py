@@ -135,28 +135,58 @@ def _down(
     value: int,
     bound: NDArray[np.float64],
 ) -> None:
+    """The down-set of ``node`` as nested boxes: QI ``j``'s level runs from the node's
+    down to 0 under fixed levels of the QIs before it, the QIs after it free. A box whose
+    top corner (the QIs after ``j`` at the node's levels) already has ``at_least >=
+    value`` (and ``to_status``, when one is set) is skipped with every box below it: rows
+    certainly suppressed only grow towards the bottom (a specialization suppresses at
+    least what its generalizations do; every raise is over a down-set) and the nodes
+    known to fail are a down-set, so nothing under such a corner would change. A search
+    raises the same nodes again and again (every evaluated node raises its down-set), and
+    this visits only the nodes that rise."""
     d = len(node)
     memo = len(bound) > 0
-    counter = np.zeros(d, dtype=np.int64)
-    idx = np.int64(0)
-    while True:
+    if d == 0:
         if to_status >= 0:
-            status[idx] = to_status
-        if at_least[idx] < value:
-            at_least[idx] = value
+            status[0] = to_status
+        if at_least[0] < value:
+            at_least[0] = value
             if memo:
-                bound[idx] = np.nan
-        j = d - 1
-        while j >= 0:
-            if counter[j] < node[j]:
-                counter[j] += 1
-                idx += strides[j]
-                break
-            idx -= counter[j] * strides[j]
-            counter[j] = 0
+                bound[0] = np.nan
+        return
+    # tail[j]: the index part of QIs j.. at the node's levels; prefix[j]: of QIs ..j-1
+    # at the counters' levels
+    tail = np.zeros(d + 1, dtype=np.int64)
+    for j in range(d - 1, -1, -1):
+        tail[j] = tail[j + 1] + np.int64(node[j]) * strides[j]
+    prefix = np.zeros(d + 1, dtype=np.int64)
+    counter = np.empty(d, dtype=np.int64)
+    j = 0
+    counter[0] = node[0]
+    while True:
+        here = prefix[j] + counter[j] * strides[j]
+        corner = here + tail[j + 1]
+        settled = at_least[corner] >= value and (to_status < 0 or status[corner] == to_status)
+        if not settled and j < d - 1:
+            prefix[j + 1] = here
+            j += 1
+            counter[j] = node[j]
+            continue
+        if not settled:  # (the last QI: the box is the node itself)
+            if to_status >= 0:
+                status[corner] = to_status
+            if at_least[corner] < value:
+                at_least[corner] = value
+                if memo:
+                    bound[corner] = np.nan
+            counter[j] -= 1
+        else:
+            counter[j] = -1  # (every lower level of QI j is settled too)
+        while counter[j] < 0:
             j -= 1
-        if j < 0:
-            return
+            if j < 0:
+                return
+            counter[j] -= 1
 
 
 @njit(cache=True, nogil=True)

@@ -165,38 +165,58 @@ def _exceeds(bound: float, best: float) -> bool:
     return bound > best + 1e-9 * max(1.0, abs(best))
 
 
-@njit(cache=True, nogil=True)
-def _lifted_bound(s: State, m: Metric, idx: int, least: int) -> float:
+@njit(cache=True, nogil=True, inline="always")
+def _lifted_bound(m: Metric, lifted: NDArray[np.float64], idx: int, least: int) -> float:
     """``Metric.lifted_bound`` of discernibility and AECS from node ``idx``'s lifted
-    numbers, knowing it suppresses ``least`` rows."""
+    numbers (``State.lifted``), knowing it suppresses ``least`` rows."""
     if m.kind == DISCERNIBILITY:
         if least == 0:
-            return float(s.lifted[0, idx])
-        return float(s.lifted[0, idx]) + float(m.rows - m.least_cost) * least
+            return float(lifted[0, idx])
+        return float(lifted[0, idx]) + float(m.rows - m.least_cost) * least
     n = m.rows
     if n == 0:
         return 0.0
     k = max(m.k, 1)
-    most = min(-s.lifted[0, idx], (-s.lifted[1, idx] - least) // k, float((n - least) // k))
+    most = min(-lifted[0, idx], (-lifted[1, idx] - least) // k, float((n - least) // k))
     return n / most if most > 0 else math.inf
 
 
-@njit(cache=True, nogil=True)
-def _current_bound(s: State, m: Metric, idx: int) -> float:
-    """``BestFirst._current_bound``. (Metrics without lifted numbers only search without
-    suppression, where the known suppression is 0 off the failing nodes.)"""
-    bound = s.keys[idx]
-    if s.lifted.shape[0]:
-        lifted = _lifted_bound(s, m, idx, s.at_least[idx])
-        return lifted if lifted > bound else bound
+# The bounds read the few arrays they need, not a State: numba takes a reference to every
+# array of a tuple a function is given (an atomic increment and decrement each, 15 arrays
+# for a State, 14 for a Valuation), inlined or not, and the search bounds a node at each
+# step of its queue. Counted on adult_subset, discernibility k = 20 at 5 %: 85,814 of a
+# search's 328,793 reference operations were in the loop's bounds; 9,042 are now.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _current_bound(
+    m: Metric,
+    keys: NDArray[np.float64],
+    lifted: NDArray[np.float64],
+    at_least: NDArray[np.int64],
+    idx: int,
+) -> float:
+    """``BestFirst._current_bound`` on ``State.keys``, ``lifted`` and ``at_least``.
+    (Metrics without lifted numbers only search without suppression, where the known
+    suppression is 0 off the failing nodes.)"""
+    bound = keys[idx]
+    if lifted.shape[0]:
+        raised = _lifted_bound(m, lifted, idx, at_least[idx])
+        return raised if raised > bound else bound
     return float(bound)
 
 
-@njit(cache=True, nogil=True)
-def _order_key(s: State, m: Metric, idx: int) -> float:
-    """``BestFirst._order_key``."""
-    if not s.lifted.shape[0]:
-        return _current_bound(s, m, idx)
-    lifted = _lifted_bound(s, m, idx, 0)
-    key = s.keys[idx]
-    return lifted if lifted > key else key
+@njit(cache=True, nogil=True, inline="always")
+def _order_key(
+    m: Metric,
+    keys: NDArray[np.float64],
+    lifted: NDArray[np.float64],
+    at_least: NDArray[np.int64],
+    idx: int,
+) -> float:
+    """``BestFirst._order_key`` on ``State.keys``, ``lifted`` and ``at_least``."""
+    if not lifted.shape[0]:
+        return _current_bound(m, keys, lifted, at_least, idx)
+    raised = _lifted_bound(m, lifted, idx, 0)
+    key = keys[idx]
+    return raised if raised > key else key

@@ -68,7 +68,7 @@ from apps.engine.search.kernels.search_state import (
     State,
     _exceeds,
 )
-from apps.engine.search.kernels.valuation import Valuation, bound, facts, order_key
+from apps.engine.search.kernels.valuation import Valuation, bound, cheap_bound, facts, order_key
 
 
 @njit(cache=True, nogil=True)
@@ -143,6 +143,7 @@ def _search(
     heap_keys, heap_totals, heap_nodes = q.heap_keys, q.heap_totals, q.heap_nodes
     best, best_value, best_total = ints[Q_BEST], floats[QF_BEST_VALUE], ints[Q_BEST_TOTAL]
     at, heap, end = ints[Q_AT], ints[Q_HEAP], len(order)
+    keys, lifted, at_least, least = s.keys, s.lifted, s.at_least, v.least
     finished = True
     while True:
         if ints[Q_NEXT] >= 0:  # (taken before the last call stopped)
@@ -165,7 +166,9 @@ def _search(
                 at += 1
             if status[idx] == TOO_MANY:
                 continue
-            current = order_key(s, m, v, idx)
+            current = cheap_bound(m, keys, lifted, at_least, least, idx, True)
+            if current != current:
+                current = order_key(s, m, v, idx)
             if current > key:
                 heap = push(heap_keys, heap_totals, heap_nodes, heap, current, total, idx)
                 continue
@@ -176,14 +179,18 @@ def _search(
                 ints[Q_NEXT], ints[Q_NEXT_TOTAL], floats[QF_NEXT_KEY] = idx, total, key
                 finished = False
                 break
-        if best >= 0 and _exceeds(bound(s, m, v, idx), best_value):
-            continue
+        if best >= 0:
+            current = cheap_bound(m, keys, lifted, at_least, least, idx, False)
+            if _exceeds(bound(s, m, v, idx) if current != current else current, best_value):
+                continue
         if status[idx] == UNKNOWN:
             probe(s, m, v, idx, best_value, arena, base, base_summary, maps)
         if status[idx] == TOO_MANY:
             continue
-        if best >= 0 and _exceeds(bound(s, m, v, idx), best_value):
-            continue
+        if best >= 0:
+            current = cheap_bound(m, keys, lifted, at_least, least, idx, False)
+            if _exceeds(bound(s, m, v, idx) if current != current else current, best_value):
+                continue
         if shortcut and status[idx] == WITHIN and s.slot[idx] < 0:
             value = s.bounds[idx]
         else:

@@ -123,7 +123,7 @@ def bound(s: State, m: Metric, v: Valuation, idx: int) -> float:
     metric's suppression bound when the node is known to suppress more rows than the
     key assumed; for the others ``search_state._current_bound``."""
     if m.kind < ENTROPY:
-        return _current_bound(s, m, idx)
+        return _current_bound(m, s.keys, s.lifted, s.at_least, idx)
     key = s.keys[idx]
     least = s.at_least[idx]
     if least > v.least[idx]:
@@ -148,8 +148,33 @@ def order_key(s: State, m: Metric, v: Valuation, idx: int) -> float:
     """``BestFirst._order_key``: for loss, entropy and precision (no lifted numbers) the
     bound, for the others ``search_state._order_key``."""
     if m.kind < ENTROPY:
-        return _order_key(s, m, idx)
+        return _order_key(m, s.keys, s.lifted, s.at_least, idx)
     return bound(s, m, v, idx)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cheap_bound(
+    m: Metric,
+    keys: NDArray[np.float64],
+    lifted: NDArray[np.float64],
+    at_least: NDArray[np.int64],
+    least: NDArray[np.int64],
+    idx: int,
+    order: bool,
+) -> float:
+    """:func:`order_key` (``order``) or :func:`bound` of node ``idx`` from the arrays they
+    read (``State.keys``, ``lifted``, ``at_least``, ``Valuation.least``), NaN when the
+    node's key is to be raised by the metric's suppression bound (loss, entropy and
+    precision, the node known to suppress more rows than its key assumed): then
+    :func:`bound`. The search's loop bounds a node at every step and the raise is rare;
+    this spares it taking a reference to each array of the State and the Valuation."""
+    if m.kind < ENTROPY:
+        if order:
+            return _order_key(m, keys, lifted, at_least, idx)
+        return _current_bound(m, keys, lifted, at_least, idx)
+    if at_least[idx] > least[idx]:
+        return math.nan
+    return float(keys[idx])
 
 
 @njit(cache=True, nogil=True)
