@@ -3,10 +3,11 @@
     .venv/bin/python bench/bench_settle.py                  # 20,000 persons, three nodes
     .venv/bin/python bench/bench_settle.py --persons 100000 --runs 5
 
-The data is ``bench_longitudinal``'s (seeded, generated into /tmp): a person table and
-about ten hospital visits per person. Each node is evaluated at power 3, k = 5, 5 % of
-events and 5 % of persons: the kernel's event and person phases, then ``settle`` (the
-released event count regrouped), each timed in CPU seconds (the median of ``--runs``).
+The data is ``bench_longitudinal``'s (bench/longitudinal/data.py: seeded, generated into
+/tmp): a person table and about ten hospital visits per person. Each node is evaluated at
+power 3, k = 5, 5 % of events and 5 % of persons: the kernel's event and person phases,
+then ``settle`` (the released event count regrouped), each timed in CPU seconds (the
+median of ``--runs``).
 The nodes hold the event count at a level where suppressed events change it.
 """
 
@@ -20,7 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 #: Nodes (levels by name) whose kernel suppresses events and whose settle regroups.
 NODES = (
@@ -41,13 +41,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
 
-    from bench_longitudinal import _problem, generate
-
     from apps.engine.longitudinal import Workspace, kernels
     from apps.engine.longitudinal.evaluate import kernel_power
     from apps.engine.longitudinal.released import settle
+    from bench.longitudinal.data import generate, read_problem
 
-    problem, _ = _problem(*generate(args.persons))
+    problem, _ = read_problem(*generate(args.persons))
     space = Workspace(problem)
     power, k = kernel_power(3), 5
     events, persons = problem.events // 20, problem.persons // 20

@@ -4,9 +4,9 @@ with the polars engine on the same file beside it.
     .venv/bin/python bench/bench_spark.py                  # 100 million rows (about an hour on 2 cores)
     .venv/bin/python bench/bench_spark.py --rows 1000000   # a check that it works
 
-The data is `bench_scale.py`'s (seeded: a record number and ARX adult's 9
-quasi-identifiers as text, about a million distinct tuples at 100 M rows), one Parquet
-file. Apache Spark's own Spark Connect server is started from the pyspark wheel
+The data is `bench_scale.py`'s (bench/scale/data.py; seeded: a record number and ARX
+adult's 9 quasi-identifiers as text, about a million distinct tuples at 100 M rows), one
+Parquet file. Apache Spark's own Spark Connect server is started from the pyspark wheel
 (`apps.engine.rows.spark.local`), local[2]; the client is this process (pyspark-client).
 For each engine, timed one after the other, each on its own:
 
@@ -40,8 +40,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_scale import ARX, METRIC, QUASI, SUPPRESSION, K, step_generate  # noqa: E402
 from bench.machine import machine  # noqa: E402 (the root is on sys.path first)
+from bench.scale.data import ARX, METRIC, QUASI, SUPPRESSION, K, step_generate  # noqa: E402
 
 FRAGMENT = ROOT / "docs" / "bench" / "spark.md"
 
