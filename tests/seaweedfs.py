@@ -135,6 +135,33 @@ def seaweedfs_server(timeout: float = 60.0) -> Iterator[S3Server]:
         )
     )
     (folder / "data").mkdir()
+    # A port picked free can be taken by another process (xdist's workers start servers
+    # too) before SeaweedFS binds it, and it exits: start again on new ports, a few times.
+    for attempt in range(1, STARTS + 1):
+        process, server, log = _start(weed, folder, config)
+        try:
+            _wait_until_up(process, server, log, timeout)
+            break
+        except RuntimeError:
+            exited = process.poll() is not None  # (early: a port taken; else it hung)
+            _stop(process, log)
+            if attempt == STARTS or not exited:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            shutil.rmtree(folder / "data", ignore_errors=True)
+            (folder / "data").mkdir()
+    try:
+        yield server
+    finally:
+        _stop(process, log)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: Starts of SeaweedFS tried before its fixture fails (:func:`seaweedfs_server`).
+STARTS = 3
+
+
+def _start(weed: str, folder: Path, config: Path) -> tuple[subprocess.Popen[bytes], S3Server, Any]:
     ports = {name: _free_port() for name in ("master", "volume", "filer", "s3")}
     log = (folder / "weed.log").open("wb")
     process = subprocess.Popen(
@@ -157,27 +184,38 @@ def seaweedfs_server(timeout: float = 60.0) -> Iterator[S3Server]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    server = S3Server(f"http://127.0.0.1:{ports['s3']}", ACCESS_KEY, SECRET_KEY)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"SeaweedFS exited early; see {log.name}")
-            try:
-                server.client().list_buckets()
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"SeaweedFS did not answer in {timeout} s; see {log.name}"
-                    ) from None
-                time.sleep(0.3)
-        yield server
-    finally:
-        process.terminate()
+    return process, S3Server(f"http://127.0.0.1:{ports['s3']}", ACCESS_KEY, SECRET_KEY), log
+
+
+def _tail(log: Any, lines: int = 15) -> str:
+    log.flush()
+    text = Path(log.name).read_text(errors="replace").splitlines()
+    return "\n".join(text[-lines:])
+
+
+def _wait_until_up(
+    process: subprocess.Popen[bytes], server: S3Server, log: Any, timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"SeaweedFS exited early ({log.name}):\n{_tail(log)}")
         try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-        shutil.rmtree(folder, ignore_errors=True)
+            server.client().list_buckets()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"SeaweedFS did not answer in {timeout} s ({log.name}):\n{_tail(log)}"
+                ) from None
+            time.sleep(0.3)
+
+
+def _stop(process: subprocess.Popen[bytes], log: Any) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)
+    log.close()
