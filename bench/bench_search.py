@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,20 +33,11 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.machine import load_average, machine, software  # noqa: E402 (the root is on sys.path first)
+from bench.grid.data import ADULT_QUASI  # noqa: E402 (the root is on sys.path first)
+from bench.machine import load_average, machine, peak_mib, software  # noqa: E402
 
 ARX = ROOT.parent / "shared" / "data" / "arx"
-QUASI = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+QUASI = ADULT_QUASI
 METRICS = ["loss", "entropy", "precision", "discernibility", "aecs"]
 WORK = Path("/tmp/deidweb-bench-search")
 OUT = ROOT / "docs" / "bench" / "search.md"
@@ -140,19 +130,6 @@ def worker(path: str, metric: str, limit: float, k: int, runs: int) -> None:
             }
         )
     )
-
-
-def peak_mib() -> float:
-    """This process's peak resident memory: VmHWM (ru_maxrss survives exec on Linux, so a
-    worker would report the peak of the process that generated the data)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_case(path: Path, metric: str, limit: float, k: int, runs: int) -> dict[str, object]:

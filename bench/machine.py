@@ -1,11 +1,13 @@
 """What the benchmarks' reports say of the machine they ran on: its processor, CPUs and
-memory (:func:`machine`), and how busy it was (:func:`load_average`). Every report in
+memory (:func:`machine`), how busy it was (:func:`load_average`), and a process's peak memory
+(:func:`peak_mib`). Every report in
 docs/bench/ describes its machine with the same line, so figures from two reports can
 be told apart by machine at a glance."""
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 from pathlib import Path
 
@@ -43,3 +45,17 @@ def software() -> str:
 def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, as ``a / b / c``."""
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def peak_mib() -> float:
+    """This process's peak resident memory in MiB: VmHWM (``ru_maxrss`` survives exec on
+    Linux, so a worker would report the peak of the process that started it), else
+    ``ru_maxrss`` where /proc is not there."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

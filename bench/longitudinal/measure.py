@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from bench.longitudinal.data import ROOT, generate, read_problem
+from bench.machine import peak_mib
 
 #: The command line the worker is started with (``--worker``).
 ENTRY = ROOT / "bench" / "bench_longitudinal.py"
@@ -32,18 +33,6 @@ SEARCH_POWER = "3"
 #: Subsets one exact count may examine. The product's default (50 M) is meant for a
 #: request in the web app; at 1 M persons with ~10 visits each, p = 3 needs more.
 BUDGET = 1_000_000_000
-
-
-def peak_mib() -> float:
-    """This process's peak resident memory (VmHWM)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def cpu_s() -> float:

@@ -10,19 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.grid.data import ADULT_QUASI
+
 ROOT = Path(__file__).resolve().parents[2]
 ARX = ROOT.parent / "shared" / "data" / "arx"
-QUASI = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+QUASI = ADULT_QUASI
 STEPS = ["generate", "upload", "profile", "measure", "search", "apply"]
 K = 5
 SUPPRESSION = 0.05

@@ -17,20 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.machine import peak_mib
 from bench.scale.data import ROOT, step_generate
 from bench.scale.steps import step_apply, step_measure, step_profile, step_search, step_upload
 
 #: The command line the worker is started with (``--step``).
 ENTRY = ROOT / "bench" / "bench_scale.py"
-
-
-def peak_mib() -> float:
-    """This process's peak resident memory (VmHWM), in MiB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def worker(args: argparse.Namespace) -> None:
