@@ -275,6 +275,79 @@ def test_the_store_evicts_old_tables_and_moves_used_sources() -> None:
     assert arena.state[kernels.MOVES] > 0  # used sources moved ahead of the head
 
 
+def _stored(cache: TableCache, d: int) -> set[tuple[int, ...]]:
+    arena = cache._arena
+    assert arena is not None
+    meta = arena.meta[: int(arena.state[kernels.HIGH])]
+    return {tuple(int(v) for v in row[:d]) for row in meta if row[0] >= 0}
+
+
+def test_a_hub_as_large_as_the_bottom_is_not_made_again() -> None:
+    """A ZIP-like QI keeps nearly every row distinct at level 1, so a hub holding it there
+    has about as many classes as the bottom (cup-like's searches without suppression). The
+    first such hub is made and stored; once one has had more than half the bottom's
+    classes, a node whose hub would be hashed and whose own key is not is rolled straight
+    from the bottom, and its hub is not made. Classes and summaries stay the bottom's."""
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    rng = np.random.default_rng(7)
+    rows = 5000
+    zips = np.arange(20_000)
+    a = rng.choice(20_000, rows, replace=False)  # (every row distinct on its own)
+    b, c = rng.integers(0, 8, rows), rng.integers(0, 3, rows)
+    lookups = [
+        QuasiLookup.from_maps("a", (zips, zips // 2, zips // 200, np.zeros(20_000))),
+        QuasiLookup.from_maps("b", (np.arange(8), np.arange(8) // 2, np.zeros(8))),
+        QuasiLookup.from_maps("c", (np.arange(3), np.arange(3) // 2, np.zeros(3))),
+    ]
+    problem = build_problem(["a", "b", "c"], [a, b, c], np.ones(rows), lookups)
+    cache = TableCache(problem, k=2)
+    base = base_table(problem, 2)
+    assert base.classes == rows
+
+    def fetched(levels: tuple[int, ...]) -> None:
+        where, count = cache.fetch(np.array(levels, dtype=np.int16))
+        codes, sizes = cache.view(where, count)
+        want = roll_up(problem, base, levels, 2)
+        assert _grouped(codes, sizes) == _grouped(want.columns, want.sizes)
+        assert np.array_equal(cache.summary, want.summary)
+
+    arena = cache._arena
+    assert arena is not None
+    fetched((2, 1, 0))  # its hub (1, 1, 0): 10,000 x 4 x 3 keys, hashed
+    assert (1, 1, 0) in _stored(cache, 3)
+    assert arena.state[kernels.BIG_HUB] == 1  # (5,000 rows, at least 2,500 classes)
+    fetched((2, 0, 0))  # nothing cached below it; its hub (1, 0, 0) would be hashed
+    assert _stored(cache, 3) == {(1, 1, 0), (2, 1, 0), (2, 0, 0)}
+    fetched((1, 0, 2))  # its own key is hashed too (10,000 x 8): its hub (1, 0, 1) is made
+    assert (1, 0, 1) in _stored(cache, 3)
+    _check_store(cache, problem, 2)
+
+
+def test_small_hubs_are_made_and_kept() -> None:
+    """Hubs that group the rows well (few values at level 1) never set ``BIG_HUB``: each
+    is made once and serves the nodes above it."""
+    from apps.engine.search.problem import QuasiLookup, build_problem
+
+    rng = np.random.default_rng(8)
+    rows = 4000
+    values = np.arange(400)
+    lookups = [
+        QuasiLookup.from_maps(q, (values, values // 100, values // 200, np.zeros(400)))
+        for q in ("a", "b")
+    ]
+    columns = [rng.integers(0, 400, rows), rng.integers(0, 400, rows)]
+    problem = build_problem(["a", "b"], columns, np.ones(rows), lookups)
+    cache = TableCache(problem, k=2)
+    for levels in [(2, 1), (3, 2), (2, 2), (1, 2)]:
+        cache.fetch(np.array(levels, dtype=np.int16))
+    arena = cache._arena
+    assert arena is not None
+    assert arena.state[kernels.BIG_HUB] == 0
+    assert (1, 1) in _stored(cache, 2)  # the hub of (2, 1), (2, 2) and (1, 2)
+    _check_store(cache, problem, 2)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.integers(1, 4), st.data())
 def test_roll_ups_from_the_bottom_through_level_one_codes(problem: Any, k: int, data: Any) -> None:

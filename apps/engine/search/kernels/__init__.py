@@ -19,6 +19,7 @@ pays for compilation (``cli_warmup.py``).
 """
 
 from apps.engine.search.kernels.arena import (
+    BIG_HUB,
     COUNT,
     EPOCH,
     HEAD,
@@ -77,6 +78,7 @@ __all__ = [
     "COUNT",
     "EPOCH",
     "HEAD",
+    "BIG_HUB",
     "HIGH",
     "LEVEL_ONE",
     "MIN_RELEASED",

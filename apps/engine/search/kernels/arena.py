@@ -7,8 +7,9 @@ compiled loops see C-ordered arrays). A new table goes at the ring's head and ev
 tables it overlaps (oldest first out). ``meta`` has one row per slot: the node's levels
 (level -1 of QI 0: empty slot), then START, COUNT and SEQ (allocation order);
 ``summaries`` the slot's summary. ``state`` holds the ring's HEAD, the slots in use
-(HIGH: slots from HIGH on are free, whatever they hold), the next SEQ, the scratch EPOCH
-and the MOVES of used tables to the head. Nothing is allocated per call: classes are
+(HIGH: slots from HIGH on are free, whatever they hold), the next SEQ, the scratch EPOCH,
+the MOVES of used tables to the head and whether a hub has had more than half the bottom's
+classes (BIG_HUB, ``rollup.fetch``). Nothing is allocated per call: classes are
 grouped into ``stage`` / ``grouped`` and copied into the ring (the grouping, and the
 entry point :func:`~apps.engine.search.kernels.rollup.fetch`, are in ``rollup.py``).
 """
@@ -25,9 +26,9 @@ from apps.engine.search.kernels.grouping import Codes
 
 #: Columns of ``meta`` after the levels, and slots of ``state``.
 START, COUNT, SEQ = range(3)
-HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES, READY_DIRECT, READY_HASH, LEVEL_ONE = range(8)
+HEAD, HIGH, NEXT_SEQ, EPOCH, MOVES, READY_DIRECT, READY_HASH, LEVEL_ONE, BIG_HUB = range(9)
 #: Slots of ``state``.
-STATE = 8
+STATE = 9
 
 
 class Arena(NamedTuple):
