@@ -54,7 +54,8 @@ def table(name: str, result: dict[str, Any], published: dict[Any, Any] | None) -
         f"## {name}: {first['rows']:,} rows, {first['tuples']:,} distinct tuples, "
         f"lattice of {first['lattice']:,} nodes",
         "",
-        f"Measured {result['started']} UTC, {result['runs']} runs per configuration; load "
+        f"Measured {result['started']} UTC on {result['machine']}, {result['runs']} runs per "
+        "configuration; load "
         f"average (1/5/15 min) before {loads[0]}, after {loads[1]}"
         + (
             "; each side's runs started once the other process was idle (`quiet`)."
@@ -124,6 +125,20 @@ def table(name: str, result: dict[str, Any], published: dict[Any, Any] | None) -
     return lines
 
 
+def _machines(results: dict[str, dict[str, Any]]) -> str:
+    """The header's machine line: one machine, or each machine with its data sets (a
+    data set measured again with ``--only`` on another machine keeps the others' last
+    results, from theirs)."""
+    by_machine: dict[str, list[str]] = {}
+    for name, result in results.items():
+        by_machine.setdefault(result["machine"], []).append(name)
+    if len(by_machine) == 1:
+        return f"- machine: {next(iter(by_machine))}"
+    return "- machines (each data set against ARX on its own): " + "; ".join(
+        f"{machine} ({', '.join(names)})" for machine, names in by_machine.items()
+    )
+
+
 def report(results: dict[str, dict[str, Any]], java: str) -> list[str]:
     """docs/bench/grid.md from every data set's results (measured now or kept)."""
     published = read_published(data.ARX / "arx_adult_grid.csv")  # (ARX: --arx-data)
@@ -147,7 +162,7 @@ def report(results: dict[str, dict[str, Any]], java: str) -> list[str]:
         "# ARX's k-anonymity grid under ARX's protocol (issue #26)",
         "",
         f"- data sets: {', '.join(results)} (each section says when it was measured, and the load)",
-        f"- machine: {next(iter(results.values()))['machine']}",
+        _machines(results),
         f"- Python {platform.python_version()}, polars {pl.__version__}, numpy {np.__version__}; "
         f"ARX 3.9.2 (aacd487) on {java.splitlines()[0] if java else 'java'}",
         "- command: `make bench-grid ARX_SRC=<a checkout of arx-deidentifier/arx at aacd487> "
@@ -157,8 +172,8 @@ def report(results: dict[str, dict[str, Any]], java: str) -> list[str]:
         f"- **worst median ratio: {worst[0]:.3f}** ({worst[1]}), against ARX's published time "
         f"for adult and ARX measured here for the others; {within} of {total} configurations "
         f"within {GOAL_MEDIAN} x ARX",
-        f"- **worst median ratio against ARX measured here** (same machine, same run, every "
-        f"data set): **{worst_here[0]:.3f}** ({worst_here[1]}); {within_here} of {total} "
+        f"- **worst median ratio against ARX measured here** (each data set against ARX in "
+        f"the same run, on the same machine): **{worst_here[0]:.3f}** ({worst_here[1]}); {within_here} of {total} "
         f"configurations within {GOAL_MEDIAN} x ARX",
         "",
         "Both sides ran under the same load, configuration by configuration (load averages "
