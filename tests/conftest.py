@@ -225,11 +225,15 @@ def wait_for_job(job_id: object, timeout: float = 60.0):  # type: ignore[no-unty
 
 def read_now(dataset):  # type: ignore[no-untyped-def]
     """Run an uploaded data set's job here, as a worker would: read the file into Parquet and
-    profile it (for tests without a worker). Returns the data set, ready."""
+    profile it (for tests without a worker). Returns the data set, ready. Where a worker is
+    running (tests with services), it may claim the job first: then this waits for it."""
     from apps.jobs.claiming import job_execute
     from apps.jobs.models import Job
 
     job_execute(job_id=str(dataset.profile_job_id))
     dataset.refresh_from_db()
+    if dataset.status != "ready" and not Job.objects.get(id=dataset.profile_job_id).is_finished:
+        wait_for_job(dataset.profile_job_id)
+        dataset.refresh_from_db()
     assert dataset.status == "ready", Job.objects.get(id=dataset.profile_job_id).error
     return dataset
