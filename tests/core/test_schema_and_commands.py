@@ -104,6 +104,50 @@ def test_demo_users_have_names_people_have(db, settings, tmp_path):
         assert role not in (user.first_name + user.last_name).lower(), user
 
 
+def test_seed_demo_draws_again_a_password_the_validators_refuse(
+    db, settings, tmp_path, monkeypatch
+):
+    """A random password can resemble its user's name (CI drew '-3rMpyCybeLA' for Sophie
+    Tremblay, and the whole seeding failed) or be all digits: such a draw is drawn again, and
+    one kept from an earlier installation that the validators now refuse is replaced."""
+    from django.contrib.auth import authenticate
+    from django.test import RequestFactory
+
+    from apps.reports.management.commands import seed_demo
+
+    settings.VAR_DIR = tmp_path
+    draws = iter(
+        [
+            "santos12345",  # like Maria Santos's last name
+            "938475610293",  # all digits
+            "Vq7-kLw2pX9z",
+            "okafor-2024",  # like David Okafor's
+            "Hn4_tY8mRc2e",
+            "-3rMpyCybeLA",  # CI's draw for Sophie Tremblay
+            "Zp9-Wd3kQ7uf",
+        ]
+    )
+    monkeypatch.setattr(seed_demo, "_random_password", lambda: next(draws))
+    call_command("seed_demo", rows=50, patients=30)
+    logins = json.loads((tmp_path / "demo-logins.json").read_text())
+    assert logins == {
+        "demo-analyst": "Vq7-kLw2pX9z",
+        "demo-reviewer": "Hn4_tY8mRc2e",
+        "demo-admin": "Zp9-Wd3kQ7uf",
+    }
+    sign_in = RequestFactory().post("/accounts/login/")
+    for username, password in logins.items():
+        assert authenticate(sign_in, username=username, password=password) is not None
+
+    # An earlier installation's file holds a password the validators refuse for its user.
+    (tmp_path / "demo-logins.json").write_text(json.dumps({**logins, "demo-admin": "tremblay1"}))
+    draws = iter(["Kc5_uJ2nWe8r"])
+    call_command("seed_demo", rows=50, patients=30)
+    logins = json.loads((tmp_path / "demo-logins.json").read_text())
+    assert logins["demo-admin"] == "Kc5_uJ2nWe8r" and logins["demo-analyst"] == "Vq7-kLw2pX9z"
+    assert authenticate(sign_in, username="demo-admin", password="Kc5_uJ2nWe8r") is not None
+
+
 @pytest.mark.parametrize("args", [["deid", "measure", "/nonexistent.csv", "--quasi", "a"]])
 def test_deid_command_forwards_to_the_engine_and_its_exit_code(args):
     result = subprocess.run(

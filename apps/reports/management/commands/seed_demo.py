@@ -18,12 +18,18 @@ from django.core.files import File
 from django.core.management.base import BaseCommand
 
 from apps.accounts.models import Organization, Role
-from apps.accounts.services import membership_set, organization_create, user_set_password
+from apps.accounts.services import (
+    membership_set,
+    organization_create,
+    password_check,
+    user_set_password,
+)
 from apps.assessments.models import Assessment
 from apps.assessments.persons import assessment_set_persons
 from apps.assessments.services import assessment_create
 from apps.classification.models import Variable
 from apps.classification.services import RoleDecision, variables_classify
+from apps.core.errors import ApplicationError
 from apps.datasets.demo import write_demo_csv
 from apps.datasets.demo_visits import write_visits_csv
 from apps.datasets.models import Dataset, DatasetStatus
@@ -59,6 +65,30 @@ DEMO_VISITS_ROLES = {
 
 def _logins_file() -> Path:
     return Path(settings.VAR_DIR) / "demo-logins.json"
+
+
+def _acceptable(password: str, user: Any) -> bool:
+    try:
+        password_check(password=password, user=user)
+    except ApplicationError:
+        return False
+    return True
+
+
+def _random_password() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def _new_password(user: Any, *, tries: int = 100) -> str:
+    """A random password the site's validators accept for ``user``."""
+    for _ in range(tries):
+        password = _random_password()
+        if _acceptable(password, user):
+            return password
+    raise ApplicationError(
+        f"No random password passed the site's password validators for {user.username} "
+        f"in {tries} draws; check AUTH_PASSWORD_VALIDATORS."
+    )
 
 
 class Command(BaseCommand):
@@ -97,13 +127,21 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo visits (several rows per patient): {visits_path}")
 
     def _logins(self) -> dict[str, str]:
-        """Passwords are random per installation, kept in var/ so every start prints the same."""
+        """Passwords are random per installation, kept in var/ so every start prints the same.
+
+        Each one passes the site's password validators for its user (a random string can
+        resemble the user's name, or be all digits); one kept from an earlier installation
+        that no longer passes is drawn again."""
         path = _logins_file()
         stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         changed = False
-        for username, *_ in DEMO_USERS:
-            if username not in stored:
-                stored[username] = secrets.token_urlsafe(9)
+        for username, _, first, last in DEMO_USERS:
+            user = get_user_model()(
+                username=username, first_name=first, last_name=last,
+                email=f"{username}@example.org",
+            )  # fmt: skip
+            if username not in stored or not _acceptable(stored[username], user):
+                stored[username] = _new_password(user)
                 changed = True
         if changed:
             path.parent.mkdir(parents=True, exist_ok=True)
