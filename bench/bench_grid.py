@@ -29,12 +29,16 @@ memory) and the hierarchies are parsed, once per process; a measured run starts 
 does everything a search needs (``apps/engine/search/protocol.py``: encoding, hierarchy
 look-ups, building the problem, the search, the solution's figures; for ARX
 ``ARXAnonymizer.anonymize()``, its data handle released after every run). Per
-configuration one warm-up run, then ``--runs`` measured runs in the same process, the
-median reported (*median*); nothing is carried from one run to the next. *cold* is the
+configuration one warm-up run, then ``--runs`` measured runs in the same process, their
+median (a *turn*); nothing is carried from one run to the next. The machine's speed drifts
+from second to second (a virtual CPU, steal time), so each configuration is measured in
+``--turns`` turns (3 by default), ARX and deidweb alternating who goes first, each side
+starting once the other is idle; each side's *median* is the median of its turns' medians,
+the same statistic for both, each turn being ARX's protocol unchanged. *cold* is the
 ``seconds`` of a fresh ``deid search`` process (its first run, after loading its compiled
-code as an import), the median of three such processes. ARX runs in its own JVM (bench/arx/ArxGrid.java), its code compiled
-by a first pass over the grid; per configuration the bench asks ARX, then deidweb, then
-starts the cold process, so that all three run under the same load.
+code as an import), the median of three such processes. ARX runs in its own JVM
+(bench/arx/ArxGrid.java), its code compiled by a first pass over the grid; the cold
+processes start right after a configuration's turns, so that all run under the same load.
 
 ARX is compiled from a checkout of its sources (``--arx-src``, commit aacd487, ARX 3.9.2;
 bench/arx/build.sh) or given compiled (``--arx-classpath``); nothing of ARX is kept in
@@ -66,6 +70,13 @@ from bench.grid.report import OUT, report  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5, help="measured runs (after one warm-up)")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=3,
+        help="turns per configuration: the protocol whole on each side, ARX and deidweb "
+        "alternating who goes first; each side's figure is the median of its turns' medians",
+    )
     parser.add_argument("--only", help="one data set: adult, cup-like, or one of --benchmark")
     parser.add_argument(
         "--benchmark",

@@ -200,7 +200,27 @@ def quiet(*processes: Process, still: float = 0.1, most: float = 2.0) -> None:
             return
 
 
-def run_grid(name: str, classpath: str, runs: int, cold: bool) -> list[dict[str, Any]]:
+def combine_turns(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """One side's answers to the same configuration over several turns, as one: the last
+    turn's answer (score, levels, nodes, ...), its ``median`` the median of the turns'
+    medians, each turn's median in ``turns``, every measured run in ``runs`` (turn after
+    turn) and each turn's warm-up run in ``warm_ups`` (deidweb's side only)."""
+    combined = dict(turns[-1])
+    combined["median"] = statistics.median(turn["median"] for turn in turns)
+    combined["turns"] = [turn["median"] for turn in turns]
+    combined["runs"] = [run for turn in turns for run in turn["runs"]]
+    if "warm_up" in combined:
+        combined["warm_ups"] = [turn["warm_up"] for turn in turns]
+    return combined
+
+
+def run_grid(
+    name: str, classpath: str, runs: int, cold: bool, turns: int = 1
+) -> list[dict[str, Any]]:
+    """Each configuration asked of ARX and deidweb in ``turns`` turns (ARX first in even
+    turns, deidweb first in odd ones), each turn the protocol whole on each side (one
+    warm-up, ``runs`` measured runs, their median), each side's figure the median of its
+    turns' medians (:func:`combine_turns`); then the cold processes."""
     arx = start_arx(classpath, name, runs)
     ours = Process(
         [sys.executable, str(ENTRY), "--worker", name, "--runs", str(runs)]
@@ -211,10 +231,16 @@ def run_grid(name: str, classpath: str, runs: int, cold: bool) -> list[dict[str,
     try:
         for metric, k, limit in configurations():
             config = f"{metric},{k},{limit}"
-            quiet(ours, arx)
-            theirs = parse_arx(arx.ask(config))
-            quiet(arx, ours)
-            mine = json.loads(ours.ask(config))
+            arx_turns, our_turns = [], []
+            for turn in range(turns):
+                for side in ("arx", "ours") if turn % 2 == 0 else ("ours", "arx"):
+                    if side == "arx":
+                        quiet(ours, arx)
+                        arx_turns.append(parse_arx(arx.ask(config)))
+                    else:
+                        quiet(arx, ours)
+                        our_turns.append(json.loads(ours.ask(config)))
+            theirs, mine = combine_turns(arx_turns), combine_turns(our_turns)
             row = {"metric": metric, "k": k, "limit": limit, "arx": theirs, **mine}
             colds = [
                 cold_search(name, metric, k, limit) for _ in range(COLD_PROCESSES if cold else 0)
@@ -233,12 +259,13 @@ def measure(args: argparse.Namespace, name: str, classpath: str) -> dict[str, An
     """One data set's grid, with when and under what load it was measured."""
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
-    rows = run_grid(name, classpath, args.runs, not args.no_cold)
+    rows = run_grid(name, classpath, args.runs, not args.no_cold, args.turns)
     return {
         "started": f"{started:%Y-%m-%d %H:%M}",
         "load_before": list(load_before),
         "load_after": list(os.getloadavg()),
         "runs": args.runs,
+        "turns": args.turns,
         "machine": machine(),
         "idle_wait": True,
         "rows": rows,

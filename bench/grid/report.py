@@ -55,8 +55,13 @@ def table(name: str, result: dict[str, Any], published: dict[Any, Any] | None) -
         f"lattice of {first['lattice']:,} nodes",
         "",
         f"Measured {result['started']} UTC on {result['machine']}, {result['runs']} runs per "
-        "configuration; load "
-        f"average (1/5/15 min) before {loads[0]}, after {loads[1]}"
+        + (
+            f"turn, {result['turns']} turns per configuration (each side's median: the median "
+            "of its turns' medians); load "
+            if result.get("turns", 1) > 1
+            else "configuration; load "
+        )
+        + f"average (1/5/15 min) before {loads[0]}, after {loads[1]}"
         + (
             "; each side's runs started once the other process was idle (`quiet`)."
             if result.get("idle_wait")
@@ -186,8 +191,12 @@ def report(results: dict[str, dict[str, Any]], java: str) -> list[str]:
         "the hierarchies parsed once per process; each run encodes the data, looks the "
         "values up in the hierarchies, builds the problem, searches and computes the "
         "solution's figures (ARX: `ARXAnonymizer.anonymize()`, the data handle released "
-        "after each run); one warm-up run, then the measured runs, *median* = "
-        "their median; nothing is kept from one run for the next. *cold* = `seconds` of "
+        "after each run); one warm-up run, then the measured runs, and their median: a "
+        "*turn*; nothing is kept from one run for the next. Where a section says so, each "
+        "configuration had several turns, ARX and deidweb alternating who went first, and "
+        "*median* = the median of a side's turns' medians (the machine's speed drifts from "
+        "second to second; the same statistic for both sides, each turn ARX's protocol "
+        "unchanged); otherwise one turn, *median* = its median. *cold* = `seconds` of "
         "a fresh `deid search` process (its first run, after loading its compiled code as "
         f"an import), the median of {COLD_PROCESSES} such processes. *ARX here* = ARX "
         "3.9.2 measured by bench/arx/ArxGrid.java in the "
