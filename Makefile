@@ -62,8 +62,8 @@ web: install ## Serve the web app only
 worker: install ## Start a Celery worker only (it takes every queue)
 	$(BIN)/celery -A deidweb worker --loglevel=INFO --concurrency=2
 
-test: install warm browser java ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium, Java for Spark)
-	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest
+test: install warm browser java ## Run the whole test suite (PostgreSQL, Redis, a real worker, Chromium, Java for Spark); ends with its 25 slowest tests
+	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest --durations=25
 
 test-fast: install warm ## Run the tests without the browser, worker, API-contract and slow tests
 	DJANGO_SETTINGS_MODULE=deidweb.settings.test $(BIN)/pytest -m "not browser and not services and not contract and not slow"
