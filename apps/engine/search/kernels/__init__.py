@@ -74,11 +74,11 @@ MODULES = (
 )
 
 __all__ = [
+    "BIG_HUB",
     "CLASSES",
     "COUNT",
     "EPOCH",
     "HEAD",
-    "BIG_HUB",
     "HIGH",
     "LEVEL_ONE",
     "MIN_RELEASED",

@@ -70,6 +70,16 @@ def _table_size(m: int) -> int:
     return size
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _addressed(span: np.int64, m: int | np.int64) -> bool:
+    """Whether ``m`` rows whose keys take ``span`` values (``_span``: negative when the
+    key does not fit in 62 bits) are grouped by direct addressing, a table of ``span``
+    entries, rather than hashed: when the span is at most ``max(1024, 4 m)``. The one
+    place this threshold is decided (grouping, the scratch it needs, and which nodes a
+    roll-up's hub would hash)."""
+    return bool(span >= 0 and span <= max(np.int64(1024), np.int64(4) * m))
+
+
 @njit(cache=True, nogil=True)
 def _log2(size: int) -> int:
     bits = 0
@@ -126,7 +136,7 @@ def _groups_by_key(
     stamp = epoch << np.int64(32)
     low = (np.int64(1) << np.int64(32)) - 1
     count = 0
-    if span <= max(np.int64(1024), np.int64(4) * m):
+    if _addressed(span, m):
         direct = scratch[0]
         for i in range(m):
             key = keys[i]

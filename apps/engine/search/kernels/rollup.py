@@ -34,6 +34,7 @@ from apps.engine.search.kernels.arena import (
 )
 from apps.engine.search.kernels.grouping import (
     LevelMaps,
+    _addressed,
     _groups_by_key,
     _span,
     _table_size,
@@ -51,10 +52,10 @@ def _ready(arena: Arena, radix: NDArray[np.int64], m: int) -> None:
     hash table of code tuples, row 1 up to the hash table of keys) beyond what is
     ready already."""
     span = _span(radix)
-    if span >= 0 and span > max(np.int64(1024), np.int64(4) * m):
-        row, need = 1, 2 * _table_size(m)
-    elif span >= 0:
+    if _addressed(span, m):
         row, need = 0, int(span)
+    elif span >= 0:
+        row, need = 1, 2 * _table_size(m)
     else:
         row, need = 0, _table_size(m)
     slot = READY_HASH if row == 1 else READY_DIRECT
@@ -190,8 +191,7 @@ def _hashed(levels: NDArray[Any], maps: LevelMaps, m: int) -> bool:
     radix = np.empty(len(levels), dtype=np.int64)
     for j in range(len(levels)):
         radix[j] = maps.values[j, levels[j]]
-    span = _span(radix)
-    return bool(span < 0 or span > max(np.int64(1024), np.int64(4) * m))
+    return not _addressed(_span(radix), m)
 
 
 @njit(cache=True, nogil=True)
