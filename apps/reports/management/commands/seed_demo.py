@@ -67,6 +67,11 @@ def _logins_file() -> Path:
     return Path(settings.VAR_DIR) / "demo-logins.json"
 
 
+def _fields(username: str, first: str, last: str) -> dict[str, str]:
+    """A demo user's names and e-mail (what the password validators compare with)."""
+    return {"first_name": first, "last_name": last, "email": f"{username}@example.org"}
+
+
 def _acceptable(password: str, user: Any) -> bool:
     try:
         password_check(password=password, user=user)
@@ -136,10 +141,7 @@ class Command(BaseCommand):
         stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         changed = False
         for username, _, first, last in DEMO_USERS:
-            user = get_user_model()(
-                username=username, first_name=first, last_name=last,
-                email=f"{username}@example.org",
-            )  # fmt: skip
+            user = get_user_model()(username=username, **_fields(username, first, last))
             if username not in stored or not _acceptable(stored[username], user):
                 stored[username] = _new_password(user)
                 changed = True
@@ -156,8 +158,7 @@ class Command(BaseCommand):
     def _user(self, username: str, password: str, first: str, last: str) -> Any:
         User = get_user_model()
         user, _ = User.objects.get_or_create(
-            username=username,
-            defaults={"first_name": first, "last_name": last, "email": f"{username}@example.org"},
+            username=username, defaults=_fields(username, first, last)
         )
         if (user.first_name, user.last_name) != (first, last):  # an earlier demo's names
             user.first_name, user.last_name = first, last
