@@ -54,6 +54,13 @@ def at_step_7(organization, analyst, frame: pl.DataFrame) -> Assessment:  # type
     return assessment
 
 
+def _rate(cell: str) -> float:
+    """The rate a cell of the attack table shows first ("99.5% (97.2%–99.9%)": 99.5)."""
+    found = re.match(r"\s*([0-9.]+)%", cell)
+    assert found, cell
+    return float(found.group(1))
+
+
 def write_release(page: Page, assessment: Assessment) -> None:
     page.get_by_test_id("write-release-form").click()
     job_id = Assessment.objects.get(id=assessment.id).apply_job_id
@@ -178,10 +185,16 @@ def test_a_synthetic_data_release_through_steps_7_to_9(
     ana.get_by_role("link", name=re.compile("Next: Step 8")).click()
     expect(ana.get_by_test_id("synthetic-rows")).to_have_text("800")
     expect(ana.get_by_test_id("attack-row")).to_have_count(4)
-    # The pattern, not the people: linkability 100 % on both sides.
+    # The pattern, not the people: linkability near 100 % on both sides (pattern_people),
+    # the gap between them within the target. (Not exactly 100 %: the generator and the
+    # attacks draw at random on every release: one run of the whole suite saw 99.5 % against
+    # 98.0 %.)
     linked = ana.get_by_test_id("attack-row").filter(has_text="Linkability (exact match)")
-    expect(linked).to_contain_text("100.0%")
     expect(linked).to_contain_text("held back from the generator")
+    expect(linked).to_contain_text("within the data-risk target of 10.0 %")
+    cells = linked.get_by_role("cell")
+    attack, control = (_rate(cells.nth(i).inner_text()) for i in (1, 2))
+    assert attack >= 95.0 and control >= 95.0 and abs(attack - control) <= 5.0, (attack, control)
 
     csv = submit_approve_and_verify(browser, live_server.url, ana, assessment, custodian, tmp_path)
     released = pl.read_csv(io.BytesIO(csv))
